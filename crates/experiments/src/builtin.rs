@@ -1,0 +1,52 @@
+//! Built-in experiments: scenario files compiled into the binary.
+
+use crate::scenario::{ScenarioError, Source};
+use std::path::Path;
+
+pub struct Builtin {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub text: &'static str,
+}
+
+pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "bench-convoy",
+        summary: "the performance benchmark of BENCH-CONVOY.md: 64 readers, 4 writers, FIFO rwsem",
+        text: include_str!("../scenarios/bench-convoy.toml"),
+    },
+    Builtin {
+        name: "writer-parks-readers",
+        summary: "one slow reader + one queued writer park a stream of readers (8 CPUs)",
+        text: include_str!("../scenarios/writer-parks-readers.toml"),
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// A built-in experiment by name, or a scenario file by path.
+pub fn source(arg: &str, sets: &[String]) -> Result<Source, ScenarioError> {
+    let mut src = if let Some(b) = find(arg) {
+        Source::new(format!("builtin:{}", b.name), b.text)
+    } else {
+        let path = Path::new(arg);
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
+            ScenarioError::new(
+                arg,
+                "",
+                format!(
+                    "cannot read scenario file: {e}; built-in experiments are: {}",
+                    names.join(", ")
+                ),
+            )
+        })?;
+        let mut s = Source::new(arg, text);
+        s.dir = path.parent().map(|p| p.to_path_buf());
+        s
+    };
+    src.sets = sets.to_vec();
+    Ok(src)
+}

@@ -1,0 +1,215 @@
+//! The `convoy` command line, in three layers (after ripgrep): raw flags
+//! (clap, no side effects) -> a validated plan -> running the plan.
+//! Errors are returned, printed once by `main`, and exit with status 2.
+
+use crate::bench::{self, BenchArgs};
+use crate::builtin::{self, BUILTINS};
+use crate::runner::{self, RunOptions, RunOutput};
+use crate::scenario::ScenarioFile;
+use crate::world::Limits;
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use output::files::write_run_dir;
+use output::terminal;
+use std::path::PathBuf;
+
+/// convoy: a deterministic discrete-event simulator of Linux kernel lock
+/// convoys (rwsem, mutex, memcg reclaim, workqueues, CPUs).
+///
+/// With no command, runs every built-in experiment and prints its results.
+#[derive(Parser, Debug)]
+#[command(name = "convoy", version, about, long_about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List the built-in experiments.
+    List,
+    /// Run an experiment: a built-in name or a scenario file.
+    Run(RunArgs),
+    /// Run the bench-convoy performance benchmark (BENCH-CONVOY.md).
+    Bench(BenchFlags),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Built-in experiment name (see `convoy list`) or path to a scenario file.
+    #[arg(value_name = "EXP|FILE")]
+    pub experiment: String,
+    /// Variant to run (repeatable); default: all, in the file's order.
+    #[arg(long = "variant", value_name = "V")]
+    pub variants: Vec<String>,
+    /// Seed of the run (default: the scenario's, else 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Simulated duration, overriding the scenario's (e.g. `60s`).
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Override a scalar of the scenario, e.g. `tasks.readers.count=32` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Replications, each with its own derived random streams; results pool.
+    #[arg(long, default_value_t = 1)]
+    pub reps: u64,
+    /// Output directory (default: out/<experiment>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Threads for independent runs (variants x replications); 0 = all cores.
+    #[arg(long, default_value_t = 0)]
+    pub jobs: usize,
+    /// Stop a run after this many engine events.
+    #[arg(long, value_name = "N")]
+    pub max_events: Option<u64>,
+    /// Histograms to print for the worst subjects.
+    #[arg(long, default_value_t = 3)]
+    pub histograms: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchFlags {
+    /// Number of reader processes R.
+    #[arg(long, default_value_t = 64)]
+    pub readers: u32,
+    /// Number of writer processes W.
+    #[arg(long, default_value_t = 4)]
+    pub writers: u32,
+    /// Simulated time T.
+    #[arg(long, default_value = "10s")]
+    pub duration: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Lock policy of the rwsem.
+    #[arg(long, default_value = "fifo")]
+    pub policy: String,
+}
+
+/// A validated `run`: everything checked before anything runs.
+struct RunPlan {
+    file: ScenarioFile,
+    opts: RunOptions,
+    out: Option<PathBuf>,
+    histograms: usize,
+}
+
+fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
+    let mut sets = a.sets.clone();
+    if let Some(d) = &a.duration {
+        sim::time::parse_duration(d).with_context(|| format!("--duration {d}"))?;
+        sets.push(format!("scenario.duration={d}"));
+    }
+    if a.reps == 0 {
+        bail!("--reps 0: at least one replication is needed");
+    }
+    let src = builtin::source(&a.experiment, &sets)?;
+    let file = ScenarioFile::new(src)?;
+    for v in &a.variants {
+        if !file.variants.contains(v) {
+            bail!(
+                "{}: no variant `{v}`; this scenario has: {}",
+                file.source.name,
+                file.variants.join(", ")
+            );
+        }
+    }
+    let mut limits = Limits::default();
+    if let Some(n) = a.max_events {
+        limits.max_events = n;
+    }
+    Ok(RunPlan {
+        file,
+        opts: RunOptions {
+            variants: a.variants,
+            seed: a.seed,
+            reps: a.reps,
+            jobs: a.jobs,
+            limits,
+            progress: true,
+        },
+        out: a.out,
+        histograms: a.histograms,
+    })
+}
+
+fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
+    let out = runner::run(&p.file, &p.opts)?;
+    let dir = p
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
+    write_run_dir(&dir, &out.result, &out.manifest)?;
+    print!("{}", terminal::summary_table(&out.result));
+    for (variant, s) in terminal::worst_series(&out.result, p.histograms) {
+        println!();
+        print!("{}", terminal::log2_histogram(variant, s));
+    }
+    println!(
+        "\n{}: {} variant(s) x {} replication(s), {} events, {:.2}s wall; results in {}/",
+        out.result.experiment,
+        out.result.variants.len(),
+        p.opts.reps,
+        out.result.variants.iter().map(|v| v.events).sum::<u64>(),
+        out.wall.as_secs_f64(),
+        dir.display()
+    );
+    Ok(out)
+}
+
+fn list() {
+    let w = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(0);
+    for b in BUILTINS {
+        println!("{:<w$}  {}", b.name, b.summary);
+    }
+}
+
+/// The default job: every built-in experiment, results printed and written.
+fn run_builtins() -> anyhow::Result<()> {
+    for b in BUILTINS {
+        println!("=== {}: {}\n", b.name, b.summary);
+        let plan = plan_run(RunArgs {
+            experiment: b.name.into(),
+            variants: vec![],
+            seed: None,
+            duration: None,
+            sets: vec![],
+            reps: 1,
+            out: None,
+            jobs: 0,
+            max_events: None,
+            histograms: 2,
+        })?;
+        execute_run(plan)?;
+        println!();
+    }
+    println!("Run `convoy list` for the experiments, `convoy run EXP` for one, `convoy bench` for the benchmark.");
+    Ok(())
+}
+
+pub fn main_with(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        None => run_builtins(),
+        Some(Command::List) => {
+            list();
+            Ok(())
+        }
+        Some(Command::Run(a)) => {
+            execute_run(plan_run(a)?)?;
+            Ok(())
+        }
+        Some(Command::Bench(f)) => {
+            sim::time::parse_duration(&f.duration)
+                .with_context(|| format!("--duration {}", f.duration))?;
+            let r = bench::run(&BenchArgs {
+                readers: f.readers,
+                writers: f.writers,
+                duration: f.duration,
+                seed: f.seed,
+                policy: f.policy,
+            })?;
+            print!("{}", bench::format(&r));
+            Ok(())
+        }
+    }
+}

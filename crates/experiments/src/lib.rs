@@ -1,0 +1,18 @@
+//! `experiments`: the scenario language, the world that runs it, the
+//! built-in experiments and the `convoy` command line.
+//!
+//! - [`scenario`]: TOML scenario files to compiled programs, with errors
+//!   that name file, line and field;
+//! - [`world`]: one replication of one variant, single-threaded;
+//! - [`runner`]: variants x replications, in parallel, merged in a fixed
+//!   order, plus the manifest;
+//! - [`builtin`]: the experiments shipped in `scenarios/`;
+//! - [`bench`]: the `bench-convoy` benchmark (BENCH-CONVOY.md);
+//! - [`cli`]: flags to a validated plan to a run.
+
+pub mod bench;
+pub mod builtin;
+pub mod cli;
+pub mod runner;
+pub mod scenario;
+pub mod world;

@@ -1,0 +1,217 @@
+//! Running an experiment: every variant x replication, in parallel over
+//! independent runs, merged in a fixed order (DESIGN invariants 5 and 6).
+//!
+//! All variants are resolved and compiled before anything runs, so a
+//! mistake in any variant is reported before time is spent. Replication `r`
+//! keys every stream with `r`, so replications are independent and the
+//! same task draws the same numbers in every variant (common random numbers).
+
+use crate::scenario::{compile, Compiled, ScenarioError, ScenarioFile};
+use crate::world::{Limits, RunError, World};
+use output::files::{CrateVersion, Manifest, ResolvedScenario};
+use output::{ExperimentResult, VariantResult};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Variants to run, in this order; empty means all of the file's.
+    pub variants: Vec<String>,
+    pub seed: Option<u64>,
+    pub reps: u64,
+    /// Threads for independent runs; 0 means all cores.
+    pub jobs: usize,
+    pub limits: Limits,
+    /// Show a progress bar on stderr when the run takes more than a moment.
+    pub progress: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            variants: Vec::new(),
+            seed: None,
+            reps: 1,
+            jobs: 0,
+            limits: Limits::default(),
+            progress: false,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    #[error("variant `{variant}`, replication {rep}: {source}")]
+    Run {
+        variant: String,
+        rep: u64,
+        source: RunError,
+    },
+    #[error("cannot start worker threads: {0}")]
+    Threads(String),
+}
+
+pub struct RunOutput {
+    pub result: ExperimentResult,
+    pub manifest: Manifest,
+    pub wall: Duration,
+}
+
+/// Resolves and compiles the chosen variants.
+pub fn prepare(
+    file: &ScenarioFile,
+    variants: &[String],
+) -> Result<Vec<(Compiled, crate::scenario::Loaded)>, ScenarioError> {
+    let names: Vec<String> = if variants.is_empty() {
+        file.variants.clone()
+    } else {
+        variants.to_vec()
+    };
+    let mut out = Vec::new();
+    for v in &names {
+        let loaded = file.load(v)?;
+        let compiled = compile(&file.source, &loaded.doc, v)?;
+        out.push((compiled, loaded));
+    }
+    Ok(out)
+}
+
+/// The versions of the crates that random draws depend on.
+pub fn rng_stack() -> Vec<CrateVersion> {
+    env!("CONVOY_RNG_STACK")
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(n, v)| CrateVersion {
+            name: n.into(),
+            version: v.into(),
+        })
+        .collect()
+}
+
+pub fn git_commit() -> Option<String> {
+    Some(env!("CONVOY_GIT_COMMIT").to_string()).filter(|s| !s.is_empty())
+}
+
+/// Runs one replication of one compiled variant.
+pub fn run_one(
+    c: &Compiled,
+    seed: u64,
+    rep: u64,
+    limits: Limits,
+    progress: &mut dyn FnMut(sim::SimTime),
+) -> Result<VariantResult, RunError> {
+    let mut w = World::new(c, seed, rep, limits);
+    w.run(progress)?;
+    Ok(w.result())
+}
+
+/// Runs every chosen variant `reps` times and pools replications.
+pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerError> {
+    let start = Instant::now();
+    let prepared = prepare(file, &opts.variants)?;
+    let seed = opts
+        .seed
+        .or(prepared.first().and_then(|(c, _)| c.seed))
+        .unwrap_or(1);
+    let reps = opts.reps.max(1);
+    let jobs: Vec<(usize, u64)> = (0..prepared.len())
+        .flat_map(|v| (0..reps).map(move |r| (v, r)))
+        .collect();
+    let total: u64 = prepared.iter().map(|(c, _)| c.duration.0).sum::<u64>() * reps;
+    let done = AtomicU64::new(0);
+    let bar = Mutex::new(None::<indicatif::ProgressBar>);
+    let tick = |delta: u64| {
+        let d = done.fetch_add(delta, Ordering::Relaxed) + delta;
+        if !opts.progress || start.elapsed() < Duration::from_secs(2) {
+            return;
+        }
+        let mut b = bar.lock().unwrap_or_else(|e| e.into_inner());
+        let pb = b.get_or_insert_with(|| {
+            let pb = indicatif::ProgressBar::with_draw_target(
+                Some(total),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            pb.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} simulated {percent:>3}% [{bar:30}] elapsed {elapsed} eta {eta}",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            pb
+        });
+        pb.set_position(d.min(total));
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs)
+        .build()
+        .map_err(|e| RunnerError::Threads(e.to_string()))?;
+    let results: Vec<Result<VariantResult, RunnerError>> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(v, rep)| {
+                let c = &prepared[v].0;
+                let mut last = 0u64;
+                let mut progress = |t: sim::SimTime| {
+                    tick(t.0.saturating_sub(last));
+                    last = t.0;
+                };
+                let r = run_one(c, seed, rep, opts.limits, &mut progress).map_err(|source| {
+                    RunnerError::Run {
+                        variant: c.variant.clone(),
+                        rep,
+                        source,
+                    }
+                });
+                tick(c.duration.0.saturating_sub(last));
+                r
+            })
+            .collect()
+    });
+    if let Some(pb) = bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        pb.finish_and_clear();
+    }
+    let mut variants: Vec<VariantResult> = Vec::new();
+    for ((v, _rep), r) in jobs.iter().zip(results) {
+        let r = r?;
+        match variants.get_mut(*v) {
+            Some(acc) => acc.merge(&r),
+            None => variants.push(r),
+        }
+    }
+    let experiment = prepared
+        .first()
+        .map(|(c, _)| c.experiment.clone())
+        .unwrap_or_default();
+    let manifest = Manifest {
+        program: "convoy".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: git_commit(),
+        experiment: experiment.clone(),
+        source: file.source.name.clone(),
+        seed,
+        replications: reps,
+        variants: prepared.iter().map(|(c, _)| c.variant.clone()).collect(),
+        duration_ns: prepared.first().map(|(c, _)| c.duration.0).unwrap_or(0),
+        resolved_scenarios: prepared
+            .iter()
+            .map(|(_, l)| ResolvedScenario {
+                variant: l.variant.clone(),
+                hash: l.hash.clone(),
+                toml: l.resolved_toml.clone(),
+            })
+            .collect(),
+        rng_stack: rng_stack(),
+    };
+    Ok(RunOutput {
+        result: ExperimentResult {
+            experiment,
+            variants,
+        },
+        manifest,
+        wall: start.elapsed(),
+    })
+}

@@ -1,0 +1,783 @@
+//! Lowering a typed scenario to the flat programs the world runs, with the
+//! static checks that catch mistakes before the run starts.
+//!
+//! Checks, each reported at the step that breaks it:
+//! - every lock, operation and distribution a step names exists, and the
+//!   step fits the lock's kind (`down_read` needs an rwsem, `mutex_lock` a
+//!   mutex);
+//! - locks: a task never takes a lock it already holds, never releases one
+//!   it does not hold or in the wrong mode, and ends holding nothing; every
+//!   block (`repeat`, `loop`, `with_prob`) leaves the set of held locks and
+//!   open spans as it found it, so one linear pass decides what is held at
+//!   every step;
+//! - `call` is not recursive;
+//! - every `loop` advances simulated time on each pass (a `cpu` or `sleep`
+//!   that is not always zero, outside `with_prob`), so no program can spin
+//!   forever at one instant.
+
+use super::doc::{DistDef, Doc, LockDef};
+use super::error::ScenarioError;
+use super::source::Source;
+use super::steps::{parse_program, DistRef, LockOp, Node, Origin, Step, StepKind};
+use indexmap::IndexMap;
+use models::{LockKind, Mode};
+use output::Metric;
+use sim::dist::{Dist, Empirical};
+use sim::time::parse_duration;
+use sim::Dur;
+use toml::Spanned;
+
+pub type LockId = u32;
+pub type DistId = u32;
+pub type StatId = u32;
+
+/// One instruction of a compiled program.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Instr {
+    /// Advance time: on the CPU (`cpu`) or off it (`sleep`).
+    Delay {
+        dist: DistId,
+        sleep: bool,
+    },
+    Acquire {
+        lock: LockId,
+        mode: Mode,
+        wait: StatId,
+        slot: u8,
+    },
+    Release {
+        lock: LockId,
+        mode: Mode,
+        hold: StatId,
+        slot: u8,
+    },
+    SpanBegin {
+        slot: u8,
+    },
+    SpanEnd {
+        stat: StatId,
+        slot: u8,
+    },
+    /// Start `count` passes; skip to `end` if zero.
+    RepeatBegin {
+        count: u64,
+        end: u32,
+        depth: u8,
+    },
+    /// Count a pass down; go back to `begin + 1` while passes remain.
+    RepeatEnd {
+        begin: u32,
+        depth: u8,
+    },
+    /// With probability `p` run the body; otherwise jump to `end`.
+    WithProb {
+        p: f64,
+        end: u32,
+    },
+    Jump {
+        to: u32,
+    },
+    Exit,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockSpec {
+    pub name: String,
+    pub kind: LockKind,
+    pub policy: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatSpec {
+    pub metric: Metric,
+    pub subject: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct GroupProg {
+    pub name: String,
+    pub count: u32,
+    pub code: Vec<Instr>,
+    /// Where each instruction came from (same index as `code`).
+    pub origins: Vec<Origin>,
+    pub hold_slots: u8,
+    pub span_slots: u8,
+    pub repeat_slots: u8,
+}
+
+/// A scenario variant ready to run.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub experiment: String,
+    pub variant: String,
+    pub duration: Dur,
+    pub cpus: Option<u32>,
+    pub window: Dur,
+    pub seed: Option<u64>,
+    pub locks: Vec<LockSpec>,
+    pub dists: Vec<Dist>,
+    pub stats: Vec<StatSpec>,
+    pub groups: Vec<GroupProg>,
+}
+
+/// Policies each lock kind accepts today.
+pub const RWSEM_POLICIES: &[&str] = &["fifo"];
+pub const MUTEX_POLICIES: &[&str] = &["fifo"];
+
+/// The label of a mode in subjects: `read`/`write` for an rwsem, `lock` for
+/// a mutex.
+pub fn mode_label(kind: LockKind, mode: Mode) -> &'static str {
+    match kind {
+        LockKind::Mutex => "lock",
+        LockKind::Rwsem => mode.as_str(),
+    }
+}
+
+fn dur_field(src: &Source, field: &str, v: &Spanned<String>) -> Result<Dur, ScenarioError> {
+    parse_duration(v.get_ref())
+        .map_err(|e| ScenarioError::new(src.locate(Some(v.span())), field, e.to_string()))
+}
+
+fn unit_ns(src: &Source, field: &str, v: Option<&Spanned<String>>) -> Result<f64, ScenarioError> {
+    let Some(v) = v else { return Ok(1.0) };
+    Ok(match v.get_ref().as_str() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                field,
+                format!("unknown unit `{other}`; expected ns, us, ms or s"),
+            ))
+        }
+    })
+}
+
+/// Builds a named distribution from its table.
+fn build_dist(src: &Source, name: &str, def: &Spanned<DistDef>) -> Result<Dist, ScenarioError> {
+    let d = def.get_ref();
+    let at = |span| src.locate(Some(span));
+    let field = |f: &str| format!("dists.{name}.{f}");
+    let need = |v: &Option<Spanned<String>>, f: &str| -> Result<Dur, ScenarioError> {
+        match v {
+            Some(v) => dur_field(src, &field(f), v),
+            None => Err(ScenarioError::new(
+                at(def.span()),
+                field(f),
+                format!("`{}` needs `{f}`", d.dist.get_ref()),
+            )),
+        }
+    };
+    let needf = |v: &Option<Spanned<f64>>, f: &str| -> Result<f64, ScenarioError> {
+        v.as_ref().map(|v| *v.get_ref()).ok_or_else(|| {
+            ScenarioError::new(
+                at(def.span()),
+                field(f),
+                format!("`{}` needs `{f}`", d.dist.get_ref()),
+            )
+        })
+    };
+    let bad = |e: sim::dist::DistError| {
+        ScenarioError::new(at(def.span()), format!("dists.{name}"), e.to_string())
+    };
+    let kind = d.dist.get_ref().as_str();
+    match kind {
+        "const" => Ok(Dist::constant(need(&d.value, "value")?)),
+        "exp" => Dist::exp(need(&d.mean, "mean")?).map_err(bad),
+        "uniform" => Dist::uniform(need(&d.lo, "lo")?, need(&d.hi, "hi")?).map_err(bad),
+        "lognormal" => Dist::lognormal(need(&d.median, "median")?, needf(&d.sigma, "sigma")?).map_err(bad),
+        "pareto" => {
+            let cap = match &d.cap {
+                Some(c) => Some(dur_field(src, &field("cap"), c)?),
+                None => None,
+            };
+            Dist::pareto(need(&d.scale, "scale")?, needf(&d.shape, "shape")?, cap).map_err(bad)
+        }
+        "mixture" => {
+            let Some(parts) = &d.parts else {
+                return Err(ScenarioError::new(at(def.span()), field("parts"), "`mixture` needs `parts = [{ weight = 0.9, dist = \"exp(20us)\" }, ...]`"));
+            };
+            let mut out = Vec::new();
+            for (i, p) in parts.iter().enumerate() {
+                let part = sim::dist::parse_inline(p.get_ref().dist.get_ref()).map_err(|e| {
+                    ScenarioError::new(at(p.get_ref().dist.span()), field(&format!("parts[{i}].dist")), e.to_string())
+                })?;
+                out.push((p.get_ref().weight, part));
+            }
+            Dist::mixture(out).map_err(bad)
+        }
+        "empirical" => {
+            let Some(file) = &d.file else {
+                return Err(ScenarioError::new(at(def.span()), field("file"), "`empirical` needs `file` (a bpftrace hist() dump or a CSV/TSV of samples)"));
+            };
+            let path = match &src.dir {
+                Some(dir) => dir.join(file.get_ref()),
+                None => std::path::PathBuf::from(file.get_ref()),
+            };
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                ScenarioError::new(at(file.span()), field("file"), format!("cannot read {}: {e}", path.display()))
+            })?;
+            let unit = unit_ns(src, &field("unit"), d.unit.as_ref())?;
+            let format = d.format.as_ref().map(|f| f.get_ref().as_str()).unwrap_or("samples");
+            let fname = path.display().to_string();
+            let emp = match format {
+                "bpftrace-hist" => Empirical::from_bpftrace_hist(&text, d.map.as_deref(), unit),
+                "samples" => Empirical::from_samples_text(&text, d.column.as_deref(), unit),
+                other => {
+                    return Err(ScenarioError::new(
+                        at(d.format.as_ref().map(|f| f.span()).unwrap_or(def.span())),
+                        field("format"),
+                        format!("unknown format `{other}`; expected `bpftrace-hist` or `samples`"),
+                    ))
+                }
+            }
+            .map_err(|e| ScenarioError::new(fname, field("file"), e.to_string()))?;
+            Ok(Dist::Empirical(emp))
+        }
+        other => Err(ScenarioError::new(
+            at(d.dist.span()),
+            field("dist"),
+            format!("unknown distribution `{other}`; expected const, uniform, exp, lognormal, pareto, mixture or empirical"),
+        )),
+    }
+}
+
+fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSpec, ScenarioError> {
+    let d = def.get_ref();
+    let kind = match d.kind.get_ref().as_str() {
+        "rwsem" => LockKind::Rwsem,
+        "mutex" => LockKind::Mutex,
+        other => {
+            return Err(ScenarioError::new(
+                src.locate(Some(d.kind.span())),
+                format!("locks.{name}.kind"),
+                format!("unknown lock kind `{other}`; expected `rwsem` or `mutex`"),
+            ))
+        }
+    };
+    let known = match kind {
+        LockKind::Rwsem => RWSEM_POLICIES,
+        LockKind::Mutex => MUTEX_POLICIES,
+    };
+    let policy = match &d.policy {
+        None => "fifo".to_string(),
+        Some(p) if known.contains(&p.get_ref().as_str()) => p.get_ref().clone(),
+        Some(p) => {
+            return Err(ScenarioError::new(
+                src.locate(Some(p.span())),
+                format!("locks.{name}.policy"),
+                format!(
+                    "unknown policy `{}` for a {}; expected one of: {}",
+                    p.get_ref(),
+                    d.kind.get_ref(),
+                    known.join(", ")
+                ),
+            ))
+        }
+    };
+    Ok(LockSpec {
+        name: name.to_string(),
+        kind,
+        policy,
+    })
+}
+
+/// What the compiler tracks for one task group.
+struct Ctx<'a> {
+    src: &'a Source,
+    doc: &'a Doc,
+    group: &'a str,
+    lock_ids: &'a IndexMap<String, LockId>,
+    locks: &'a [LockSpec],
+    named_dists: &'a IndexMap<String, DistId>,
+    dists: &'a mut Vec<Dist>,
+    stats: &'a mut IndexMap<(Metric, String), StatId>,
+    ops: &'a mut IndexMap<String, Vec<Node>>,
+    code: Vec<Instr>,
+    origins: Vec<Origin>,
+    held: Vec<Option<(LockId, Mode, Origin)>>,
+    spans: Vec<Option<(String, Origin)>>,
+    calls: Vec<String>,
+    depth: u8,
+    max_depth: u8,
+}
+
+impl Ctx<'_> {
+    fn stat(&mut self, metric: Metric, subject: String) -> StatId {
+        let n = self.stats.len() as StatId;
+        *self.stats.entry((metric, subject)).or_insert(n)
+    }
+
+    fn dist(&mut self, o: &Origin, r: &DistRef) -> Result<DistId, ScenarioError> {
+        match r {
+            DistRef::Named(n) => self.named_dists.get(n).copied().ok_or_else(|| {
+                let known: Vec<&str> = self.named_dists.keys().map(|s| s.as_str()).collect();
+                o.error(format!(
+                    "no distribution `{n}` in [dists]; defined: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            }),
+            DistRef::Inline(d) => {
+                self.dists.push(d.clone());
+                Ok((self.dists.len() - 1) as DistId)
+            }
+        }
+    }
+
+    fn push(&mut self, i: Instr, o: &Origin) -> u32 {
+        self.code.push(i);
+        self.origins.push(o.clone());
+        (self.code.len() - 1) as u32
+    }
+
+    fn op_nodes(&mut self, o: &Origin, name: &str) -> Result<Vec<Node>, ScenarioError> {
+        if let Some(n) = self.ops.get(name) {
+            return Ok(n.clone());
+        }
+        let Some(def) = self.doc.ops.get(name) else {
+            let known: Vec<&str> = self.doc.ops.keys().map(|s| s.as_str()).collect();
+            return Err(o.error(format!(
+                "no operation `{name}` in [ops]; defined: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        };
+        let nodes = parse_program(self.src, &format!("ops.{name}.steps"), &def.get_ref().steps)?;
+        self.ops.insert(name.to_string(), nodes.clone());
+        Ok(nodes)
+    }
+
+    fn leaf(&mut self, s: &Step) -> Result<(), ScenarioError> {
+        let o = &s.origin;
+        match &s.kind {
+            StepKind::Cpu(d) | StepKind::Sleep(d) => {
+                let dist = self.dist(o, d)?;
+                let sleep = matches!(s.kind, StepKind::Sleep(_));
+                self.push(Instr::Delay { dist, sleep }, o);
+            }
+            StepKind::Lock(op, name) => self.lock_step(o, *op, name)?,
+            StepKind::SpanBegin(name) => {
+                if let Some((_, at)) = self.spans.iter().flatten().find(|(n, _)| n == name) {
+                    return Err(o.error(format!(
+                        "span `{name}` is already open (begun at {})",
+                        at.location
+                    )));
+                }
+                let slot = first_free(&mut self.spans);
+                self.spans[slot] = Some((name.clone(), o.clone()));
+                self.push(Instr::SpanBegin { slot: slot as u8 }, o);
+            }
+            StepKind::SpanEnd(name) => {
+                let Some(slot) = self
+                    .spans
+                    .iter()
+                    .position(|x| matches!(x, Some((n, _)) if n == name))
+                else {
+                    return Err(o.error(format!(
+                        "`span_end {name}` without an open `span_begin {name}`"
+                    )));
+                };
+                self.spans[slot] = None;
+                let stat = self.stat(Metric::Span, format!("{name}/{}", self.group));
+                self.push(
+                    Instr::SpanEnd {
+                        stat,
+                        slot: slot as u8,
+                    },
+                    o,
+                );
+            }
+            StepKind::Call(op) => {
+                if self.calls.iter().any(|c| c == op) {
+                    let chain = format!("{} -> {op}", self.calls.join(" -> "));
+                    return Err(o.error(format!("recursive call: {chain}")));
+                }
+                let nodes = self.op_nodes(o, op)?;
+                self.calls.push(op.clone());
+                self.nodes(&nodes)?;
+                self.calls.pop();
+            }
+            StepKind::Repeat(_) | StepKind::Loop | StepKind::WithProb(_) | StepKind::End => {
+                unreachable!("blocks are nested by parse_program")
+            }
+        }
+        Ok(())
+    }
+
+    fn lock_step(&mut self, o: &Origin, op: LockOp, name: &str) -> Result<(), ScenarioError> {
+        let Some(&lock) = self.lock_ids.get(name) else {
+            let known: Vec<&str> = self.lock_ids.keys().map(|s| s.as_str()).collect();
+            return Err(o.error(format!(
+                "no lock `{name}` in [locks]; declared: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        };
+        let kind = self.locks[lock as usize].kind;
+        let (mode, want) = match op {
+            LockOp::DownRead | LockOp::UpRead => (Mode::Read, LockKind::Rwsem),
+            LockOp::DownWrite | LockOp::UpWrite => (Mode::Write, LockKind::Rwsem),
+            LockOp::MutexLock | LockOp::MutexUnlock => (Mode::Write, LockKind::Mutex),
+        };
+        if kind != want {
+            let (is, use_) = match kind {
+                LockKind::Rwsem => ("an rwsem", "down_read/up_read/down_write/up_write"),
+                LockKind::Mutex => ("a mutex", "mutex_lock/mutex_unlock"),
+            };
+            return Err(o.error(format!(
+                "`{} {name}`: `{name}` is {is}; use {use_}",
+                op.keyword()
+            )));
+        }
+        let label = mode_label(kind, mode);
+        if op.is_acquire() {
+            if let Some((_, _, at)) = self.held.iter().flatten().find(|(l, _, _)| *l == lock) {
+                return Err(o.error(format!(
+                    "`{} {name}`: the task already holds `{name}` (taken at {}); it would deadlock on itself",
+                    op.keyword(),
+                    at.location
+                )));
+            }
+            let slot = first_free(&mut self.held);
+            self.held[slot] = Some((lock, mode, o.clone()));
+            let wait = self.stat(Metric::Wait, format!("{name}/{label}/{}", self.group));
+            self.stat(Metric::Hold, format!("{name}/{label}/{}", self.group));
+            self.push(
+                Instr::Acquire {
+                    lock,
+                    mode,
+                    wait,
+                    slot: slot as u8,
+                },
+                o,
+            );
+        } else {
+            let Some(slot) = self
+                .held
+                .iter()
+                .position(|h| matches!(h, Some((l, _, _)) if *l == lock))
+            else {
+                return Err(o.error(format!(
+                    "`{} {name}`: `{name}` is not held at this point",
+                    op.keyword()
+                )));
+            };
+            let (_, held_mode, at) = self.held[slot].clone().expect("position found it");
+            if held_mode != mode {
+                return Err(o.error(format!(
+                    "`{} {name}`: `{name}` is held for {} (taken at {})",
+                    op.keyword(),
+                    held_mode.as_str(),
+                    at.location
+                )));
+            }
+            self.held[slot] = None;
+            let hold = self.stat(Metric::Hold, format!("{name}/{label}/{}", self.group));
+            self.push(
+                Instr::Release {
+                    lock,
+                    mode,
+                    hold,
+                    slot: slot as u8,
+                },
+                o,
+            );
+        }
+        Ok(())
+    }
+
+    fn nodes(&mut self, nodes: &[Node]) -> Result<(), ScenarioError> {
+        for n in nodes {
+            match n {
+                Node::Leaf(s) => self.leaf(s)?,
+                Node::Block { head, body } => self.block(head, body)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, head: &Step, body: &[Node]) -> Result<(), ScenarioError> {
+        let o = &head.origin;
+        let held_before: Vec<Option<LockId>> =
+            self.held.iter().map(|h| h.as_ref().map(|x| x.0)).collect();
+        let spans_before: Vec<Option<String>> = self
+            .spans
+            .iter()
+            .map(|h| h.as_ref().map(|x| x.0.clone()))
+            .collect();
+        match head.kind {
+            StepKind::Repeat(count) => {
+                let depth = self.depth;
+                self.depth += 1;
+                self.max_depth = self.max_depth.max(self.depth);
+                let begin = self.push(
+                    Instr::RepeatBegin {
+                        count,
+                        end: 0,
+                        depth,
+                    },
+                    o,
+                );
+                self.nodes(body)?;
+                self.push(Instr::RepeatEnd { begin, depth }, o);
+                let end = self.code.len() as u32;
+                self.code[begin as usize] = Instr::RepeatBegin { count, end, depth };
+                self.depth -= 1;
+            }
+            StepKind::Loop => {
+                if !self.advances_time(body)? {
+                    return Err(o.error(
+                        "this `loop` never advances simulated time: give its body a `cpu` or `sleep` step \
+                         (outside `with_prob`) that is not always zero",
+                    ));
+                }
+                let begin = self.code.len() as u32;
+                self.nodes(body)?;
+                self.push(Instr::Jump { to: begin }, o);
+            }
+            StepKind::WithProb(p) => {
+                let at = self.push(Instr::WithProb { p, end: 0 }, o);
+                self.nodes(body)?;
+                let end = self.code.len() as u32;
+                self.code[at as usize] = Instr::WithProb { p, end };
+            }
+            _ => unreachable!("only blocks have bodies"),
+        }
+        let held_after: Vec<Option<LockId>> =
+            self.held.iter().map(|h| h.as_ref().map(|x| x.0)).collect();
+        let spans_after: Vec<Option<String>> = self
+            .spans
+            .iter()
+            .map(|h| h.as_ref().map(|x| x.0.clone()))
+            .collect();
+        if trim(&held_before) != trim(&held_after) {
+            let names = |v: &[Option<LockId>]| -> String {
+                let n: Vec<&str> = v
+                    .iter()
+                    .flatten()
+                    .map(|l| self.locks[*l as usize].name.as_str())
+                    .collect();
+                if n.is_empty() {
+                    "nothing".into()
+                } else {
+                    n.join(", ")
+                }
+            };
+            return Err(o.error(format!(
+                "the block's body must release what it takes: it starts holding {} and ends holding {}",
+                names(&held_before),
+                names(&held_after)
+            )));
+        }
+        if trim(&spans_before) != trim(&spans_after) {
+            return Err(o.error("the block's body must end every span it begins, and only those"));
+        }
+        Ok(())
+    }
+
+    /// Whether one pass of `body` surely advances simulated time.
+    fn advances_time(&mut self, body: &[Node]) -> Result<bool, ScenarioError> {
+        for n in body {
+            let yes = match n {
+                Node::Leaf(s) => match &s.kind {
+                    StepKind::Cpu(d) | StepKind::Sleep(d) => {
+                        let id = self.dist(&s.origin, d)?;
+                        let zero = self.dists[id as usize].is_always_zero();
+                        if matches!(d, DistRef::Inline(_)) {
+                            self.dists.pop();
+                        }
+                        !zero
+                    }
+                    StepKind::Call(op) => {
+                        if self.calls.iter().any(|c| c == op) {
+                            false
+                        } else {
+                            let nodes = self.op_nodes(&s.origin, op)?;
+                            self.calls.push(op.clone());
+                            let r = self.advances_time(&nodes);
+                            self.calls.pop();
+                            r?
+                        }
+                    }
+                    _ => false,
+                },
+                Node::Block { head, body } => match head.kind {
+                    StepKind::Repeat(n) if n > 0 => self.advances_time(body)?,
+                    StepKind::WithProb(p) if p >= 1.0 => self.advances_time(body)?,
+                    // An inner loop never returns: the outer pass never completes.
+                    StepKind::Loop => true,
+                    _ => false,
+                },
+            };
+            if yes {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+fn first_free<T>(v: &mut Vec<Option<T>>) -> usize {
+    match v.iter().position(|x| x.is_none()) {
+        Some(i) => i,
+        None => {
+            v.push(None);
+            v.len() - 1
+        }
+    }
+}
+
+fn trim<T: PartialEq + Clone>(v: &[Option<T>]) -> Vec<Option<T>> {
+    let mut v = v.to_vec();
+    while matches!(v.last(), Some(None)) {
+        v.pop();
+    }
+    v
+}
+
+/// Compiles one resolved variant.
+pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {
+    let h = &doc.scenario;
+    let duration = dur_field(src, "scenario.duration", &h.duration)?;
+    if duration == Dur::ZERO {
+        return Err(ScenarioError::new(
+            src.locate(Some(h.duration.span())),
+            "scenario.duration",
+            "must be more than zero",
+        ));
+    }
+    let window = match &h.window {
+        Some(w) => {
+            let d = dur_field(src, "scenario.window", w)?;
+            if d == Dur::ZERO {
+                return Err(ScenarioError::new(
+                    src.locate(Some(w.span())),
+                    "scenario.window",
+                    "must be more than zero",
+                ));
+            }
+            d
+        }
+        None => sim::stats::DEFAULT_WINDOW,
+    };
+    let cpus =
+        match &h.cpus {
+            None => None,
+            Some(v) => match v.get_ref() {
+                toml::Value::String(s) if s == "unlimited" => None,
+                toml::Value::Integer(n) if (1..=1_000_000).contains(n) => Some(*n as u32),
+                other => return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    "scenario.cpus",
+                    format!(
+                        "expected a number of CPUs (1 or more) or \"unlimited\", found `{other}`"
+                    ),
+                )),
+            },
+        };
+    let mut locks = Vec::new();
+    let mut lock_ids = IndexMap::new();
+    for (name, def) in &doc.locks {
+        lock_ids.insert(name.clone(), locks.len() as LockId);
+        locks.push(build_lock(src, name, def)?);
+    }
+    let mut dists = Vec::new();
+    let mut named_dists = IndexMap::new();
+    for (name, def) in &doc.dists {
+        named_dists.insert(name.clone(), dists.len() as DistId);
+        dists.push(build_dist(src, name, def)?);
+    }
+    if doc.tasks.is_empty() {
+        return Err(ScenarioError::new(
+            src.name.clone(),
+            "tasks",
+            "no task groups: add at least one `[tasks.NAME]` with `count` and `program`",
+        ));
+    }
+    let mut stats = IndexMap::new();
+    let mut ops = IndexMap::new();
+    let mut groups = Vec::new();
+    for (gname, def) in &doc.tasks {
+        let nodes = parse_program(
+            src,
+            &format!("tasks.{gname}.program"),
+            &def.get_ref().program,
+        )?;
+        let mut ctx = Ctx {
+            src,
+            doc,
+            group: gname,
+            lock_ids: &lock_ids,
+            locks: &locks,
+            named_dists: &named_dists,
+            dists: &mut dists,
+            stats: &mut stats,
+            ops: &mut ops,
+            code: Vec::new(),
+            origins: Vec::new(),
+            held: Vec::new(),
+            spans: Vec::new(),
+            calls: Vec::new(),
+            depth: 0,
+            max_depth: 0,
+        };
+        ctx.nodes(&nodes)?;
+        if let Some((l, _, at)) = ctx.held.iter().flatten().next() {
+            return Err(at.error(format!(
+                "task group `{gname}` ends its program still holding `{}` (taken here)",
+                locks[*l as usize].name
+            )));
+        }
+        if let Some((n, at)) = ctx.spans.iter().flatten().next() {
+            return Err(at.error(format!(
+                "task group `{gname}` ends its program with span `{n}` still open"
+            )));
+        }
+        let end_origin = Origin {
+            location: src.locate(Some(def.span())),
+            field: format!("tasks.{gname}.program"),
+        };
+        ctx.push(Instr::Exit, &end_origin);
+        let (hold_slots, span_slots) = (ctx.held.len(), ctx.spans.len());
+        if hold_slots > 255 || span_slots > 255 || ctx.max_depth == u8::MAX {
+            return Err(end_origin.error("more than 255 nested locks, spans or repeats"));
+        }
+        groups.push(GroupProg {
+            name: gname.clone(),
+            count: *def.get_ref().count.get_ref(),
+            code: ctx.code,
+            origins: ctx.origins,
+            hold_slots: hold_slots as u8,
+            span_slots: span_slots as u8,
+            repeat_slots: ctx.max_depth,
+        });
+    }
+    let stats = stats
+        .into_iter()
+        .map(|((metric, subject), _)| StatSpec { metric, subject })
+        .collect();
+    Ok(Compiled {
+        experiment: h.name.clone(),
+        variant: variant.to_string(),
+        duration,
+        cpus,
+        window,
+        seed: h.seed,
+        locks,
+        dists,
+        stats,
+        groups,
+    })
+}

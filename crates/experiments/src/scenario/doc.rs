@@ -1,0 +1,109 @@
+//! The typed scenario document, as serde reads it from the resolved tree.
+//!
+//! Fields that later checks must point at are `Spanned`, so their errors
+//! name the line. Unknown fields are errors (a typo must not be ignored).
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Doc {
+    pub scenario: Header,
+    #[serde(default)]
+    pub dists: IndexMap<String, Spanned<DistDef>>,
+    #[serde(default)]
+    pub locks: IndexMap<String, Spanned<LockDef>>,
+    #[serde(default)]
+    pub ops: IndexMap<String, Spanned<OpDef>>,
+    #[serde(default)]
+    pub tasks: IndexMap<String, Spanned<TaskDef>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time of one run: `60s`.
+    pub duration: Spanned<String>,
+    /// A number of CPUs, or `"unlimited"` (the default).
+    #[serde(default)]
+    pub cpus: Option<Spanned<toml::Value>>,
+    /// Default seed (the CLI's `--seed` overrides it).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Length of the per-window aggregates: `10s` by default.
+    #[serde(default)]
+    pub window: Option<Spanned<String>>,
+    /// Name of the un-overlaid scenario as a variant: `base` by default.
+    #[serde(default)]
+    pub base: Option<String>,
+    /// Variants to run, in order; by default the base and then every
+    /// `[variants.NAME]` in file order.
+    #[serde(default)]
+    pub variants: Option<Vec<String>>,
+}
+
+/// A named distribution (`[dists.NAME]`), in table form.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistDef {
+    /// `const`, `uniform`, `exp`, `lognormal`, `pareto`, `mixture`, `empirical`.
+    pub dist: Spanned<String>,
+    pub value: Option<Spanned<String>>,
+    pub mean: Option<Spanned<String>>,
+    pub lo: Option<Spanned<String>>,
+    pub hi: Option<Spanned<String>>,
+    pub median: Option<Spanned<String>>,
+    pub sigma: Option<Spanned<f64>>,
+    pub scale: Option<Spanned<String>>,
+    pub shape: Option<Spanned<f64>>,
+    pub cap: Option<Spanned<String>>,
+    /// Mixture components: `{ weight = 0.9, dist = "exp(20us)" }`.
+    pub parts: Option<Vec<Spanned<MixPart>>>,
+    /// Empirical: a bpftrace `hist()` dump or a CSV/TSV of samples, relative
+    /// to the scenario file.
+    pub file: Option<Spanned<String>>,
+    /// `bpftrace-hist` or `samples`.
+    pub format: Option<Spanned<String>>,
+    /// bpftrace map name when the dump holds several.
+    pub map: Option<String>,
+    /// Column of a samples file (default: the first).
+    pub column: Option<String>,
+    /// Unit of the numbers in the file: `ns`, `us`, `ms`, `s`.
+    pub unit: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixPart {
+    pub weight: f64,
+    /// Inline distribution text, e.g. `lognormal(20ms, 1.5)`.
+    pub dist: Spanned<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockDef {
+    /// `rwsem` or `mutex`.
+    pub kind: Spanned<String>,
+    /// Lock policy; `fifo` by default.
+    #[serde(default)]
+    pub policy: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpDef {
+    pub steps: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskDef {
+    pub count: Spanned<u32>,
+    pub program: Vec<Spanned<String>>,
+}

@@ -1,0 +1,25 @@
+//! The scenario language (DESIGN.md "The scenario language").
+//!
+//! A scenario is a TOML file. Loading it goes through four stages, each in
+//! its own module:
+//! 1. [`source`]: the file text and a map from byte offsets to lines (and
+//!    to `--set` arguments), so every error names file, line and field;
+//! 2. [`resolve`]: parse to a spanned TOML tree, overlay one variant, apply
+//!    `--set key=value`, and deserialize the typed document [`doc::Doc`];
+//! 3. [`steps`]: parse each step string (`down_read kernfs_rwsem`) and
+//!    nest blocks (`repeat`/`loop`/`with_prob` ... `end`);
+//! 4. [`compile`]: expand `call`s, resolve names, check the program
+//!    statically (locks held, blocks balanced, loops advance time), and
+//!    lower it to the flat instruction list the world runs.
+
+pub mod compile;
+pub mod doc;
+pub mod error;
+pub mod resolve;
+pub mod source;
+pub mod steps;
+
+pub use compile::{compile, Compiled};
+pub use error::ScenarioError;
+pub use resolve::{load_variant, Loaded, ScenarioFile};
+pub use source::Source;

@@ -1,0 +1,320 @@
+//! From scenario text to the typed document of one variant.
+//!
+//! The file is parsed into TOML's spanned tree. A variant is an overlay: the
+//! table `[variants.NAME]` is merged into the root (tables merge key by key,
+//! any other value replaces), then each `--set key=value` replaces one
+//! scalar. Spans survive both steps (a `--set` value gets the synthetic span
+//! of its argument), so errors found while deserializing or compiling still
+//! point at the right line or argument.
+
+use super::doc::Doc;
+use super::error::ScenarioError;
+use super::source::Source;
+use serde::Deserialize;
+use std::borrow::Cow;
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+/// A scenario file: its text, `--set` arguments and variant list.
+#[derive(Clone, Debug)]
+pub struct ScenarioFile {
+    pub source: Source,
+    /// Variant names in run order (the base first unless the file says
+    /// otherwise).
+    pub variants: Vec<String>,
+    pub base: String,
+}
+
+/// One variant, resolved and typed.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub variant: String,
+    pub doc: Doc,
+    /// The resolved scenario as TOML text (for the manifest).
+    pub resolved_toml: String,
+    /// BLAKE3 of `resolved_toml`, hex.
+    pub hash: String,
+}
+
+fn parse_root(src: &Source) -> Result<Spanned<DeTable<'_>>, ScenarioError> {
+    DeTable::parse(&src.text).map_err(|e| {
+        ScenarioError::new(
+            src.locate(e.span()),
+            "",
+            format!("not valid TOML: {}", e.message()),
+        )
+    })
+}
+
+fn get<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a Spanned<DeValue<'i>>> {
+    t.get(key)
+}
+
+impl ScenarioFile {
+    /// Reads the variant list and checks `--set` syntax; the file is parsed
+    /// again per variant.
+    pub fn new(source: Source) -> Result<Self, ScenarioError> {
+        for (i, arg) in source.sets.iter().enumerate() {
+            if !arg.contains('=') {
+                return Err(ScenarioError::new(
+                    source.locate(Some(source.set_span(i))),
+                    "",
+                    "expected key=value, e.g. `--set tasks.readers.count=32`",
+                ));
+            }
+        }
+        let root = parse_root(&source)?;
+        let root = root.get_ref();
+        let header = match get(root, "scenario") {
+            Some(v) => match v.get_ref() {
+                DeValue::Table(t) => t,
+                _ => {
+                    return Err(ScenarioError::new(
+                        source.locate(Some(v.span())),
+                        "scenario",
+                        "expected a table `[scenario]`",
+                    ))
+                }
+            },
+            None => {
+                return Err(ScenarioError::new(
+                    source.name.clone(),
+                    "scenario",
+                    "missing table `[scenario]` (with at least `name` and `duration`)",
+                ))
+            }
+        };
+        let base = match get(header, "base").map(|v| (v.span(), v.get_ref())) {
+            Some((_, DeValue::String(s))) => s.to_string(),
+            Some((span, _)) => {
+                return Err(ScenarioError::new(
+                    source.locate(Some(span)),
+                    "scenario.base",
+                    "expected a string",
+                ))
+            }
+            None => "base".to_string(),
+        };
+        let declared: Vec<(String, std::ops::Range<usize>)> = match get(root, "variants") {
+            Some(v) => match v.get_ref() {
+                DeValue::Table(t) => t
+                    .iter()
+                    .map(|(k, v)| (k.get_ref().to_string(), v.span()))
+                    .collect(),
+                _ => {
+                    return Err(ScenarioError::new(
+                        source.locate(Some(v.span())),
+                        "variants",
+                        "expected tables `[variants.NAME]`",
+                    ))
+                }
+            },
+            None => Vec::new(),
+        };
+        if let Some((_, span)) = declared.iter().find(|(n, _)| *n == base) {
+            return Err(ScenarioError::new(
+                source.locate(Some(span.clone())),
+                format!("variants.{base}"),
+                format!("`{base}` is the base scenario's own name; give the overlay another name"),
+            ));
+        }
+        let variants = match get(header, "variants") {
+            Some(v) => {
+                let names: Vec<String> = match v.get_ref() {
+                    DeValue::Array(a) => a
+                        .iter()
+                        .map(|x| match x.get_ref() {
+                            DeValue::String(s) => Ok(s.to_string()),
+                            _ => Err(()),
+                        })
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| {
+                            ScenarioError::new(
+                                source.locate(Some(v.span())),
+                                "scenario.variants",
+                                "expected a list of variant names",
+                            )
+                        })?,
+                    _ => {
+                        return Err(ScenarioError::new(
+                            source.locate(Some(v.span())),
+                            "scenario.variants",
+                            "expected a list of variant names",
+                        ))
+                    }
+                };
+                for n in &names {
+                    if *n != base && !declared.iter().any(|(d, _)| d == n) {
+                        return Err(ScenarioError::new(
+                            source.locate(Some(v.span())),
+                            "scenario.variants",
+                            format!(
+                                "`{n}` is neither the base (`{base}`) nor a `[variants.{n}]` table"
+                            ),
+                        ));
+                    }
+                }
+                names
+            }
+            None => std::iter::once(base.clone())
+                .chain(declared.iter().map(|(n, _)| n.clone()))
+                .collect(),
+        };
+        Ok(ScenarioFile {
+            source,
+            variants,
+            base,
+        })
+    }
+
+    /// Resolves and types one variant.
+    pub fn load(&self, variant: &str) -> Result<Loaded, ScenarioError> {
+        load_variant(self, variant)
+    }
+}
+
+/// Merges `overlay` into `base`: tables key by key, anything else replaces.
+fn merge<'i>(base: &mut DeTable<'i>, overlay: DeTable<'i>) {
+    for (k, v) in overlay {
+        let existing = base.get_mut(k.get_ref().as_ref());
+        match (existing, v) {
+            (Some(old), new)
+                if matches!(old.get_ref(), DeValue::Table(_))
+                    && matches!(new.get_ref(), DeValue::Table(_)) =>
+            {
+                if let (DeValue::Table(o), DeValue::Table(n)) = (old.get_mut(), new.into_inner()) {
+                    merge(o, n);
+                }
+            }
+            (Some(old), new) => *old = new,
+            (None, new) => {
+                base.insert(k, new);
+            }
+        }
+    }
+}
+
+/// Applies one `--set key=value` to the tree.
+fn apply_set<'i>(root: &mut DeTable<'i>, src: &'i Source, i: usize) -> Result<(), ScenarioError> {
+    let arg = &src.sets[i];
+    let span = src.set_span(i);
+    let err = |msg: String| ScenarioError::new(src.locate(Some(span.clone())), "", msg);
+    let (key, text) = arg.split_once('=').expect("checked in ScenarioFile::new");
+    let key = key.trim();
+    let path: Vec<&str> = key.split('.').collect();
+    if path.iter().any(|p| p.is_empty()) {
+        return Err(err(format!(
+            "`{key}` is not a dotted key like `tasks.readers.count`"
+        )));
+    }
+    let (last, parents) = path.split_last().expect("split yields one part");
+    let mut table = root;
+    for (depth, p) in parents.iter().enumerate() {
+        let here = path[..=depth].join(".");
+        table = match table.get_mut(*p).map(|v| v.get_mut()) {
+            Some(DeValue::Table(t)) => t,
+            Some(_) => return Err(err(format!("`{here}` is not a table"))),
+            None => return Err(err(format!("no table `{here}` in the scenario"))),
+        };
+    }
+    let parse_as = |existing: Option<&DeValue<'_>>| -> Result<DeValue<'i>, String> {
+        let text = text.trim();
+        let parsed = DeValue::parse(text).ok().map(|v| v.into_inner());
+        match existing {
+            Some(DeValue::String(_)) => Ok(DeValue::String(Cow::Borrowed(
+                text.trim_matches(|c| c == '"' || c == '\''),
+            ))),
+            Some(DeValue::Integer(_)) => match parsed {
+                Some(v @ DeValue::Integer(_)) => Ok(v),
+                _ => Err(format!("`{key}` is an integer; `{text}` is not")),
+            },
+            Some(DeValue::Float(_)) => match parsed {
+                Some(v @ (DeValue::Float(_) | DeValue::Integer(_))) => Ok(v),
+                _ => Err(format!("`{key}` is a number; `{text}` is not")),
+            },
+            Some(DeValue::Boolean(_)) => match parsed {
+                Some(v @ DeValue::Boolean(_)) => Ok(v),
+                _ => Err(format!("`{key}` is true or false; `{text}` is not")),
+            },
+            Some(DeValue::Table(_)) | Some(DeValue::Array(_)) => Err(format!(
+                "`{key}` is a table or list; --set replaces only single values"
+            )),
+            Some(DeValue::Datetime(_)) => Err(format!("`{key}` is a date; not settable")),
+            None => match parsed {
+                Some(v @ (DeValue::Integer(_) | DeValue::Float(_) | DeValue::Boolean(_))) => Ok(v),
+                _ => Ok(DeValue::String(Cow::Borrowed(
+                    text.trim_matches(|c| c == '"' || c == '\''),
+                ))),
+            },
+        }
+    };
+    match table.get_mut(*last) {
+        Some(v) => {
+            let new = parse_as(Some(v.get_ref())).map_err(err)?;
+            *v = Spanned::new(span.clone(), new);
+        }
+        None => {
+            let new = parse_as(None).map_err(err)?;
+            table.insert(
+                Spanned::new(span.clone(), Cow::Borrowed(*last)),
+                Spanned::new(span.clone(), new),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Resolves one variant: overlay, `--set`, deserialize.
+pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, ScenarioError> {
+    let src = &file.source;
+    if !file.variants.iter().any(|v| v == variant) && variant != file.base {
+        return Err(ScenarioError::new(
+            src.name.clone(),
+            "variants",
+            format!(
+                "no variant `{variant}`; this scenario has: {}",
+                file.variants.join(", ")
+            ),
+        ));
+    }
+    let root = parse_root(src)?;
+    let root_span = root.span();
+    let mut root = root.into_inner();
+    let overlays = root.remove("variants");
+    if variant != file.base {
+        let Some(DeValue::Table(mut all)) = overlays.map(|v| v.into_inner()) else {
+            unreachable!("variant names come from the variants table")
+        };
+        match all.remove(variant).map(|v| v.into_inner()) {
+            Some(DeValue::Table(t)) => merge(&mut root, t),
+            _ => {
+                return Err(ScenarioError::new(
+                    src.name.clone(),
+                    format!("variants.{variant}"),
+                    "expected a table of overlays, e.g. `[variants.after.ops.NAME]`",
+                ))
+            }
+        }
+    }
+    for i in 0..src.sets.len() {
+        apply_set(&mut root, src, i)?;
+    }
+    let tree = Spanned::new(root_span, DeValue::Table(root));
+    let value = toml::Value::deserialize(toml::de::ValueDeserializer::from(tree.clone()))
+        .map_err(|e| ScenarioError::new(src.locate(e.span()), "", e.message().to_string()))?;
+    let resolved_toml = toml::to_string(&value).unwrap_or_default();
+    let hash = blake3::hash(resolved_toml.as_bytes()).to_hex().to_string();
+    let doc: Doc = serde_path_to_error::deserialize(toml::de::ValueDeserializer::from(tree))
+        .map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner();
+            let field = if field == "." { String::new() } else { field };
+            ScenarioError::new(src.locate(inner.span()), field, inner.message().to_string())
+        })?;
+    Ok(Loaded {
+        variant: variant.to_string(),
+        doc,
+        resolved_toml,
+        hash,
+    })
+}

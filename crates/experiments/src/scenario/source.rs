@@ -1,0 +1,78 @@
+//! Scenario text and locations.
+
+use std::ops::Range;
+
+/// The text of a scenario and where it came from.
+///
+/// Byte offsets below `text.len()` are positions in the file. `--set`
+/// arguments get synthetic offsets past the end of the text (one per
+/// argument), so a value that came from the command line is reported as
+/// `--set key=value` rather than as a line of the file.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// The path as the user gave it, or `builtin:NAME`.
+    pub name: String,
+    pub text: String,
+    /// Directory that relative paths in the file (empirical data) resolve
+    /// against; `None` for built-ins (they ship no data files).
+    pub dir: Option<std::path::PathBuf>,
+    pub sets: Vec<String>,
+}
+
+impl Source {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        Source {
+            name: name.into(),
+            text: text.into(),
+            dir: None,
+            sets: Vec::new(),
+        }
+    }
+
+    /// The synthetic span of the `i`-th `--set` argument.
+    pub fn set_span(&self, i: usize) -> Range<usize> {
+        let o = self.text.len() + 1 + i;
+        o..o + 1
+    }
+
+    /// 1-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    /// `file:line` for a span in the file, `--set arg` for a `--set` span.
+    pub fn locate(&self, span: Option<Range<usize>>) -> String {
+        match span {
+            Some(s) if s.start > self.text.len() => {
+                let i = s.start - self.text.len() - 1;
+                match self.sets.get(i) {
+                    Some(arg) => format!("--set {arg}"),
+                    None => self.name.clone(),
+                }
+            }
+            Some(s) => format!("{}:{}", self.name, self.line_of(s.start)),
+            None => self.name.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_and_set_arguments() {
+        let mut s = Source::new("f.toml", "a = 1\nb = 2\n\nc = 3\n");
+        s.sets.push("b=7".into());
+        assert_eq!(s.locate(Some(0..1)), "f.toml:1");
+        assert_eq!(s.locate(Some(6..7)), "f.toml:2");
+        assert_eq!(s.locate(Some(13..14)), "f.toml:4");
+        assert_eq!(s.locate(Some(s.set_span(0))), "--set b=7");
+        assert_eq!(s.locate(None), "f.toml");
+    }
+}

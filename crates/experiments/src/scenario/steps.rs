@@ -1,0 +1,286 @@
+//! Step strings: `"down_read kernfs_rwsem"`, `"cpu exp(20us)"`, `"repeat 40"`.
+//!
+//! One step per string; the first word is the keyword, the rest its
+//! argument. Leading spaces are cosmetic (programs indent block bodies).
+//! Blocks (`repeat N`, `loop`, `with_prob P`) run to their `end`.
+
+use super::error::ScenarioError;
+use super::source::Source;
+use sim::dist::{parse_inline, Dist};
+use toml::Spanned;
+
+/// Where a step came from: for errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// `file:line` or `--set ...`.
+    pub location: String,
+    /// `ops.kernfs_lookup.steps[2]`.
+    pub field: String,
+}
+
+impl Origin {
+    pub fn error(&self, msg: impl Into<String>) -> ScenarioError {
+        ScenarioError::new(self.location.clone(), self.field.clone(), msg)
+    }
+}
+
+/// A duration argument: a named distribution or an inline one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DistRef {
+    Named(String),
+    Inline(Dist),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LockOp {
+    DownRead,
+    UpRead,
+    DownWrite,
+    UpWrite,
+    MutexLock,
+    MutexUnlock,
+}
+
+impl LockOp {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            LockOp::DownRead => "down_read",
+            LockOp::UpRead => "up_read",
+            LockOp::DownWrite => "down_write",
+            LockOp::UpWrite => "up_write",
+            LockOp::MutexLock => "mutex_lock",
+            LockOp::MutexUnlock => "mutex_unlock",
+        }
+    }
+    pub fn is_acquire(self) -> bool {
+        matches!(
+            self,
+            LockOp::DownRead | LockOp::DownWrite | LockOp::MutexLock
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepKind {
+    Cpu(DistRef),
+    Sleep(DistRef),
+    Lock(LockOp, String),
+    SpanBegin(String),
+    SpanEnd(String),
+    Call(String),
+    Repeat(u64),
+    Loop,
+    WithProb(f64),
+    End,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub kind: StepKind,
+    pub origin: Origin,
+}
+
+/// A step, or a block with its body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node {
+    Leaf(Step),
+    Block { head: Step, body: Vec<Node> },
+}
+
+const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, mutex_lock, \
+mutex_unlock, span_begin, span_end, call, repeat, loop, with_prob, end";
+
+fn name_arg(o: &Origin, kw: &str, arg: &str, what: &str) -> Result<String, ScenarioError> {
+    let valid = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '[' | ']'));
+    if valid {
+        Ok(arg.to_string())
+    } else if arg.is_empty() {
+        Err(o.error(format!("`{kw}` needs {what}")))
+    } else {
+        Err(o.error(format!(
+            "`{kw} {arg}`: expected {what} (letters, digits, `_-./`)"
+        )))
+    }
+}
+
+fn dist_arg(o: &Origin, kw: &str, arg: &str) -> Result<DistRef, ScenarioError> {
+    if let Some(name) = arg.strip_prefix('$') {
+        return Ok(DistRef::Named(name_arg(
+            o,
+            kw,
+            name,
+            "a distribution name after `$`",
+        )?));
+    }
+    if arg.is_empty() {
+        return Err(o.error(format!(
+            "`{kw}` needs a duration, e.g. `{kw} 1.3us`, `{kw} exp(20us)` or `{kw} $name`"
+        )));
+    }
+    parse_inline(arg)
+        .map(DistRef::Inline)
+        .map_err(|e| o.error(format!("`{kw} {arg}`: {e}")))
+}
+
+/// Parses one step string.
+pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
+    let t = text.trim();
+    let (kw, arg) = match t.split_once(char::is_whitespace) {
+        Some((k, a)) => (k, a.trim()),
+        None => (t, ""),
+    };
+    let o = &origin;
+    let no_arg = |k: StepKind| {
+        if arg.is_empty() {
+            Ok(k)
+        } else {
+            Err(o.error(format!("`{kw}` takes no argument, found `{arg}`")))
+        }
+    };
+    let kind = match kw {
+        "" => return Err(o.error("empty step")),
+        "cpu" => StepKind::Cpu(dist_arg(o, kw, arg)?),
+        "sleep" => StepKind::Sleep(dist_arg(o, kw, arg)?),
+        "down_read" => StepKind::Lock(LockOp::DownRead, name_arg(o, kw, arg, "a lock name")?),
+        "up_read" => StepKind::Lock(LockOp::UpRead, name_arg(o, kw, arg, "a lock name")?),
+        "down_write" => StepKind::Lock(LockOp::DownWrite, name_arg(o, kw, arg, "a lock name")?),
+        "up_write" => StepKind::Lock(LockOp::UpWrite, name_arg(o, kw, arg, "a lock name")?),
+        "mutex_lock" => StepKind::Lock(LockOp::MutexLock, name_arg(o, kw, arg, "a mutex name")?),
+        "mutex_unlock" => {
+            StepKind::Lock(LockOp::MutexUnlock, name_arg(o, kw, arg, "a mutex name")?)
+        }
+        "span_begin" => StepKind::SpanBegin(name_arg(o, kw, arg, "a span name")?),
+        "span_end" => StepKind::SpanEnd(name_arg(o, kw, arg, "a span name")?),
+        "call" => StepKind::Call(name_arg(o, kw, arg, "an operation name")?),
+        "repeat" => match arg.replace('_', "").parse::<u64>() {
+            Ok(n) => StepKind::Repeat(n),
+            Err(_) => {
+                return Err(o.error(format!(
+                    "`repeat {arg}`: expected a whole number of repetitions"
+                )))
+            }
+        },
+        "with_prob" => match arg.parse::<f64>() {
+            Ok(p) if (0.0..=1.0).contains(&p) => StepKind::WithProb(p),
+            _ => {
+                return Err(o.error(format!(
+                    "`with_prob {arg}`: expected a probability between 0 and 1"
+                )))
+            }
+        },
+        "loop" => no_arg(StepKind::Loop)?,
+        "end" => no_arg(StepKind::End)?,
+        _ => {
+            return Err(o.error(format!("unknown step `{kw}`; expected one of: {KEYWORDS}")));
+        }
+    };
+    Ok(Step { kind, origin })
+}
+
+/// Parses a list of step strings (`field` is e.g. `tasks.oomd.program`) and
+/// nests blocks. An `end` without a block, or a block without an `end`, is
+/// an error at that step.
+pub fn parse_program(
+    src: &Source,
+    field: &str,
+    items: &[Spanned<String>],
+) -> Result<Vec<Node>, ScenarioError> {
+    // Stack of open blocks: (head, body so far).
+    let mut stack: Vec<(Step, Vec<Node>)> = Vec::new();
+    let mut top: Vec<Node> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let origin = Origin {
+            location: src.locate(Some(item.span())),
+            field: format!("{field}[{i}]"),
+        };
+        let step = parse_step(item.get_ref(), origin)?;
+        let body = match stack.last_mut() {
+            Some((_, b)) => b,
+            None => &mut top,
+        };
+        match step.kind {
+            StepKind::Repeat(_) | StepKind::Loop | StepKind::WithProb(_) => {
+                stack.push((step, Vec::new()));
+            }
+            StepKind::End => match stack.pop() {
+                Some((head, b)) => {
+                    let node = Node::Block { head, body: b };
+                    match stack.last_mut() {
+                        Some((_, outer)) => outer.push(node),
+                        None => top.push(node),
+                    }
+                }
+                None => {
+                    return Err(step
+                        .origin
+                        .error("`end` without an open `repeat`, `loop` or `with_prob`"))
+                }
+            },
+            _ => body.push(Node::Leaf(step)),
+        }
+    }
+    if let Some((head, _)) = stack.pop() {
+        let kw = match head.kind {
+            StepKind::Repeat(_) => "repeat",
+            StepKind::Loop => "loop",
+            _ => "with_prob",
+        };
+        return Err(head.origin.error(format!("`{kw}` has no matching `end`")));
+    }
+    Ok(top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o() -> Origin {
+        Origin {
+            location: "f:1".into(),
+            field: "x[0]".into(),
+        }
+    }
+
+    #[test]
+    fn parses_every_keyword() {
+        assert_eq!(
+            parse_step("  down_read kernfs_rwsem", o()).unwrap().kind,
+            StepKind::Lock(LockOp::DownRead, "kernfs_rwsem".into())
+        );
+        assert_eq!(
+            parse_step("cpu 1.3us", o()).unwrap().kind,
+            StepKind::Cpu(DistRef::Inline(Dist::constant(sim::Dur(1300))))
+        );
+        assert_eq!(
+            parse_step("sleep $think", o()).unwrap().kind,
+            StepKind::Sleep(DistRef::Named("think".into()))
+        );
+        assert_eq!(
+            parse_step("repeat 40", o()).unwrap().kind,
+            StepKind::Repeat(40)
+        );
+        assert_eq!(
+            parse_step("with_prob 0.25", o()).unwrap().kind,
+            StepKind::WithProb(0.25)
+        );
+        assert_eq!(parse_step("loop", o()).unwrap().kind, StepKind::Loop);
+        assert_eq!(parse_step("end", o()).unwrap().kind, StepKind::End);
+    }
+
+    #[test]
+    fn bad_steps_say_what_was_expected() {
+        let e = parse_step("frobnicate x", o()).unwrap_err();
+        assert!(e.message.contains("unknown step `frobnicate`"), "{e}");
+        let e = parse_step("cpu 12 parsecs", o()).unwrap_err();
+        assert!(e.message.contains("cpu 12 parsecs"), "{e}");
+        let e = parse_step("with_prob 1.5", o()).unwrap_err();
+        assert!(e.message.contains("between 0 and 1"), "{e}");
+        let e = parse_step("down_read", o()).unwrap_err();
+        assert!(e.message.contains("needs a lock name"), "{e}");
+        let e = parse_step("loop forever", o()).unwrap_err();
+        assert!(e.message.contains("takes no argument"), "{e}");
+    }
+}

@@ -1,0 +1,631 @@
+//! The world: tasks running compiled programs against locks and CPUs.
+//!
+//! One run is single-threaded (DESIGN invariant 6). The world owns the
+//! event queue, the task table, one [`LockPolicy`] per lock, the CPU pool
+//! and the statistics. Two event kinds drive it:
+//! - `Run(t)`: task `t` is on a CPU and executes steps until it blocks,
+//!   sleeps, burns CPU time or exits;
+//! - `Wake(t)`: `t`'s sleep is over; it becomes runnable.
+//!
+//! Ordering contract: a lock's wakeups become `Run` events in the order the
+//! lock issued them, at the instant of the release, after the releasing
+//! task has gone on. Zero-time steps (lock operations, spans, block heads)
+//! run inline without events.
+//!
+//! A lock wait is measured from the request until the waiter runs again
+//! holding the lock, as `lock_stat` and `perf lock contention` see it; with
+//! unlimited CPUs that is the instant of the grant.
+
+use crate::scenario::compile::{Compiled, Instr, StatId};
+use models::cpu::{Cpu, CpuPool};
+use models::mutex_fifo::FifoMutex;
+use models::rwsem_fifo::FifoRwsem;
+use models::{Acquire, LockKind, LockPolicy, Mode, TaskId, Wake};
+use output::{Counter, Series, VariantResult};
+use sim::rng::{stream, Stream};
+use sim::stats::{LatencyHist, Windows};
+use sim::{EventQueue, SimTime};
+use std::fmt;
+
+#[derive(Copy, Clone, Debug)]
+enum Ev {
+    Run(TaskId),
+    Wake(TaskId),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum State {
+    Running,
+    Runnable,
+    Sleeping,
+    Blocked,
+    Exited,
+}
+
+/// What a task must finish when it next runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Resume {
+    Nothing,
+    /// It was granted a lock while asleep: record the wait and the hold start.
+    Acquired {
+        lock: u32,
+        mode: Mode,
+        wait: StatId,
+        slot: u8,
+    },
+    /// It was woken to try again (`Wake::Retry`).
+    Retry {
+        lock: u32,
+        mode: Mode,
+        wait: StatId,
+        slot: u8,
+    },
+}
+
+struct Task {
+    group: u32,
+    index: u32,
+    pc: u32,
+    cpu: Cpu,
+    state: State,
+    resume: Resume,
+    /// When the current lock request was made.
+    since: SimTime,
+    rng: Stream,
+    holds: Vec<SimTime>,
+    spans: Vec<SimTime>,
+    reps: Vec<u64>,
+}
+
+struct Stat {
+    hist: LatencyHist,
+    windows: Windows,
+}
+
+/// Limits that stop a runaway run with a message instead of a hang.
+#[derive(Copy, Clone, Debug)]
+pub struct Limits {
+    pub max_events: u64,
+    /// Steps one task may execute at one instant before it is called a
+    /// livelock.
+    pub max_steps_per_instant: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_events: 20_000_000_000,
+            max_steps_per_instant: 10_000_000,
+        }
+    }
+}
+
+/// Why a run stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    Livelock {
+        task: String,
+        location: String,
+        at: SimTime,
+    },
+    Deadlock {
+        at: SimTime,
+        waiters: Vec<String>,
+    },
+    EventLimit {
+        limit: u64,
+        at: SimTime,
+    },
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Livelock { task, location, at } => write!(
+                f,
+                "livelock: task {task} ran more steps than the limit at t={at} without advancing \
+                 simulated time (last step at {location})"
+            ),
+            RunError::Deadlock { at, waiters } => write!(
+                f,
+                "deadlock at t={at}: nothing left to run and tasks wait forever:\n  {}",
+                waiters.join("\n  ")
+            ),
+            RunError::EventLimit { limit, at } => write!(
+                f,
+                "stopped after {limit} events at simulated t={at}: the event limit; \
+                 shorten the duration or raise the limit"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+pub struct World<'c> {
+    c: &'c Compiled,
+    queue: EventQueue<Ev>,
+    now: SimTime,
+    tasks: Vec<Task>,
+    locks: Vec<Box<dyn LockPolicy>>,
+    acquisitions: Vec<[u64; 2]>,
+    contentions: Vec<[u64; 2]>,
+    cpu: CpuPool,
+    stats: Vec<Stat>,
+    wakes: Vec<Wake>,
+    horizon: SimTime,
+    events: u64,
+    limits: Limits,
+    draw_log: Option<Vec<(TaskId, u64)>>,
+}
+
+fn make_lock(kind: LockKind, policy: &str) -> Box<dyn LockPolicy> {
+    match (kind, policy) {
+        (LockKind::Rwsem, "fifo") => Box::new(FifoRwsem::new()),
+        (LockKind::Mutex, "fifo") => Box::new(FifoMutex::new()),
+        _ => unreachable!("the compiler accepts only known policies"),
+    }
+}
+
+fn mode_index(m: Mode) -> usize {
+    match m {
+        Mode::Read => 0,
+        Mode::Write => 1,
+    }
+}
+
+impl<'c> World<'c> {
+    /// Builds the world of one replication. Each task's stream is keyed by
+    /// (seed, replication, `task/GROUP`, index).
+    pub fn new(c: &'c Compiled, seed: u64, replication: u64, limits: Limits) -> Self {
+        let mut tasks = Vec::new();
+        for (g, group) in c.groups.iter().enumerate() {
+            let entity = format!("task/{}", group.name);
+            for i in 0..group.count {
+                tasks.push(Task {
+                    group: g as u32,
+                    index: i,
+                    pc: 0,
+                    cpu: Cpu::ANY,
+                    state: State::Runnable,
+                    resume: Resume::Nothing,
+                    since: SimTime::ZERO,
+                    rng: stream(seed, replication, &entity, u64::from(i)),
+                    holds: vec![SimTime::ZERO; group.hold_slots as usize],
+                    spans: vec![SimTime::ZERO; group.span_slots as usize],
+                    reps: vec![0; group.repeat_slots as usize],
+                });
+            }
+        }
+        let cpu = match c.cpus {
+            Some(n) => CpuPool::with_cpus(n),
+            None => CpuPool::unlimited(),
+        };
+        World {
+            c,
+            queue: EventQueue::new(),
+            now: SimTime::ZERO,
+            tasks,
+            locks: c
+                .locks
+                .iter()
+                .map(|l| make_lock(l.kind, &l.policy))
+                .collect(),
+            acquisitions: vec![[0; 2]; c.locks.len()],
+            contentions: vec![[0; 2]; c.locks.len()],
+            cpu,
+            stats: c
+                .stats
+                .iter()
+                .map(|_| Stat {
+                    hist: LatencyHist::new(),
+                    windows: Windows::new(c.window),
+                })
+                .collect(),
+            wakes: Vec::new(),
+            horizon: SimTime(c.duration.0),
+            events: 0,
+            limits,
+            draw_log: None,
+        }
+    }
+
+    /// Records every random duration drawn, as (task, value): for tests of
+    /// common random numbers.
+    pub fn log_draws(&mut self) {
+        self.draw_log = Some(Vec::new());
+    }
+
+    pub fn draws(&self) -> &[(TaskId, u64)] {
+        self.draw_log.as_deref().unwrap_or(&[])
+    }
+
+    fn task_name(&self, t: TaskId) -> String {
+        let task = &self.tasks[t as usize];
+        format!(
+            "{}[{}]",
+            self.c.groups[task.group as usize].name, task.index
+        )
+    }
+
+    #[inline]
+    fn record(&mut self, stat: StatId, ns: u64) {
+        let s = &mut self.stats[stat as usize];
+        s.hist.record(ns);
+        s.windows.record(self.now, ns);
+    }
+
+    /// `t` becomes runnable now: it runs at once (as an event at this
+    /// instant) if a CPU is free, else it waits in the run queue.
+    #[inline]
+    fn make_runnable(&mut self, t: TaskId) {
+        self.tasks[t as usize].state = State::Runnable;
+        if let Some(cpu) = self.cpu.make_runnable(self.now, t) {
+            self.tasks[t as usize].cpu = cpu;
+            self.queue.push(self.now, Ev::Run(t));
+        }
+    }
+
+    /// `t` leaves its CPU; the next runnable task (if any) gets it.
+    #[inline]
+    fn leave_cpu(&mut self, t: TaskId) {
+        let cpu = self.tasks[t as usize].cpu;
+        if let Some((next, _waited)) = self.cpu.release(self.now, cpu) {
+            self.tasks[next as usize].cpu = cpu;
+            self.queue.push(self.now, Ev::Run(next));
+        }
+    }
+
+    fn apply_wakes(&mut self, lock: u32) {
+        if self.wakes.is_empty() {
+            return;
+        }
+        let wakes = std::mem::take(&mut self.wakes);
+        for w in &wakes {
+            let (t, granted) = match *w {
+                Wake::Granted(t) => (t, true),
+                Wake::Retry(t) => (t, false),
+            };
+            let task = &mut self.tasks[t as usize];
+            debug_assert_eq!(task.state, State::Blocked);
+            task.resume = match task.resume {
+                Resume::Retry {
+                    lock: l,
+                    mode,
+                    wait,
+                    slot,
+                }
+                | Resume::Acquired {
+                    lock: l,
+                    mode,
+                    wait,
+                    slot,
+                } => {
+                    debug_assert_eq!(l, lock);
+                    if granted {
+                        Resume::Acquired {
+                            lock: l,
+                            mode,
+                            wait,
+                            slot,
+                        }
+                    } else {
+                        Resume::Retry {
+                            lock: l,
+                            mode,
+                            wait,
+                            slot,
+                        }
+                    }
+                }
+                Resume::Nothing => unreachable!("a woken task has a pending acquisition"),
+            };
+            self.make_runnable(t);
+        }
+        let mut wakes = wakes;
+        wakes.clear();
+        self.wakes = wakes;
+    }
+
+    /// Finishes an acquisition for `t`: wait, hold start, counters.
+    #[inline]
+    fn acquired(&mut self, t: TaskId, lock: u32, mode: Mode, wait: StatId, slot: u8) {
+        let since = self.tasks[t as usize].since;
+        let waited = self.now.since(since).0;
+        self.record(wait, waited);
+        self.tasks[t as usize].holds[slot as usize] = self.now;
+        self.acquisitions[lock as usize][mode_index(mode)] += 1;
+    }
+
+    /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
+    /// time or exits.
+    fn run_task(&mut self, t: TaskId) -> Result<(), RunError> {
+        let ti = t as usize;
+        self.tasks[ti].state = State::Running;
+        match self.tasks[ti].resume {
+            Resume::Nothing => {}
+            Resume::Acquired {
+                lock,
+                mode,
+                wait,
+                slot,
+            } => {
+                self.tasks[ti].resume = Resume::Nothing;
+                self.acquired(t, lock, mode, wait, slot);
+            }
+            Resume::Retry {
+                lock,
+                mode,
+                wait,
+                slot,
+            } => {
+                let r = self.locks[lock as usize].retry(self.now, t, mode, &mut self.wakes);
+                self.apply_wakes(lock);
+                match r {
+                    Acquire::Granted => {
+                        self.tasks[ti].resume = Resume::Nothing;
+                        self.acquired(t, lock, mode, wait, slot);
+                    }
+                    Acquire::Queued => {
+                        self.tasks[ti].state = State::Blocked;
+                        self.leave_cpu(t);
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        let c: &'c Compiled = self.c;
+        let code = &c.groups[self.tasks[ti].group as usize].code;
+        let mut steps: u64 = 0;
+        loop {
+            steps += 1;
+            if steps > self.limits.max_steps_per_instant {
+                let pc = self.tasks[ti].pc as usize;
+                let g = &self.c.groups[self.tasks[ti].group as usize];
+                return Err(RunError::Livelock {
+                    task: self.task_name(t),
+                    location: g
+                        .origins
+                        .get(pc)
+                        .map(|o| o.location.clone())
+                        .unwrap_or_default(),
+                    at: self.now,
+                });
+            }
+            let pc = self.tasks[ti].pc;
+            match code[pc as usize] {
+                Instr::Delay { dist, sleep } => {
+                    let task = &mut self.tasks[ti];
+                    let d = self.c.dists[dist as usize].sample(&mut task.rng);
+                    task.pc = pc + 1;
+                    if let Some(log) = &mut self.draw_log {
+                        log.push((t, d));
+                    }
+                    if d == 0 {
+                        continue;
+                    }
+                    let at = self.now + sim::Dur(d);
+                    if sleep {
+                        task.state = State::Sleeping;
+                        self.queue.push(at, Ev::Wake(t));
+                        self.leave_cpu(t);
+                    } else {
+                        self.queue.push(at, Ev::Run(t));
+                    }
+                    return Ok(());
+                }
+                Instr::Acquire {
+                    lock,
+                    mode,
+                    wait,
+                    slot,
+                } => {
+                    self.tasks[ti].pc = pc + 1;
+                    self.tasks[ti].since = self.now;
+                    let r = self.locks[lock as usize].acquire(self.now, t, mode, &mut self.wakes);
+                    self.apply_wakes(lock);
+                    match r {
+                        Acquire::Granted => self.acquired(t, lock, mode, wait, slot),
+                        Acquire::Queued => {
+                            self.contentions[lock as usize][mode_index(mode)] += 1;
+                            let task = &mut self.tasks[ti];
+                            task.state = State::Blocked;
+                            task.resume = Resume::Acquired {
+                                lock,
+                                mode,
+                                wait,
+                                slot,
+                            };
+                            self.leave_cpu(t);
+                            return Ok(());
+                        }
+                    }
+                }
+                Instr::Release {
+                    lock,
+                    mode,
+                    hold,
+                    slot,
+                } => {
+                    self.tasks[ti].pc = pc + 1;
+                    let held = self.now.since(self.tasks[ti].holds[slot as usize]).0;
+                    self.record(hold, held);
+                    self.locks[lock as usize].release(self.now, t, mode, &mut self.wakes);
+                    self.apply_wakes(lock);
+                }
+                Instr::SpanBegin { slot } => {
+                    let task = &mut self.tasks[ti];
+                    task.spans[slot as usize] = self.now;
+                    task.pc = pc + 1;
+                }
+                Instr::SpanEnd { stat, slot } => {
+                    self.tasks[ti].pc = pc + 1;
+                    let d = self.now.since(self.tasks[ti].spans[slot as usize]).0;
+                    self.record(stat, d);
+                }
+                Instr::RepeatBegin { count, end, depth } => {
+                    let task = &mut self.tasks[ti];
+                    if count == 0 {
+                        task.pc = end;
+                    } else {
+                        task.reps[depth as usize] = count;
+                        task.pc = pc + 1;
+                    }
+                }
+                Instr::RepeatEnd { begin, depth } => {
+                    let task = &mut self.tasks[ti];
+                    let left = &mut task.reps[depth as usize];
+                    *left -= 1;
+                    task.pc = if *left > 0 { begin + 1 } else { pc + 1 };
+                }
+                Instr::WithProb { p, end } => {
+                    let task = &mut self.tasks[ti];
+                    let u = sim::rng::unit(&mut task.rng);
+                    task.pc = if u < p { pc + 1 } else { end };
+                }
+                Instr::Jump { to } => self.tasks[ti].pc = to,
+                Instr::Exit => {
+                    self.tasks[ti].state = State::Exited;
+                    self.leave_cpu(t);
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Runs until the horizon (events at times `< duration`), calling
+    /// `progress` now and then with the simulated time reached.
+    pub fn run(&mut self, progress: &mut dyn FnMut(SimTime)) -> Result<(), RunError> {
+        for t in 0..self.tasks.len() as TaskId {
+            self.make_runnable(t);
+        }
+        while let Some((at, ev)) = self.queue.pop() {
+            if at >= self.horizon {
+                self.now = self.horizon;
+                return Ok(());
+            }
+            self.now = at;
+            self.events += 1;
+            if self.events & 0xF_FFFF == 0 {
+                progress(at);
+                if self.events >= self.limits.max_events {
+                    return Err(RunError::EventLimit {
+                        limit: self.limits.max_events,
+                        at,
+                    });
+                }
+            }
+            match ev {
+                Ev::Run(t) => self.run_task(t)?,
+                Ev::Wake(t) => {
+                    // The sleeper runs at once if a CPU is free: no second event.
+                    self.tasks[t as usize].state = State::Runnable;
+                    if let Some(cpu) = self.cpu.make_runnable(at, t) {
+                        self.tasks[t as usize].cpu = cpu;
+                        self.run_task(t)?;
+                    }
+                }
+            }
+        }
+        // Nothing left to happen before the horizon.
+        let waiters: Vec<String> = (0..self.tasks.len() as TaskId)
+            .filter(|&t| self.tasks[t as usize].state == State::Blocked)
+            .take(20)
+            .map(|t| {
+                let task = &self.tasks[t as usize];
+                let g = &self.c.groups[task.group as usize];
+                let at = g.origins.get(task.pc.saturating_sub(1) as usize);
+                let what = match task.resume {
+                    Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
+                        let l = &self.c.locks[lock as usize];
+                        format!(
+                            "{} ({})",
+                            l.name,
+                            crate::scenario::compile::mode_label(l.kind, mode)
+                        )
+                    }
+                    Resume::Nothing => "?".into(),
+                };
+                format!(
+                    "{} blocked on {what} since t={} at {}",
+                    self.task_name(t),
+                    task.since,
+                    at.map(|o| o.location.as_str()).unwrap_or("?")
+                )
+            })
+            .collect();
+        if !waiters.is_empty() {
+            return Err(RunError::Deadlock {
+                at: self.now,
+                waiters,
+            });
+        }
+        self.now = self.horizon;
+        Ok(())
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// The results of this replication.
+    pub fn result(self) -> VariantResult {
+        let c = self.c;
+        let horizon = self.horizon;
+        let series = c
+            .stats
+            .iter()
+            .zip(self.stats)
+            .map(|(spec, mut st)| {
+                st.windows.extend_to(horizon);
+                Series {
+                    metric: spec.metric,
+                    subject: spec.subject.clone(),
+                    hist: st.hist,
+                    windows: st.windows,
+                }
+            })
+            .collect();
+        let mut counters = Vec::new();
+        for (i, l) in c.locks.iter().enumerate() {
+            let modes: &[(Mode, &str)] = match l.kind {
+                LockKind::Rwsem => &[(Mode::Read, "read_"), (Mode::Write, "write_")],
+                LockKind::Mutex => &[(Mode::Write, "")],
+            };
+            for &(m, prefix) in modes {
+                counters.push(Counter {
+                    subject: format!("{}/{prefix}acquisitions", l.name),
+                    value: self.acquisitions[i][mode_index(m)],
+                });
+                counters.push(Counter {
+                    subject: format!("{}/{prefix}contentions", l.name),
+                    value: self.contentions[i][mode_index(m)],
+                });
+            }
+            for (name, v) in self.locks[i].counters() {
+                counters.push(Counter {
+                    subject: format!("{}/{name}", l.name),
+                    value: v,
+                });
+            }
+        }
+        if !self.cpu.is_unlimited() {
+            for (name, v) in self.cpu.counters() {
+                counters.push(Counter {
+                    subject: format!("cpu/{name}"),
+                    value: v,
+                });
+            }
+        }
+        let mut r = VariantResult {
+            variant: c.variant.clone(),
+            series,
+            counters,
+            horizon,
+            events: self.events,
+            replications: 1,
+        };
+        r.normalize();
+        r
+    }
+}

@@ -1,0 +1,20 @@
+//! `models`: kernel mechanisms as state machines driven by the engine.
+//!
+//! - [`lock`]: the lock interface. A lock is a pluggable *policy* (FIFO,
+//!   Linux rwsem, ...) behind [`lock::LockPolicy`]; the world that runs
+//!   tasks only sees acquisitions, releases and the wakeups they cause.
+//! - [`rwsem_fifo`]: the classic FIFO writer-queued reader-writer lock of
+//!   the benchmark (`BENCH-CONVOY.md`).
+//! - [`mutex_fifo`]: a FIFO mutex with direct handoff.
+//! - [`cpu`]: a pool of N CPUs with a FIFO run queue, or unlimited CPUs.
+//!
+//! Models know nothing about scenario files or output formats. Each model
+//! names the kernel rules it implements (R-numbers of KERNEL-SEMANTICS.md)
+//! or says that it is a what-if policy with no kernel counterpart.
+
+pub mod cpu;
+pub mod lock;
+pub mod mutex_fifo;
+pub mod rwsem_fifo;
+
+pub use lock::{Acquire, LockKind, LockPolicy, Mode, TaskId, Wake};

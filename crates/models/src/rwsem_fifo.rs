@@ -1,0 +1,168 @@
+//! The classic FIFO writer-queued reader-writer lock (policy `fifo`).
+//!
+//! This is exactly the lock of `BENCH-CONVOY.md`, not the Linux rwsem:
+//! - a request is granted at once only if it is compatible with the holders
+//!   **and** nobody is queued, so once a writer waits, new readers queue
+//!   behind it;
+//! - when a release leaves the lock free, the head of the queue is granted:
+//!   one writer, or the maximal run of consecutive readers at the head;
+//! - grants take effect at the instant of the release.
+//!
+//! It shares the Linux rwsem's headline behaviour (a queued writer parks new
+//! readers) without stealing, spinning, handoff timeouts or batch grants of
+//! readers behind writers, so it is the baseline against which the `linux`
+//! policy's extra rules are measured.
+
+use crate::lock::{Acquire, LockPolicy, Mode, TaskId, Wake};
+use sim::SimTime;
+use std::collections::VecDeque;
+
+#[derive(Debug, Default)]
+pub struct FifoRwsem {
+    readers: u32,
+    writer: bool,
+    queue: VecDeque<(TaskId, Mode)>,
+}
+
+impl FifoRwsem {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn is_free(&self) -> bool {
+        self.readers == 0 && !self.writer
+    }
+
+    fn grant_head(&mut self, wakes: &mut Vec<Wake>) {
+        match self.queue.front() {
+            Some(&(task, Mode::Write)) => {
+                self.queue.pop_front();
+                self.writer = true;
+                wakes.push(Wake::Granted(task));
+            }
+            Some(&(_, Mode::Read)) => {
+                while let Some(&(task, Mode::Read)) = self.queue.front() {
+                    self.queue.pop_front();
+                    self.readers += 1;
+                    wakes.push(Wake::Granted(task));
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+impl LockPolicy for FifoRwsem {
+    fn policy(&self) -> &'static str {
+        "fifo"
+    }
+
+    fn acquire(
+        &mut self,
+        _now: SimTime,
+        task: TaskId,
+        mode: Mode,
+        _wakes: &mut Vec<Wake>,
+    ) -> Acquire {
+        if self.queue.is_empty() {
+            match mode {
+                Mode::Read if !self.writer => {
+                    self.readers += 1;
+                    return Acquire::Granted;
+                }
+                Mode::Write if self.is_free() => {
+                    self.writer = true;
+                    return Acquire::Granted;
+                }
+                _ => {}
+            }
+        }
+        self.queue.push_back((task, mode));
+        Acquire::Queued
+    }
+
+    fn release(&mut self, _now: SimTime, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
+        match mode {
+            Mode::Read => {
+                debug_assert!(self.readers > 0, "up_read of a lock with no readers");
+                self.readers = self.readers.saturating_sub(1);
+            }
+            Mode::Write => {
+                debug_assert!(self.writer, "up_write of a lock with no writer");
+                self.writer = false;
+            }
+        }
+        if self.is_free() {
+            self.grant_head(wakes);
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    const T: SimTime = SimTime(0);
+
+    fn acq(l: &mut FifoRwsem, t: TaskId, m: Mode) -> Acquire {
+        let mut w = Vec::new();
+        let a = l.acquire(T, t, m, &mut w);
+        assert!(w.is_empty());
+        a
+    }
+    fn rel(l: &mut FifoRwsem, t: TaskId, m: Mode) -> Vec<Wake> {
+        let mut w = Vec::new();
+        l.release(T, t, m, &mut w);
+        w
+    }
+
+    #[test]
+    fn readers_share_until_a_writer_queues() {
+        let mut l = FifoRwsem::new();
+        assert_eq!(acq(&mut l, 1, Mode::Read), Acquire::Granted);
+        assert_eq!(acq(&mut l, 2, Mode::Read), Acquire::Granted);
+        assert_eq!(acq(&mut l, 3, Mode::Write), Acquire::Queued);
+        // A queued writer parks every new reader.
+        assert_eq!(acq(&mut l, 4, Mode::Read), Acquire::Queued);
+        assert_eq!(rel(&mut l, 1, Mode::Read), vec![]);
+        assert_eq!(rel(&mut l, 2, Mode::Read), vec![Wake::Granted(3)]);
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(4)]);
+    }
+
+    #[test]
+    fn head_reader_run_stops_at_first_writer() {
+        let mut l = FifoRwsem::new();
+        assert_eq!(acq(&mut l, 1, Mode::Write), Acquire::Granted);
+        for (t, m) in [
+            (2, Mode::Read),
+            (3, Mode::Read),
+            (4, Mode::Write),
+            (5, Mode::Read),
+        ] {
+            assert_eq!(acq(&mut l, t, m), Acquire::Queued);
+        }
+        assert_eq!(
+            rel(&mut l, 1, Mode::Write),
+            vec![Wake::Granted(2), Wake::Granted(3)]
+        );
+        assert_eq!(rel(&mut l, 2, Mode::Read), vec![]);
+        assert_eq!(rel(&mut l, 3, Mode::Read), vec![Wake::Granted(4)]);
+        assert_eq!(rel(&mut l, 4, Mode::Write), vec![Wake::Granted(5)]);
+        assert_eq!(l.queued(), 0);
+    }
+
+    #[test]
+    fn writer_needs_lock_free_and_queue_empty() {
+        let mut l = FifoRwsem::new();
+        assert_eq!(acq(&mut l, 1, Mode::Read), Acquire::Granted);
+        assert_eq!(acq(&mut l, 2, Mode::Write), Acquire::Queued);
+        assert_eq!(acq(&mut l, 3, Mode::Write), Acquire::Queued);
+        assert_eq!(rel(&mut l, 1, Mode::Read), vec![Wake::Granted(2)]);
+        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(3)]);
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![]);
+        assert_eq!(acq(&mut l, 4, Mode::Write), Acquire::Granted);
+    }
+}

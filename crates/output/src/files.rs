@@ -1,0 +1,326 @@
+//! The run directory's files (DESIGN.md "CLI and files", a contract other
+//! tools read: names and columns must not change).
+//!
+//! Every file is written to a temp file in the same directory and renamed
+//! into place, so a reader (or an interrupted run) sees either the previous
+//! complete file or the new complete file, never half of one.
+
+use crate::results::{ExperimentResult, Metric};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const SUMMARY_CSV: &str = "summary.csv";
+pub const HIST_CSV: &str = "hist.csv";
+pub const WINDOWS_CSV: &str = "windows.csv";
+pub const MANIFEST_JSON: &str = "manifest.json";
+
+pub const SUMMARY_COLUMNS: [&str; 11] = [
+    "experiment",
+    "variant",
+    "metric",
+    "subject",
+    "count",
+    "mean_ns",
+    "p50_ns",
+    "p90_ns",
+    "p99_ns",
+    "p999_ns",
+    "max_ns",
+];
+pub const HIST_COLUMNS: [&str; 7] = [
+    "experiment",
+    "variant",
+    "metric",
+    "subject",
+    "lo_ns",
+    "hi_ns",
+    "count",
+];
+pub const WINDOWS_COLUMNS: [&str; 8] = [
+    "experiment",
+    "variant",
+    "metric",
+    "subject",
+    "window_start_ns",
+    "count",
+    "mean_ns",
+    "max_ns",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot create output directory {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Name and version of one crate the results depend on.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CrateVersion {
+    pub name: String,
+    pub version: String,
+}
+
+/// `manifest.json`: what produced the results, enough to reproduce them.
+/// Holds no wall-clock time, host name or path, so two runs of the same
+/// scenario and seed write the same bytes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Manifest {
+    pub program: String,
+    pub version: String,
+    pub git_commit: Option<String>,
+    pub experiment: String,
+    pub source: String,
+    pub seed: u64,
+    pub replications: u64,
+    pub variants: Vec<String>,
+    pub duration_ns: u64,
+    /// The scenario as run: after variants and `--set`, one entry per variant.
+    pub resolved_scenarios: Vec<ResolvedScenario>,
+    pub rng_stack: Vec<CrateVersion>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ResolvedScenario {
+    pub variant: String,
+    /// BLAKE3 of `toml`, hex.
+    pub hash: String,
+    pub toml: String,
+}
+
+/// Writes `bytes` to `dir/name` atomically (temp file + rename).
+pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), WriteError> {
+    let path = dir.join(name);
+    let io = |source| WriteError::Io {
+        path: path.clone(),
+        source,
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(&path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+fn csv_bytes<F>(header: &[&str], fill: F) -> Vec<u8>
+where
+    F: FnOnce(&mut csv::Writer<&mut Vec<u8>>) -> csv::Result<()>,
+{
+    let mut buf = Vec::new();
+    {
+        let mut w = csv::WriterBuilder::new().from_writer(&mut buf);
+        // Writing to memory cannot fail.
+        w.write_record(header).expect("in-memory csv");
+        fill(&mut w).expect("in-memory csv");
+        w.flush().expect("in-memory csv");
+    }
+    buf
+}
+
+/// The bytes of `summary.csv`: one row per (variant, metric, subject).
+pub fn summary_csv(r: &ExperimentResult) -> Vec<u8> {
+    csv_bytes(&SUMMARY_COLUMNS, |w| {
+        for v in &r.variants {
+            for s in &v.series {
+                let h = &s.hist;
+                w.write_record([
+                    r.experiment.as_str(),
+                    v.variant.as_str(),
+                    s.metric.as_str(),
+                    s.subject.as_str(),
+                    &h.count().to_string(),
+                    &h.mean().to_string(),
+                    &h.quantile(0.50).to_string(),
+                    &h.quantile(0.90).to_string(),
+                    &h.quantile(0.99).to_string(),
+                    &h.quantile(0.999).to_string(),
+                    &h.max().to_string(),
+                ])?;
+            }
+            for c in &v.counters {
+                w.write_record([
+                    r.experiment.as_str(),
+                    v.variant.as_str(),
+                    Metric::Counter.as_str(),
+                    c.subject.as_str(),
+                    &c.value.to_string(),
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                ])?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The bytes of `hist.csv`: the non-empty log2 buckets of every series.
+pub fn hist_csv(r: &ExperimentResult) -> Vec<u8> {
+    csv_bytes(&HIST_COLUMNS, |w| {
+        for v in &r.variants {
+            for s in &v.series {
+                for b in s.hist.log2_buckets() {
+                    w.write_record([
+                        r.experiment.as_str(),
+                        v.variant.as_str(),
+                        s.metric.as_str(),
+                        s.subject.as_str(),
+                        &b.lo.to_string(),
+                        &b.hi.to_string(),
+                        &b.count.to_string(),
+                    ])?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The bytes of `windows.csv`: every window of every series, empty ones
+/// included, so a gap in activity shows as a zero row.
+pub fn windows_csv(r: &ExperimentResult) -> Vec<u8> {
+    csv_bytes(&WINDOWS_COLUMNS, |w| {
+        for v in &r.variants {
+            for s in &v.series {
+                for (start, b) in s.windows.iter() {
+                    w.write_record([
+                        r.experiment.as_str(),
+                        v.variant.as_str(),
+                        s.metric.as_str(),
+                        s.subject.as_str(),
+                        &start.0.to_string(),
+                        &b.count.to_string(),
+                        &b.mean().to_string(),
+                        &b.max.to_string(),
+                    ])?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+pub fn manifest_json(m: &Manifest) -> Vec<u8> {
+    let mut s = serde_json::to_vec_pretty(m).expect("manifest serializes");
+    s.push(b'\n');
+    s
+}
+
+/// Writes the four files of a run directory, creating `dir` if needed.
+pub fn write_run_dir(dir: &Path, r: &ExperimentResult, m: &Manifest) -> Result<(), WriteError> {
+    std::fs::create_dir_all(dir).map_err(|source| WriteError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    write_atomic(dir, SUMMARY_CSV, &summary_csv(r))?;
+    write_atomic(dir, HIST_CSV, &hist_csv(r))?;
+    write_atomic(dir, WINDOWS_CSV, &windows_csv(r))?;
+    write_atomic(dir, MANIFEST_JSON, &manifest_json(m))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Counter, Series, VariantResult};
+    use sim::stats::{LatencyHist, Windows};
+    use sim::{Dur, SimTime};
+
+    fn sample() -> ExperimentResult {
+        let mut hist = LatencyHist::new();
+        let mut windows = Windows::new(Dur::from_secs(10));
+        for (t, v) in [(1u64, 0u64), (2, 1500), (12_000_000_000, 3000)] {
+            hist.record(v);
+            windows.record(SimTime(t), v);
+        }
+        ExperimentResult {
+            experiment: "x".into(),
+            variants: vec![VariantResult {
+                variant: "base".into(),
+                series: vec![Series {
+                    metric: Metric::Wait,
+                    subject: "L/read/g".into(),
+                    hist,
+                    windows,
+                }],
+                counters: vec![Counter {
+                    subject: "L/read_acquisitions".into(),
+                    value: 3,
+                }],
+                horizon: SimTime(20_000_000_000),
+                events: 9,
+                replications: 1,
+            }],
+        }
+    }
+
+    #[test]
+    fn summary_has_design_columns_and_counter_rows_fill_count_only() {
+        let text = String::from_utf8(summary_csv(&sample())).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "experiment,variant,metric,subject,count,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns"
+        );
+        assert_eq!(
+            lines[1],
+            "x,base,wait,L/read/g,3,1500,1500,3000,3000,3000,3000"
+        );
+        assert_eq!(lines[2], "x,base,counter,L/read_acquisitions,3,,,,,,");
+    }
+
+    #[test]
+    fn hist_and_windows_rows() {
+        let r = sample();
+        let h = String::from_utf8(hist_csv(&r)).unwrap();
+        assert_eq!(
+            h.lines().collect::<Vec<_>>(),
+            vec![
+                "experiment,variant,metric,subject,lo_ns,hi_ns,count",
+                "x,base,wait,L/read/g,0,1,1",
+                "x,base,wait,L/read/g,1024,2048,1",
+                "x,base,wait,L/read/g,2048,4096,1",
+            ]
+        );
+        let w = String::from_utf8(windows_csv(&r)).unwrap();
+        assert_eq!(
+            w.lines().collect::<Vec<_>>(),
+            vec![
+                "experiment,variant,metric,subject,window_start_ns,count,mean_ns,max_ns",
+                "x,base,wait,L/read/g,0,2,750,1500",
+                "x,base,wait,L/read/g,10000000000,1,3000,3000",
+            ]
+        );
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_file_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        write_atomic(dir.path(), "a.csv", b"old").unwrap();
+        write_atomic(dir.path(), "a.csv", b"new contents").unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join("a.csv")).unwrap(),
+            b"new contents"
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1);
+    }
+}

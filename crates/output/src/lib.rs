@@ -1,0 +1,16 @@
+//! `output`: turns results into files and terminal text.
+//!
+//! - [`results`]: the result types every writer reads (and nothing else).
+//! - [`files`]: `summary.csv`, `hist.csv`, `windows.csv` and
+//!   `manifest.json`, with the exact names and columns of DESIGN.md, each
+//!   written to a temp file and renamed into place.
+//! - [`terminal`]: the summary table and bpftrace-style log2 histograms.
+//!
+//! Architecture invariant: this crate knows result types only; it never
+//! runs a simulation or reads a scenario.
+
+pub mod files;
+pub mod results;
+pub mod terminal;
+
+pub use results::{Counter, ExperimentResult, Metric, Series, VariantResult};

@@ -1,0 +1,156 @@
+//! Terminal views: a summary table and bpftrace-style log2 histograms.
+
+use crate::results::{ExperimentResult, Metric, Series};
+use std::fmt::Write;
+
+/// A duration in ns with three significant digits and a unit: `850ns`,
+/// `1.30us`, `236ms`, `72.0s`.
+pub fn human_ns(ns: u64) -> String {
+    let v = ns as f64;
+    let (x, unit) = if ns < 1_000 {
+        return format!("{ns}ns");
+    } else if ns < 1_000_000 {
+        (v / 1e3, "us")
+    } else if ns < 1_000_000_000 {
+        (v / 1e6, "ms")
+    } else {
+        (v / 1e9, "s")
+    };
+    if x >= 100.0 {
+        format!("{x:.0}{unit}")
+    } else if x >= 10.0 {
+        format!("{x:.1}{unit}")
+    } else {
+        format!("{x:.2}{unit}")
+    }
+}
+
+/// A bpftrace bucket bound: `0`, `512`, `1K`, `16M`, `2G` (powers of 1024).
+pub fn bpftrace_bound(v: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "K"),
+    ];
+    for (scale, suffix) in UNITS {
+        if v >= scale && v % scale == 0 {
+            return format!("{}{suffix}", v / scale);
+        }
+    }
+    v.to_string()
+}
+
+/// The summary table of an experiment, one row per series and counter.
+pub fn summary_table(r: &ExperimentResult) -> String {
+    let mut rows: Vec<[String; 9]> = vec![[
+        "variant", "metric", "subject", "count", "mean", "p50", "p99", "p99.9", "max",
+    ]
+    .map(String::from)];
+    for v in &r.variants {
+        for s in &v.series {
+            let h = &s.hist;
+            rows.push([
+                v.variant.clone(),
+                s.metric.as_str().into(),
+                s.subject.clone(),
+                h.count().to_string(),
+                human_ns(h.mean()),
+                human_ns(h.quantile(0.5)),
+                human_ns(h.quantile(0.99)),
+                human_ns(h.quantile(0.999)),
+                human_ns(h.max()),
+            ]);
+        }
+        for c in &v.counters {
+            rows.push([
+                v.variant.clone(),
+                Metric::Counter.as_str().into(),
+                c.subject.clone(),
+                c.value.to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+    }
+    let mut width = [0usize; 9];
+    for row in &rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i < 3 {
+                let _ = write!(line, "{cell:<w$}  ", w = width[i]);
+            } else {
+                let _ = write!(line, "{cell:>w$}  ", w = width[i]);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// One series as a bpftrace `hist()` printout (values in ns).
+pub fn log2_histogram(variant: &str, s: &Series) -> String {
+    let mut out = format!("@{}[{}, {}] (ns):\n", s.metric.as_str(), s.subject, variant);
+    let buckets = s.hist.log2_buckets();
+    let top = buckets.iter().map(|b| b.count).max().unwrap_or(0).max(1);
+    for b in &buckets {
+        let label = if b.hi - b.lo == 1 {
+            format!("[{}]", bpftrace_bound(b.lo))
+        } else {
+            format!("[{}, {})", bpftrace_bound(b.lo), bpftrace_bound(b.hi))
+        };
+        let bar = ((b.count as u128 * 52 + top as u128 - 1) / top as u128) as usize;
+        let _ = writeln!(out, "{label:<20}{:>8} |{:<52}|", b.count, "@".repeat(bar));
+    }
+    out
+}
+
+/// The `n` series with the largest maximum (waits and spans first), with
+/// their variant, for the terminal.
+pub fn worst_series(r: &ExperimentResult, n: usize) -> Vec<(&str, &Series)> {
+    let mut all: Vec<(&str, &Series)> = r
+        .variants
+        .iter()
+        .flat_map(|v| v.series.iter().map(move |s| (v.variant.as_str(), s)))
+        .filter(|(_, s)| s.metric != Metric::Hold && s.hist.max() > 0)
+        .collect();
+    all.sort_by(|a, b| {
+        b.1.hist
+            .max()
+            .cmp(&a.1.hist.max())
+            .then_with(|| (a.0, &a.1.subject).cmp(&(b.0, &b.1.subject)))
+    });
+    all.truncate(n);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_units() {
+        assert_eq!(human_ns(850), "850ns");
+        assert_eq!(human_ns(1_300), "1.30us");
+        assert_eq!(human_ns(236_000_000), "236ms");
+        assert_eq!(human_ns(72_000_000_000), "72.0s");
+    }
+
+    #[test]
+    fn bpftrace_labels() {
+        assert_eq!(bpftrace_bound(0), "0");
+        assert_eq!(bpftrace_bound(512), "512");
+        assert_eq!(bpftrace_bound(1024), "1K");
+        assert_eq!(bpftrace_bound(16 << 20), "16M");
+    }
+}

@@ -1,0 +1,25 @@
+//! `sim`: the discrete-event engine under `convoy`.
+//!
+//! Layers, bottom up:
+//! - [`time`]: simulated time as integer nanoseconds ([`SimTime`], [`Dur`])
+//!   and the unit-suffixed duration syntax of scenario files (`850ns`, `1.3us`).
+//! - [`queue`]: the event queue, ordered by (time, insertion sequence).
+//! - [`rng`]: ChaCha random streams, one per entity, keyed by
+//!   (run seed, replication, stable entity name, instance index).
+//! - [`dist`]: duration distributions, including empirical ones read from a
+//!   bpftrace `hist()` dump or a column of samples.
+//! - [`stats`]: HDR latency histograms with their log2 view, and per-window
+//!   aggregates.
+//!
+//! Architecture invariant: this crate does no I/O and knows nothing about
+//! kernels. Text parsers here take `&str`; reading files is the caller's job.
+
+pub mod dist;
+pub mod queue;
+pub mod rng;
+pub mod stats;
+pub mod time;
+
+pub use queue::{EventId, EventQueue};
+pub use rng::{stream, Stream, StreamKey};
+pub use time::{Dur, SimTime};

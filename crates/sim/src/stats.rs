@@ -1,0 +1,411 @@
+//! Statistics: latency histograms and per-window aggregates.
+//!
+//! [`LatencyHist`] wraps an HDR histogram (3 significant digits, exact
+//! merge) and keeps the exact count, sum, min and max beside it, so means
+//! and maxima are exact and only percentiles carry HDR's 0.1% resolution.
+//! Its [`LatencyHist::log2_buckets`] view matches bpftrace's `hist()`: HDR
+//! bucket edges fall on powers of two, so the log2 view is exact.
+//!
+//! [`Windows`] keeps count, sum and max per fixed-length window of simulated
+//! time (10 s by default), the way kernel people report tails per interval.
+
+use crate::time::{Dur, SimTime};
+use hdrhistogram::Histogram;
+
+/// Significant decimal digits of every latency histogram.
+pub const SIGFIGS: u8 = 3;
+
+/// A histogram of nanosecond values.
+#[derive(Clone, Debug)]
+pub struct LatencyHist {
+    hdr: Histogram<u64>,
+    count: u64,
+    sum: u128,
+    min: u64,
+    max: u64,
+}
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PartialEq for LatencyHist {
+    fn eq(&self, other: &Self) -> bool {
+        self.count == other.count
+            && self.sum == other.sum
+            && self.min == other.min
+            && self.max == other.max
+            && self.hdr == other.hdr
+    }
+}
+
+/// One log2 bucket: values in `[lo, hi)`, bpftrace style (`[0]` is `lo=0, hi=1`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Log2Bucket {
+    pub lo: u64,
+    pub hi: u64,
+    pub count: u64,
+}
+
+impl LatencyHist {
+    pub fn new() -> Self {
+        let mut hdr = Histogram::new(SIGFIGS).expect("3 significant figures is valid");
+        hdr.auto(true);
+        LatencyHist {
+            hdr,
+            count: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        // With auto-resize on, recording only fails past u64 range limits
+        // of HDR (values above 2^63); clamp them there.
+        let v = ns.min(i64::MAX as u64);
+        if self.hdr.record(v).is_err() {
+            let _ = self.hdr.record(self.hdr.high());
+        }
+        self.count += 1;
+        self.sum += u128::from(v);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    /// Adds every sample of `other`: exact, order independent.
+    pub fn merge(&mut self, other: &LatencyHist) {
+        if other.count == 0 {
+            return;
+        }
+        self.hdr
+            .add(&other.hdr)
+            .expect("auto-resizing histograms always merge");
+        self.count += other.count;
+        self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    /// Exact mean, rounded to the nearest nanosecond; 0 when empty.
+    pub fn mean(&self) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            ((self.sum + u128::from(self.count) / 2) / u128::from(self.count)) as u64
+        }
+    }
+    pub fn mean_f64(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+    pub fn sum(&self) -> u128 {
+        self.sum
+    }
+    /// Exact minimum; 0 when empty.
+    pub fn min(&self) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            self.min
+        }
+    }
+    /// Exact maximum; 0 when empty.
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Nearest-rank percentile (`q` in 0..=1): the value of rank
+    /// `ceil(q*n)`, to HDR resolution, never above the exact maximum.
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        if q >= 1.0 {
+            return self.max;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0u64;
+        for v in self.hdr.iter_recorded() {
+            seen += v.count_since_last_iteration();
+            if seen >= rank {
+                let hi = self.hdr.highest_equivalent(v.value_iterated_to());
+                return hi.min(self.max).max(self.min);
+            }
+        }
+        self.max
+    }
+
+    /// Fraction of samples at or below `ns` (to HDR resolution).
+    pub fn cdf_at(&self, ns: u64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let below = self.hdr.count_between(0, ns);
+        below as f64 / self.count as f64
+    }
+
+    /// The bpftrace-style log2 view: `[0]`, `[1]`, `[2,4)`, `[4,8)`, ...
+    /// Only non-empty buckets, in increasing order.
+    pub fn log2_buckets(&self) -> Vec<Log2Bucket> {
+        let mut out: Vec<Log2Bucket> = Vec::new();
+        for v in self.hdr.iter_recorded() {
+            let value = self.hdr.lowest_equivalent(v.value_iterated_to());
+            let (lo, hi) = log2_bounds(value);
+            let n = v.count_at_value();
+            match out.last_mut() {
+                Some(b) if b.lo == lo => b.count += n,
+                _ => out.push(Log2Bucket { lo, hi, count: n }),
+            }
+        }
+        out
+    }
+
+    /// Samples in increasing order of value, as (value, count) at HDR
+    /// resolution: for CDF plots.
+    pub fn recorded(&self) -> Vec<(u64, u64)> {
+        self.hdr
+            .iter_recorded()
+            .map(|v| {
+                (
+                    self.hdr.highest_equivalent(v.value_iterated_to()),
+                    v.count_at_value(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The log2 bucket `[lo, hi)` that holds `v`.
+pub fn log2_bounds(v: u64) -> (u64, u64) {
+    if v == 0 {
+        return (0, 1);
+    }
+    let k = 63 - v.leading_zeros();
+    let lo = 1u64 << k;
+    let hi = if k == 63 { u64::MAX } else { 1u64 << (k + 1) };
+    (lo, hi)
+}
+
+/// Count, sum and max of the samples that fell in one window.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct WindowBin {
+    pub count: u64,
+    pub sum: u128,
+    pub max: u64,
+}
+
+impl WindowBin {
+    pub fn mean(&self) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            ((self.sum + u128::from(self.count) / 2) / u128::from(self.count)) as u64
+        }
+    }
+}
+
+/// Per-window aggregates over simulated time. A sample belongs to the window
+/// that holds the time it completed (a grant, a release, a span's end).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Windows {
+    width: u64,
+    bins: Vec<WindowBin>,
+}
+
+/// The default window: 10 s, as the bpftrace scripts of the cases print.
+pub const DEFAULT_WINDOW: Dur = Dur(10_000_000_000);
+
+impl Windows {
+    pub fn new(width: Dur) -> Self {
+        Windows {
+            width: width.0.max(1),
+            bins: Vec::new(),
+        }
+    }
+
+    pub fn width(&self) -> Dur {
+        Dur(self.width)
+    }
+
+    #[inline]
+    pub fn record(&mut self, at: SimTime, ns: u64) {
+        let i = (at.0 / self.width) as usize;
+        if i >= self.bins.len() {
+            self.bins.resize(i + 1, WindowBin::default());
+        }
+        let b = &mut self.bins[i];
+        b.count += 1;
+        b.sum += u128::from(ns);
+        b.max = b.max.max(ns);
+    }
+
+    /// Makes sure windows up to (not including) `end` exist, so empty
+    /// windows at the end of a run are reported as empty, not missing.
+    pub fn extend_to(&mut self, end: SimTime) {
+        let n = end.0.div_ceil(self.width) as usize;
+        if n > self.bins.len() {
+            self.bins.resize(n, WindowBin::default());
+        }
+    }
+
+    pub fn merge(&mut self, other: &Windows) {
+        assert_eq!(
+            self.width, other.width,
+            "windows of different widths do not merge"
+        );
+        if other.bins.len() > self.bins.len() {
+            self.bins.resize(other.bins.len(), WindowBin::default());
+        }
+        for (a, b) in self.bins.iter_mut().zip(&other.bins) {
+            a.count += b.count;
+            a.sum += b.sum;
+            a.max = a.max.max(b.max);
+        }
+    }
+
+    /// (window start, bin) for every window, empty ones included.
+    pub fn iter(&self) -> impl Iterator<Item = (SimTime, &WindowBin)> + '_ {
+        self.bins
+            .iter()
+            .enumerate()
+            .map(move |(i, b)| (SimTime(i as u64 * self.width), b))
+    }
+
+    pub fn len(&self) -> usize {
+        self.bins.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bins.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_mean_min_max_and_nearest_rank() {
+        let mut h = LatencyHist::new();
+        for v in 1..=100u64 {
+            h.record(v * 1000);
+        }
+        assert_eq!(h.count(), 100);
+        assert_eq!(h.mean(), 50_500);
+        assert_eq!(h.min(), 1000);
+        assert_eq!(h.max(), 100_000);
+        // nearest rank: p50 = sorted[ceil(0.5*100)-1] = 50_000, within 0.1%.
+        let p50 = h.quantile(0.5);
+        assert!((49_950..=50_050).contains(&p50), "{p50}");
+        assert_eq!(h.quantile(1.0), 100_000);
+        let p99 = h.quantile(0.99);
+        assert!((98_900..=99_100).contains(&p99), "{p99}");
+    }
+
+    #[test]
+    fn zero_samples_count_in_percentiles() {
+        let mut h = LatencyHist::new();
+        for _ in 0..90 {
+            h.record(0);
+        }
+        for _ in 0..10 {
+            h.record(5_000);
+        }
+        assert_eq!(h.quantile(0.9), 0);
+        assert!(h.quantile(0.91) >= 4_995);
+    }
+
+    #[test]
+    fn merge_is_exact_and_order_free() {
+        let mut a = LatencyHist::new();
+        let mut b = LatencyHist::new();
+        let mut all = LatencyHist::new();
+        for v in 0..1000u64 {
+            let x = v * v * 37 % 1_000_003;
+            if v % 3 == 0 {
+                a.record(x)
+            } else {
+                b.record(x)
+            }
+            all.record(x);
+        }
+        let mut ab = a.clone();
+        ab.merge(&b);
+        let mut ba = b.clone();
+        ba.merge(&a);
+        assert_eq!(ab, all);
+        assert_eq!(ba, all);
+    }
+
+    #[test]
+    fn log2_view_matches_bpftrace_buckets() {
+        let mut h = LatencyHist::new();
+        for v in [0, 1, 2, 3, 4, 7, 8, 1023, 1024, 1_000_000] {
+            h.record(v);
+        }
+        let b: Vec<(u64, u64, u64)> = h
+            .log2_buckets()
+            .iter()
+            .map(|b| (b.lo, b.hi, b.count))
+            .collect();
+        assert_eq!(
+            b,
+            vec![
+                (0, 1, 1),
+                (1, 2, 1),
+                (2, 4, 2),
+                (4, 8, 2),
+                (8, 16, 1),
+                (512, 1024, 1),
+                (1024, 2048, 1),
+                (524_288, 1_048_576, 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn single_sample_histogram() {
+        let mut h = LatencyHist::new();
+        h.record(12_345);
+        assert_eq!(h.quantile(0.5), 12_345);
+        assert_eq!(h.quantile(0.999), 12_345);
+        assert_eq!(h.mean(), 12_345);
+        let e = LatencyHist::new();
+        assert_eq!((e.quantile(0.5), e.mean(), e.max(), e.min()), (0, 0, 0, 0));
+        assert!(e.log2_buckets().is_empty());
+    }
+
+    #[test]
+    fn windows_keep_count_mean_max_and_empty_windows() {
+        let mut w = Windows::new(Dur::from_secs(10));
+        w.record(SimTime(1), 10);
+        w.record(SimTime(9_999_999_999), 30);
+        w.record(SimTime(25_000_000_000), 7);
+        w.extend_to(SimTime(40_000_000_000));
+        let bins: Vec<(u64, u64, u64, u64)> = w
+            .iter()
+            .map(|(t, b)| (t.0, b.count, b.mean(), b.max))
+            .collect();
+        assert_eq!(
+            bins,
+            vec![
+                (0, 2, 20, 30),
+                (10_000_000_000, 0, 0, 0),
+                (20_000_000_000, 1, 7, 7),
+                (30_000_000_000, 0, 0, 0),
+            ]
+        );
+    }
+}
