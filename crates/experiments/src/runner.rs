@@ -43,7 +43,7 @@ impl Default for RunOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
-    #[error("{0}")]
+    #[error(transparent)]
     Scenario(#[from] ScenarioError),
     #[error("variant `{variant}`, replication {rep}: {source}")]
     Run {

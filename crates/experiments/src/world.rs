@@ -276,10 +276,14 @@ impl<'c> World<'c> {
         }
     }
 
+    #[inline]
     fn apply_wakes(&mut self, lock: u32) {
-        if self.wakes.is_empty() {
-            return;
+        if !self.wakes.is_empty() {
+            self.apply_wakes_slow(lock);
         }
+    }
+
+    fn apply_wakes_slow(&mut self, lock: u32) {
         let wakes = std::mem::take(&mut self.wakes);
         for w in &wakes {
             let (t, granted) = match *w {

@@ -79,9 +79,7 @@ impl CpuPool {
     /// on it next (FIFO) and how long that task waited, if any.
     #[inline]
     pub fn release(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
-        if self.limit.is_none() {
-            return None;
-        }
+        self.limit?;
         match self.runq.pop_front() {
             Some((task, since)) => {
                 let waited = now.since(since);

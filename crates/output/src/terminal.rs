@@ -34,7 +34,7 @@ pub fn bpftrace_bound(v: u64) -> String {
         (1 << 10, "K"),
     ];
     for (scale, suffix) in UNITS {
-        if v >= scale && v % scale == 0 {
+        if v >= scale && v.is_multiple_of(scale) {
             return format!("{}{suffix}", v / scale);
         }
     }
@@ -109,7 +109,7 @@ pub fn log2_histogram(variant: &str, s: &Series) -> String {
         } else {
             format!("[{}, {})", bpftrace_bound(b.lo), bpftrace_bound(b.hi))
         };
-        let bar = ((b.count as u128 * 52 + top as u128 - 1) / top as u128) as usize;
+        let bar = (b.count as u128 * 52).div_ceil(top as u128) as usize;
         let _ = writeln!(out, "{label:<20}{:>8} |{:<52}|", b.count, "@".repeat(bar));
     }
     out

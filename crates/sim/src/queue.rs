@@ -4,7 +4,8 @@
 //! sequence). Two events at the same instant pop in the order they were
 //! pushed, whatever their payloads. Cancelled events never pop.
 //!
-//! A binary heap of (time, sequence, payload) entries. Cancellation is lazy:
+//! A binary heap of (time, sequence, payload) entries, compared as one
+//! 128-bit key (time in the high half), which compiles to branch-free code. Cancellation is lazy:
 //! the sequence number goes into a small ordered set and the entry is dropped
 //! when it reaches the top. Runs with no cancellations pay one `is_empty`
 //! check per pop.
@@ -23,6 +24,13 @@ struct Entry<E> {
     payload: E,
 }
 
+impl<E> Entry<E> {
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.at.0) << 64) | u128::from(self.seq)
+    }
+}
+
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
         self.at == other.at && self.seq == other.seq
@@ -36,8 +44,9 @@ impl<E> PartialOrd for Entry<E> {
 }
 impl<E> Ord for Entry<E> {
     /// Reversed, so that the max-heap pops the earliest (time, seq) first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        other.key().cmp(&self.key())
     }
 }
 
@@ -72,6 +81,7 @@ impl<E> EventQueue<E> {
 
     /// Schedules `payload` at `at`. Scheduling in the past is a logic error
     /// of the caller; the event is clamped to `now` so time never runs back.
+    #[inline]
     pub fn push(&mut self, at: SimTime, payload: E) -> EventId {
         let at = at.max(self.now);
         let seq = self.next_seq;
@@ -89,6 +99,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Pops the earliest live event, advancing `now` to its time.
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         while let Some(e) = self.heap.pop() {
             if !self.cancelled.is_empty() && self.cancelled.remove(&e.seq) {

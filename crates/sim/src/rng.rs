@@ -60,6 +60,12 @@ pub fn derive_u64(parent: u64, label: &str, index: u64) -> u64 {
     u64::from_le_bytes(s[..8].try_into().expect("8 bytes"))
 }
 
+/// A uniform draw in [0, 1), for probabilistic branches.
+#[inline]
+pub fn unit(s: &mut Stream) -> f64 {
+    rand::Rng::random::<f64>(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,10 +97,4 @@ mod tests {
         assert_eq!(s.next_u64(), GOLDEN);
     }
     const GOLDEN: u64 = 16366925763909044762;
-}
-
-/// A uniform draw in [0, 1), for probabilistic branches.
-#[inline]
-pub fn unit(s: &mut Stream) -> f64 {
-    rand::Rng::random::<f64>(s)
 }

@@ -161,7 +161,7 @@ impl fmt::Display for Dur {
                     return write!(f, "{whole}{unit}");
                 }
                 let step = scale / 1000;
-                if rest % step == 0 {
+                if rest.is_multiple_of(step) {
                     let milli = rest / step;
                     let frac = format!("{milli:03}");
                     return write!(f, "{whole}.{}{unit}", frac.trim_end_matches('0'));

@@ -672,21 +672,22 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         }
         None => sim::stats::DEFAULT_WINDOW,
     };
-    let cpus =
-        match &h.cpus {
-            None => None,
-            Some(v) => match v.get_ref() {
-                toml::Value::String(s) if s == "unlimited" => None,
-                toml::Value::Integer(n) if (1..=1_000_000).contains(n) => Some(*n as u32),
-                other => return Err(ScenarioError::new(
+    let cpus = match &h.cpus {
+        None => None,
+        Some(v) => match v.get_ref() {
+            toml::Value::String(s) if s == "unlimited" => None,
+            toml::Value::Integer(n) if (1..=1_000_000).contains(n) => Some(*n as u32),
+            other => {
+                return Err(ScenarioError::new(
                     src.locate(Some(v.span())),
                     "scenario.cpus",
                     format!(
                         "expected a number of CPUs (1 or more) or \"unlimited\", found `{other}`"
                     ),
-                )),
-            },
-        };
+                ))
+            }
+        },
+    };
     let mut locks = Vec::new();
     let mut lock_ids = IndexMap::new();
     for (name, def) in &doc.locks {

@@ -306,9 +306,20 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
     let hash = blake3::hash(resolved_toml.as_bytes()).to_hex().to_string();
     let doc: Doc = serde_path_to_error::deserialize(toml::de::ValueDeserializer::from(tree))
         .map_err(|e| {
-            let field = e.path().to_string();
+            // serde_spanned's private wrapper shows up as a path segment.
+            let field = e
+                .path()
+                .to_string()
+                .split('.')
+                .filter(|s| !s.contains("__serde_spanned"))
+                .collect::<Vec<_>>()
+                .join(".");
             let inner = e.into_inner();
-            let field = if field == "." { String::new() } else { field };
+            let field = if field.is_empty() || field == "." {
+                String::new()
+            } else {
+                field
+            };
             ScenarioError::new(src.locate(inner.span()), field, inner.message().to_string())
         })?;
     Ok(Loaded {

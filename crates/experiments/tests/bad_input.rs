@@ -1,0 +1,291 @@
+//! Bad input: every class of mistake gets an error that names the file,
+//! line and field, exits with status 2, never panics, and writes nothing.
+
+use std::path::Path;
+use std::process::Command;
+
+const GOOD: &str = r#"
+[scenario]
+name = "t"
+duration = "1s"
+
+[locks.l]
+kind = "rwsem"
+
+[tasks.a]
+count = 2
+program = [
+  "loop",
+  "  sleep 1ms",
+  "  down_read l",
+  "  cpu 10us",
+  "  up_read l",
+  "end",
+]
+"#;
+
+struct Outcome {
+    code: Option<i32>,
+    stderr: String,
+    out_dir_exists: bool,
+}
+
+fn convoy_run(text: &str, extra: &[&str]) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).replace(&*file.to_string_lossy(), "s.toml");
+    Outcome {
+        code: o.status.code(),
+        stderr,
+        out_dir_exists: Path::new(&out).exists(),
+    }
+}
+
+/// Replaces the first occurrence of `from` in the good scenario.
+fn broken(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "test bug: {from}");
+    GOOD.replacen(from, to, 1)
+}
+
+fn assert_error(o: &Outcome, needles: &[&str]) {
+    assert_eq!(o.code, Some(2), "exit status; stderr: {}", o.stderr);
+    assert!(!o.stderr.contains("panicked"), "panic: {}", o.stderr);
+    assert!(o.stderr.starts_with("convoy: error: "), "{}", o.stderr);
+    for n in needles {
+        assert!(o.stderr.contains(n), "missing `{n}` in: {}", o.stderr);
+    }
+    assert!(
+        !o.out_dir_exists,
+        "an output directory was written for a failed run"
+    );
+}
+
+#[test]
+fn the_good_scenario_runs() {
+    let o = convoy_run(GOOD, &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.out_dir_exists);
+}
+
+#[test]
+fn unknown_lock_names_line_field_and_declared_locks() {
+    let o = convoy_run(&broken("  down_read l", "  down_read kernfs"), &[]);
+    assert_error(
+        &o,
+        &[
+            "s.toml:14",
+            "tasks.a.program[2]",
+            "no lock `kernfs`",
+            "declared: l",
+        ],
+    );
+}
+
+#[test]
+fn bad_duration_in_a_step() {
+    let o = convoy_run(&broken("  cpu 10us", "  cpu 10 parsecs"), &[]);
+    assert_error(&o, &["s.toml:15", "tasks.a.program[3]", "unknown unit"]);
+}
+
+#[test]
+fn bad_scenario_duration() {
+    let o = convoy_run(
+        &broken(r#"duration = "1s""#, r#"duration = "1 fortnight""#),
+        &[],
+    );
+    assert_error(&o, &["s.toml:4", "scenario.duration", "unknown unit"]);
+}
+
+#[test]
+fn stray_end() {
+    let o = convoy_run(
+        &broken(r#"  "  up_read l","#, r#"  "  up_read l", "end","#),
+        &[],
+    );
+    assert_error(&o, &["tasks.a.program", "`end` without an open"]);
+}
+
+#[test]
+fn missing_end() {
+    let o = convoy_run(&broken(r#"  "end","#, ""), &[]);
+    assert_error(
+        &o,
+        &[
+            "s.toml:12",
+            "tasks.a.program[0]",
+            "`loop` has no matching `end`",
+        ],
+    );
+}
+
+#[test]
+fn unlocking_a_lock_not_held() {
+    let o = convoy_run(&broken("  down_read l", "  cpu 1us"), &[]);
+    assert_error(&o, &["s.toml:16", "tasks.a.program[4]", "`l` is not held"]);
+}
+
+#[test]
+fn releasing_in_the_wrong_mode() {
+    let o = convoy_run(&broken("  up_read l", "  up_write l"), &[]);
+    assert_error(&o, &["s.toml:16", "held for read"]);
+}
+
+#[test]
+fn a_loop_that_never_advances_time() {
+    let text = broken("  sleep 1ms", "  sleep 0").replacen("  cpu 10us", "  cpu 0ns", 1);
+    let o = convoy_run(&text, &[]);
+    assert_error(&o, &["s.toml:12", "never advances simulated time"]);
+}
+
+#[test]
+fn a_loop_whose_only_delay_is_optional_never_advances_time() {
+    let text = broken(
+        r#""  sleep 1ms","#,
+        r#""  with_prob 0.5", "    sleep 1ms", "  end","#,
+    )
+    .replacen("  cpu 10us", "  cpu 0ns", 1);
+    let o = convoy_run(&text, &[]);
+    assert_error(&o, &["never advances simulated time"]);
+}
+
+#[test]
+fn ending_the_program_with_a_lock_held() {
+    let text = broken(r#"  "loop","#, "")
+        .replacen(r#"  "  up_read l","#, "", 1)
+        .replacen(r#"  "end","#, "", 1);
+    let o = convoy_run(&text, &[]);
+    assert_error(&o, &["ends its program still holding `l`"]);
+}
+
+#[test]
+fn taking_a_held_lock_again() {
+    let o = convoy_run(&broken("  cpu 10us", "  down_read l"), &[]);
+    assert_error(&o, &["s.toml:15", "already holds `l`"]);
+}
+
+#[test]
+fn mutex_step_on_an_rwsem() {
+    let o = convoy_run(&broken("  down_read l", "  mutex_lock l"), &[]);
+    assert_error(&o, &["s.toml:14", "`l` is an rwsem"]);
+}
+
+#[test]
+fn unknown_step_keyword() {
+    let o = convoy_run(&broken("  cpu 10us", "  spin 10us"), &[]);
+    assert_error(&o, &["s.toml:15", "unknown step `spin`"]);
+}
+
+#[test]
+fn unknown_field_is_not_ignored() {
+    let o = convoy_run(&broken("count = 2", "count = 2\ncuont = 3"), &[]);
+    assert_error(&o, &["s.toml:11", "tasks.a.cuont", "unknown field `cuont`"]);
+}
+
+#[test]
+fn wrong_type_names_the_field() {
+    let o = convoy_run(&broken("count = 2", r#"count = "two""#), &[]);
+    assert_error(&o, &["s.toml:10", "tasks.a.count", "expected u32"]);
+}
+
+#[test]
+fn toml_syntax_error_has_a_line() {
+    let o = convoy_run(&broken("[locks.l]", "[locks.l"), &[]);
+    assert_error(&o, &["s.toml:6", "not valid TOML"]);
+}
+
+#[test]
+fn unknown_lock_kind_and_policy() {
+    let o = convoy_run(&broken(r#"kind = "rwsem""#, r#"kind = "spinlock""#), &[]);
+    assert_error(
+        &o,
+        &["s.toml:7", "locks.l.kind", "expected `rwsem` or `mutex`"],
+    );
+    let o = convoy_run(
+        &broken(r#"kind = "rwsem""#, "kind = \"rwsem\"\npolicy = \"lifo\""),
+        &[],
+    );
+    assert_error(&o, &["s.toml:8", "locks.l.policy", "unknown policy `lifo`"]);
+}
+
+#[test]
+fn set_of_a_missing_table_or_with_a_bad_value() {
+    let o = convoy_run(GOOD, &["--set", "tasks.b.count=3"]);
+    assert_error(&o, &["--set tasks.b.count=3", "no table `tasks.b`"]);
+    let o = convoy_run(GOOD, &["--set", "tasks.a.count=many"]);
+    assert_error(&o, &["--set tasks.a.count=many", "is an integer"]);
+    let o = convoy_run(GOOD, &["--set", "scenario.duration=5 lightyears"]);
+    assert_error(
+        &o,
+        &["--set scenario.duration=5 lightyears", "scenario.duration"],
+    );
+    let o = convoy_run(GOOD, &["--set", "novalue"]);
+    assert_error(&o, &["--set novalue", "expected key=value"]);
+}
+
+#[test]
+fn unknown_variant() {
+    let o = convoy_run(GOOD, &["--variant", "after"]);
+    assert_error(&o, &["no variant `after`", "base"]);
+}
+
+#[test]
+fn missing_file_lists_builtins() {
+    let o = Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .args(["run", "/nonexistent/x.toml"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        e.contains("/nonexistent/x.toml") && e.contains("bench-convoy"),
+        "{e}"
+    );
+}
+
+#[test]
+fn recursive_call() {
+    let text = format!("{GOOD}\n[ops.f]\nsteps = [\"call g\"]\n[ops.g]\nsteps = [\"call f\"]\n")
+        .replacen("  cpu 10us", "  call f", 1);
+    let o = convoy_run(&text, &[]);
+    assert_error(&o, &["recursive call: f -> g -> f"]);
+}
+
+#[test]
+fn deadlock_at_run_time_names_the_tasks_and_locks() {
+    // Two tasks take two mutexes in opposite orders: an ABBA deadlock that
+    // only the run can find.
+    let text = r#"
+[scenario]
+name = "abba"
+duration = "1s"
+[locks.a]
+kind = "mutex"
+[locks.b]
+kind = "mutex"
+[tasks.one]
+count = 1
+program = ["mutex_lock a", "sleep 1ms", "mutex_lock b", "mutex_unlock b", "mutex_unlock a"]
+[tasks.two]
+count = 1
+program = ["mutex_lock b", "sleep 1ms", "mutex_lock a", "mutex_unlock a", "mutex_unlock b"]
+"#;
+    let o = convoy_run(text, &[]);
+    assert_error(
+        &o,
+        &[
+            "deadlock at t=1ms",
+            "one[0] blocked on b (lock)",
+            "two[0] blocked on a (lock)",
+        ],
+    );
+}

@@ -1,0 +1,179 @@
+//! The `convoy` binary as users run it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn convoy(args: &[&str], cwd: &Path) -> Output {
+    let o = Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "convoy {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+const FILES: [&str; 4] = ["summary.csv", "hist.csv", "windows.csv", "manifest.json"];
+
+#[test]
+fn same_seed_gives_byte_identical_files_with_any_thread_count() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |out: &str, jobs: &str| {
+        convoy(
+            &[
+                "run",
+                "writer-parks-readers",
+                "--duration",
+                "2s",
+                "--reps",
+                "3",
+                "--jobs",
+                jobs,
+                "--out",
+                out,
+            ],
+            d.path(),
+        );
+    };
+    run("a", "1");
+    run("b", "2");
+    run("c", "1");
+    for f in FILES {
+        let a = std::fs::read(d.path().join("a").join(f)).unwrap();
+        assert!(!a.is_empty(), "{f} is empty");
+        for other in ["b", "c"] {
+            let b = std::fs::read(d.path().join(other).join(f)).unwrap();
+            assert!(a == b, "{f} differs between runs a and {other}");
+        }
+    }
+}
+
+#[test]
+fn summary_snapshot_at_a_small_fixed_seed() {
+    let d = tempfile::tempdir().unwrap();
+    convoy(
+        &[
+            "run",
+            "writer-parks-readers",
+            "--duration",
+            "3s",
+            "--seed",
+            "5",
+            "--out",
+            "o",
+        ],
+        d.path(),
+    );
+    let summary = std::fs::read_to_string(d.path().join("o/summary.csv")).unwrap();
+    insta::assert_snapshot!(summary);
+}
+
+#[test]
+fn manifest_records_seed_variants_resolved_scenario_and_rng_stack() {
+    let d = tempfile::tempdir().unwrap();
+    convoy(
+        &[
+            "run",
+            "writer-parks-readers",
+            "--duration",
+            "1s",
+            "--seed",
+            "9",
+            "--set",
+            "tasks.walkers.count=4",
+            "--out",
+            "o",
+        ],
+        d.path(),
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("o/manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["seed"], 9);
+    assert_eq!(m["variants"], serde_json::json!(["base", "short-hold"]));
+    let resolved = m["resolved_scenarios"][1]["toml"].as_str().unwrap();
+    assert!(
+        resolved.contains("count = 4"),
+        "--set is in the resolved scenario"
+    );
+    assert!(
+        resolved.contains("value = \"1ms\""),
+        "the variant overlay is applied"
+    );
+    assert!(resolved.contains("duration = \"1s\""));
+    assert_eq!(
+        m["resolved_scenarios"][1]["hash"].as_str().unwrap().len(),
+        64
+    );
+    let stack: Vec<&str> = m["rng_stack"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    for c in ["rand_chacha", "rand_distr", "blake3"] {
+        assert!(stack.contains(&c), "{c} missing from {stack:?}");
+    }
+}
+
+#[test]
+fn list_names_the_builtin_experiments() {
+    let d = tempfile::tempdir().unwrap();
+    let o = convoy(&["list"], d.path());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains("bench-convoy") && s.contains("writer-parks-readers"),
+        "{s}"
+    );
+}
+
+#[test]
+fn bench_prints_the_metrics_and_ends_with_acquisitions_per_sec() {
+    let d = tempfile::tempdir().unwrap();
+    let o = convoy(
+        &[
+            "bench",
+            "--duration",
+            "200ms",
+            "--readers",
+            "8",
+            "--writers",
+            "2",
+        ],
+        d.path(),
+    );
+    let s = String::from_utf8_lossy(&o.stdout);
+    for key in [
+        "readers",
+        "writers",
+        "total_acquisitions=",
+        "events=",
+        "events_per_sec=",
+        "wall_seconds=",
+    ] {
+        assert!(s.contains(key), "{key} missing: {s}");
+    }
+    let last = s.lines().last().unwrap();
+    let n = last.strip_prefix("acquisitions_per_sec=").expect(last);
+    assert!(n.parse::<u64>().unwrap() > 0);
+}
+
+#[test]
+fn no_arguments_runs_every_builtin_and_writes_results() {
+    let d = tempfile::tempdir().unwrap();
+    let o = convoy(&[], d.path());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains("=== bench-convoy") && s.contains("=== writer-parks-readers"),
+        "{s}"
+    );
+    for exp in ["bench-convoy", "writer-parks-readers"] {
+        for f in FILES {
+            assert!(d.path().join("out").join(exp).join(f).exists(), "{exp}/{f}");
+        }
+    }
+}
