@@ -24,13 +24,17 @@ use models::{Acquire, LockKind, LockPolicy, Mode, TaskId, Wake};
 use output::{Counter, Series, VariantResult};
 use sim::rng::{stream, Stream};
 use sim::stats::{LatencyHist, Windows};
-use sim::{EventQueue, SimTime};
+use sim::{SimTime, SlotQueue};
 use std::fmt;
 
-#[derive(Copy, Clone, Debug)]
+/// A task's pending event (each task has at most one: it is sleeping,
+/// burning CPU, or about to run).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Ev {
-    Run(TaskId),
-    Wake(TaskId),
+    /// The task is on a CPU and continues its program.
+    Run,
+    /// The task's sleep is over; it becomes runnable.
+    Wake,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -144,7 +148,7 @@ impl std::error::Error for RunError {}
 
 pub struct World<'c> {
     c: &'c Compiled,
-    queue: EventQueue<Ev>,
+    queue: SlotQueue<Ev>,
     now: SimTime,
     tasks: Vec<Task>,
     locks: Vec<Box<dyn LockPolicy>>,
@@ -203,7 +207,7 @@ impl<'c> World<'c> {
         };
         World {
             c,
-            queue: EventQueue::new(),
+            queue: SlotQueue::new(tasks.len(), Ev::Run),
             now: SimTime::ZERO,
             tasks,
             locks: c
@@ -249,6 +253,15 @@ impl<'c> World<'c> {
     }
 
     #[inline]
+    fn schedule(&mut self, t: TaskId, at: SimTime, ev: Ev) {
+        debug_assert!(
+            !self.queue.is_set(t as usize),
+            "a task has one pending event"
+        );
+        self.queue.set(t as usize, at, ev);
+    }
+
+    #[inline]
     fn record(&mut self, stat: StatId, ns: u64) {
         let s = &mut self.stats[stat as usize];
         s.hist.record(ns);
@@ -262,7 +275,7 @@ impl<'c> World<'c> {
         self.tasks[t as usize].state = State::Runnable;
         if let Some(cpu) = self.cpu.make_runnable(self.now, t) {
             self.tasks[t as usize].cpu = cpu;
-            self.queue.push(self.now, Ev::Run(t));
+            self.schedule(t, self.now, Ev::Run);
         }
     }
 
@@ -272,7 +285,7 @@ impl<'c> World<'c> {
         let cpu = self.tasks[t as usize].cpu;
         if let Some((next, _waited)) = self.cpu.release(self.now, cpu) {
             self.tasks[next as usize].cpu = cpu;
-            self.queue.push(self.now, Ev::Run(next));
+            self.schedule(next, self.now, Ev::Run);
         }
     }
 
@@ -411,10 +424,10 @@ impl<'c> World<'c> {
                     let at = self.now + sim::Dur(d);
                     if sleep {
                         task.state = State::Sleeping;
-                        self.queue.push(at, Ev::Wake(t));
+                        self.schedule(t, at, Ev::Wake);
                         self.leave_cpu(t);
                     } else {
-                        self.queue.push(at, Ev::Run(t));
+                        self.schedule(t, at, Ev::Run);
                     }
                     return Ok(());
                 }
@@ -503,7 +516,8 @@ impl<'c> World<'c> {
         for t in 0..self.tasks.len() as TaskId {
             self.make_runnable(t);
         }
-        while let Some((at, ev)) = self.queue.pop() {
+        while let Some((at, t, ev)) = self.queue.pop() {
+            let t = t as TaskId;
             if at >= self.horizon {
                 self.now = self.horizon;
                 return Ok(());
@@ -520,8 +534,8 @@ impl<'c> World<'c> {
                 }
             }
             match ev {
-                Ev::Run(t) => self.run_task(t)?,
-                Ev::Wake(t) => {
+                Ev::Run => self.run_task(t)?,
+                Ev::Wake => {
                     // The sleeper runs at once if a CPU is free: no second event.
                     self.tasks[t as usize].state = State::Runnable;
                     if let Some(cpu) = self.cpu.make_runnable(at, t) {

@@ -17,9 +17,11 @@
 pub mod dist;
 pub mod queue;
 pub mod rng;
+pub mod slots;
 pub mod stats;
 pub mod time;
 
 pub use queue::{EventId, EventQueue};
 pub use rng::{stream, Stream, StreamKey};
+pub use slots::SlotQueue;
 pub use time::{Dur, SimTime};

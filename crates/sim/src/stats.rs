@@ -3,6 +3,8 @@
 //! [`LatencyHist`] wraps an HDR histogram (3 significant digits, exact
 //! merge) and keeps the exact count, sum, min and max beside it, so means
 //! and maxima are exact and only percentiles carry HDR's 0.1% resolution.
+//! Zero samples (uncontended acquisitions, the common case) are only
+//! counted, not recorded in the HDR histogram: exact, and cheaper.
 //! Its [`LatencyHist::log2_buckets`] view matches bpftrace's `hist()`: HDR
 //! bucket edges fall on powers of two, so the log2 view is exact.
 //!
@@ -18,7 +20,10 @@ pub const SIGFIGS: u8 = 3;
 /// A histogram of nanosecond values.
 #[derive(Clone, Debug)]
 pub struct LatencyHist {
+    /// Non-zero samples.
     hdr: Histogram<u64>,
+    /// Samples equal to zero.
+    zeros: u64,
     count: u64,
     sum: u128,
     min: u64,
@@ -37,6 +42,7 @@ impl PartialEq for LatencyHist {
             && self.sum == other.sum
             && self.min == other.min
             && self.max == other.max
+            && self.zeros == other.zeros
             && self.hdr == other.hdr
     }
 }
@@ -55,6 +61,7 @@ impl LatencyHist {
         hdr.auto(true);
         LatencyHist {
             hdr,
+            zeros: 0,
             count: 0,
             sum: 0,
             min: u64::MAX,
@@ -64,6 +71,12 @@ impl LatencyHist {
 
     #[inline]
     pub fn record(&mut self, ns: u64) {
+        if ns == 0 {
+            self.zeros += 1;
+            self.count += 1;
+            self.min = 0;
+            return;
+        }
         // With auto-resize on, recording only fails past u64 range limits
         // of HDR (values above 2^63); clamp them there.
         let v = ns.min(i64::MAX as u64);
@@ -84,6 +97,7 @@ impl LatencyHist {
         self.hdr
             .add(&other.hdr)
             .expect("auto-resizing histograms always merge");
+        self.zeros += other.zeros;
         self.count += other.count;
         self.sum += other.sum;
         self.min = self.min.min(other.min);
@@ -137,7 +151,10 @@ impl LatencyHist {
             return self.max;
         }
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
-        let mut seen = 0u64;
+        if rank <= self.zeros {
+            return 0;
+        }
+        let mut seen = self.zeros;
         for v in self.hdr.iter_recorded() {
             seen += v.count_since_last_iteration();
             if seen >= rank {
@@ -153,7 +170,11 @@ impl LatencyHist {
         if self.count == 0 {
             return 0.0;
         }
-        let below = self.hdr.count_between(0, ns);
+        let below = if ns == 0 {
+            self.zeros
+        } else {
+            self.zeros + self.hdr.count_between(1, ns)
+        };
         below as f64 / self.count as f64
     }
 
@@ -161,6 +182,13 @@ impl LatencyHist {
     /// Only non-empty buckets, in increasing order.
     pub fn log2_buckets(&self) -> Vec<Log2Bucket> {
         let mut out: Vec<Log2Bucket> = Vec::new();
+        if self.zeros > 0 {
+            out.push(Log2Bucket {
+                lo: 0,
+                hi: 1,
+                count: self.zeros,
+            });
+        }
         for v in self.hdr.iter_recorded() {
             let value = self.hdr.lowest_equivalent(v.value_iterated_to());
             let (lo, hi) = log2_bounds(value);
