@@ -76,9 +76,11 @@ struct Task {
     /// When the current lock request was made.
     since: SimTime,
     rng: Stream,
-    holds: Vec<SimTime>,
-    spans: Vec<SimTime>,
-    reps: Vec<u64>,
+    /// This task's hold starts are `World::holds[hold_base..]` (one per
+    /// lock its program can hold at once), likewise spans and repeats.
+    hold_base: u32,
+    span_base: u32,
+    rep_base: u32,
 }
 
 struct Stat {
@@ -148,6 +150,9 @@ impl std::error::Error for RunError {}
 
 pub struct World<'c> {
     c: &'c Compiled,
+    holds: Vec<SimTime>,
+    spans: Vec<SimTime>,
+    reps: Vec<u64>,
     queue: SlotQueue<Ev>,
     now: SimTime,
     tasks: Vec<Task>,
@@ -183,6 +188,7 @@ impl<'c> World<'c> {
     /// (seed, replication, `task/GROUP`, index).
     pub fn new(c: &'c Compiled, seed: u64, replication: u64, limits: Limits) -> Self {
         let mut tasks = Vec::new();
+        let (mut holds, mut spans, mut reps) = (0usize, 0usize, 0usize);
         for (g, group) in c.groups.iter().enumerate() {
             let entity = format!("task/{}", group.name);
             for i in 0..group.count {
@@ -195,10 +201,13 @@ impl<'c> World<'c> {
                     resume: Resume::Nothing,
                     since: SimTime::ZERO,
                     rng: stream(seed, replication, &entity, u64::from(i)),
-                    holds: vec![SimTime::ZERO; group.hold_slots as usize],
-                    spans: vec![SimTime::ZERO; group.span_slots as usize],
-                    reps: vec![0; group.repeat_slots as usize],
+                    hold_base: holds as u32,
+                    span_base: spans as u32,
+                    rep_base: reps as u32,
                 });
+                holds += group.hold_slots as usize;
+                spans += group.span_slots as usize;
+                reps += group.repeat_slots as usize;
             }
         }
         let cpu = match c.cpus {
@@ -207,6 +216,9 @@ impl<'c> World<'c> {
         };
         World {
             c,
+            holds: vec![SimTime::ZERO; holds],
+            spans: vec![SimTime::ZERO; spans],
+            reps: vec![0; reps],
             queue: SlotQueue::new(tasks.len(), Ev::Run),
             now: SimTime::ZERO,
             tasks,
@@ -350,12 +362,38 @@ impl<'c> World<'c> {
         let since = self.tasks[t as usize].since;
         let waited = self.now.since(since).0;
         self.record(wait, waited);
-        self.tasks[t as usize].holds[slot as usize] = self.now;
+        let base = self.tasks[t as usize].hold_base as usize;
+        self.holds[base + slot as usize] = self.now;
         self.acquisitions[lock as usize][mode_index(mode)] += 1;
+    }
+
+    /// Task `t` (at a delay step) advances time by `d`, on its CPU or off it
+    /// asleep, and will go on at `next`. Returns false for a zero delay (the
+    /// task goes on at once).
+    #[inline]
+    fn delay(&mut self, t: TaskId, d: u64, sleep: bool, next: u32) -> bool {
+        let task = &mut self.tasks[t as usize];
+        task.pc = next;
+        if let Some(log) = &mut self.draw_log {
+            log.push((t, d));
+        }
+        if d == 0 {
+            return false;
+        }
+        let at = self.now + sim::Dur(d);
+        if sleep {
+            task.state = State::Sleeping;
+            self.schedule(t, at, Ev::Wake);
+            self.leave_cpu(t);
+        } else {
+            self.schedule(t, at, Ev::Run);
+        }
+        true
     }
 
     /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
     /// time or exits.
+    #[inline(always)]
     fn run_task(&mut self, t: TaskId) -> Result<(), RunError> {
         let ti = t as usize;
         self.tasks[ti].state = State::Running;
@@ -393,43 +431,42 @@ impl<'c> World<'c> {
         }
         let c: &'c Compiled = self.c;
         let code = &c.groups[self.tasks[ti].group as usize].code;
+        let mut pc = self.tasks[ti].pc;
         let mut steps: u64 = 0;
         loop {
             steps += 1;
             if steps > self.limits.max_steps_per_instant {
-                let pc = self.tasks[ti].pc as usize;
                 let g = &self.c.groups[self.tasks[ti].group as usize];
                 return Err(RunError::Livelock {
                     task: self.task_name(t),
                     location: g
                         .origins
-                        .get(pc)
+                        .get(pc as usize)
                         .map(|o| o.location.clone())
                         .unwrap_or_default(),
                     at: self.now,
                 });
             }
-            let pc = self.tasks[ti].pc;
             match code[pc as usize] {
-                Instr::Delay { dist, sleep } => {
-                    let task = &mut self.tasks[ti];
-                    let d = self.c.dists[dist as usize].sample(&mut task.rng);
-                    task.pc = pc + 1;
-                    if let Some(log) = &mut self.draw_log {
-                        log.push((t, d));
+                Instr::Delay { dist, sleep, next } => {
+                    let d = c.dists[dist as usize].sample(&mut self.tasks[ti].rng);
+                    if self.delay(t, d, sleep, next) {
+                        return Ok(());
                     }
-                    if d == 0 {
-                        continue;
+                    pc = next;
+                }
+                Instr::DelayExp { mean, sleep, next } => {
+                    let d = sim::dist::sample_exp(mean, &mut self.tasks[ti].rng);
+                    if self.delay(t, d, sleep, next) {
+                        return Ok(());
                     }
-                    let at = self.now + sim::Dur(d);
-                    if sleep {
-                        task.state = State::Sleeping;
-                        self.schedule(t, at, Ev::Wake);
-                        self.leave_cpu(t);
-                    } else {
-                        self.schedule(t, at, Ev::Run);
+                    pc = next;
+                }
+                Instr::DelayConst { ns, sleep, next } => {
+                    if self.delay(t, ns, sleep, next) {
+                        return Ok(());
                     }
-                    return Ok(());
+                    pc = next;
                 }
                 Instr::Acquire {
                     lock,
@@ -437,7 +474,7 @@ impl<'c> World<'c> {
                     wait,
                     slot,
                 } => {
-                    self.tasks[ti].pc = pc + 1;
+                    pc += 1;
                     self.tasks[ti].since = self.now;
                     let r = self.locks[lock as usize].acquire(self.now, t, mode, &mut self.wakes);
                     self.apply_wakes(lock);
@@ -446,6 +483,7 @@ impl<'c> World<'c> {
                         Acquire::Queued => {
                             self.contentions[lock as usize][mode_index(mode)] += 1;
                             let task = &mut self.tasks[ti];
+                            task.pc = pc;
                             task.state = State::Blocked;
                             task.resume = Resume::Acquired {
                                 lock,
@@ -464,45 +502,48 @@ impl<'c> World<'c> {
                     hold,
                     slot,
                 } => {
-                    self.tasks[ti].pc = pc + 1;
-                    let held = self.now.since(self.tasks[ti].holds[slot as usize]).0;
+                    pc += 1;
+                    let base = self.tasks[ti].hold_base as usize;
+                    let held = self.now.since(self.holds[base + slot as usize]).0;
                     self.record(hold, held);
                     self.locks[lock as usize].release(self.now, t, mode, &mut self.wakes);
                     self.apply_wakes(lock);
                 }
                 Instr::SpanBegin { slot } => {
-                    let task = &mut self.tasks[ti];
-                    task.spans[slot as usize] = self.now;
-                    task.pc = pc + 1;
+                    let base = self.tasks[ti].span_base as usize;
+                    self.spans[base + slot as usize] = self.now;
+                    pc += 1;
                 }
                 Instr::SpanEnd { stat, slot } => {
-                    self.tasks[ti].pc = pc + 1;
-                    let d = self.now.since(self.tasks[ti].spans[slot as usize]).0;
+                    pc += 1;
+                    let base = self.tasks[ti].span_base as usize;
+                    let d = self.now.since(self.spans[base + slot as usize]).0;
                     self.record(stat, d);
                 }
                 Instr::RepeatBegin { count, end, depth } => {
-                    let task = &mut self.tasks[ti];
                     if count == 0 {
-                        task.pc = end;
+                        pc = end;
                     } else {
-                        task.reps[depth as usize] = count;
-                        task.pc = pc + 1;
+                        let base = self.tasks[ti].rep_base as usize;
+                        self.reps[base + depth as usize] = count;
+                        pc += 1;
                     }
                 }
                 Instr::RepeatEnd { begin, depth } => {
-                    let task = &mut self.tasks[ti];
-                    let left = &mut task.reps[depth as usize];
+                    let base = self.tasks[ti].rep_base as usize;
+                    let left = &mut self.reps[base + depth as usize];
                     *left -= 1;
-                    task.pc = if *left > 0 { begin + 1 } else { pc + 1 };
+                    pc = if *left > 0 { begin + 1 } else { pc + 1 };
                 }
                 Instr::WithProb { p, end } => {
-                    let task = &mut self.tasks[ti];
-                    let u = sim::rng::unit(&mut task.rng);
-                    task.pc = if u < p { pc + 1 } else { end };
+                    let u = sim::rng::unit(&mut self.tasks[ti].rng);
+                    pc = if u < p { pc + 1 } else { end };
                 }
-                Instr::Jump { to } => self.tasks[ti].pc = to,
+                Instr::Jump { to } => pc = to,
                 Instr::Exit => {
-                    self.tasks[ti].state = State::Exited;
+                    let task = &mut self.tasks[ti];
+                    task.pc = pc;
+                    task.state = State::Exited;
                     self.leave_cpu(t);
                     return Ok(());
                 }

@@ -185,19 +185,22 @@ fn below(rng: &mut Stream, n: u128) -> u128 {
     (u128::from(rng.next_u64()) * n) >> 64
 }
 
+/// One draw of an exponential distribution with mean `mean` ns: what
+/// `Dist::Exp` draws, for callers that specialise on it.
+#[inline]
+pub fn sample_exp(mean: f64, rng: &mut Stream) -> u64 {
+    let e: f64 = rng.sample(Exp1);
+    to_ns(mean * e)
+}
+
 /// Rounds a float number of nanoseconds to the nearest one, clamped to
 /// `[0, MAX_SAMPLE_NS]`; NaN gives 0.
 #[inline]
-fn to_ns(x: f64) -> u64 {
-    if x.is_nan() || x <= 0.0 {
-        0
-    } else if x >= MAX_SAMPLE_NS as f64 {
-        MAX_SAMPLE_NS
-    } else {
-        // x >= 0 here: adding one half and truncating rounds to nearest
-        // without a libm call on the hot path.
-        (x + 0.5) as u64
-    }
+pub fn to_ns(x: f64) -> u64 {
+    // Branch-free: clamp (NaN stays NaN), then the saturating cast maps NaN
+    // to 0; adding one half before truncating rounds to nearest without a
+    // libm call on the hot path.
+    (x + 0.5).clamp(0.0, MAX_SAMPLE_NS as f64) as u64
 }
 
 impl Empirical {
@@ -818,10 +821,7 @@ impl Dist {
                 let span = u128::from(hi.saturating_sub(lo)) + 1;
                 lo + below(rng, span) as u64
             }
-            Dist::Exp { mean } => {
-                let e: f64 = rng.sample(Exp1);
-                to_ns(mean * e)
-            }
+            Dist::Exp { mean } => sample_exp(*mean, rng),
             Dist::LogNormal { mu, sigma } => {
                 let z: f64 = rng.sample(StandardNormal);
                 to_ns((mu + sigma * z).exp())

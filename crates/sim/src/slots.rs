@@ -16,17 +16,32 @@
 
 use crate::time::SimTime;
 
-const EMPTY: u128 = u128::MAX;
+/// A subtree's winner: the earliest (time, seq) and its slot.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Node {
+    time: u64,
+    seq: u64,
+    slot: u32,
+}
+
+const EMPTY_TIME: u64 = u64::MAX;
+const EMPTY_SEQ: u64 = u64::MAX;
+
+impl Node {
+    fn is_empty(&self) -> bool {
+        self.time == EMPTY_TIME && self.seq == EMPTY_SEQ
+    }
+
+}
 
 /// Pending events of `n` slots, at most one each.
 #[derive(Clone, Debug)]
 pub struct SlotQueue<K: Copy> {
     /// Payload of each pending slot.
     kinds: Vec<K>,
-    /// Node n's subtree winner: key (time << 64 | seq, or EMPTY) and slot.
-    /// Node 1 is the root; node cap + i is slot i's leaf.
-    best_key: Vec<u128>,
-    best_slot: Vec<u32>,
+    /// Node 1 is the root; node cap + i is slot i's leaf; empty leaves hold
+    /// (EMPTY_TIME, EMPTY_SEQ).
+    nodes: Vec<Node>,
     cap: usize,
     next_seq: u64,
     now: SimTime,
@@ -39,33 +54,28 @@ pub struct SlotQueue<K: Copy> {
 impl<K: Copy> SlotQueue<K> {
     /// A queue of `n` slots, all empty; `fill` is a placeholder payload.
     pub fn new(n: usize, fill: K) -> Self {
-        let cap = n.max(1).next_power_of_two();
-        let mut q = SlotQueue {
+        let cap = n.max(2).next_power_of_two();
+        let empty = |slot| Node { time: EMPTY_TIME, seq: EMPTY_SEQ, slot };
+        let mut nodes = vec![empty(0); 2 * cap];
+        for i in 0..cap {
+            nodes[cap + i] = empty(i as u32);
+        }
+        for node in (1..cap).rev() {
+            nodes[node] = nodes[2 * node];
+        }
+        SlotQueue {
             kinds: vec![fill; cap],
-            best_key: vec![EMPTY; 2 * cap],
-            best_slot: vec![0; 2 * cap],
+            nodes,
             cap,
             next_seq: 0,
             now: SimTime::ZERO,
             len: 0,
             stale: None,
-        };
-        for i in 0..cap {
-            q.best_slot[cap + i] = i as u32;
         }
-        for node in (1..cap).rev() {
-            q.best_slot[node] = q.best_slot[2 * node];
-        }
-        q
     }
 
     pub fn slots(&self) -> usize {
         self.cap
-    }
-
-    #[inline]
-    fn key(&self, slot: usize) -> u128 {
-        self.best_key[self.cap + slot]
     }
 
     pub fn now(&self) -> SimTime {
@@ -95,26 +105,35 @@ impl<K: Copy> SlotQueue<K> {
         }
     }
 
+    /// Recomputes the winners on the path from `slot`'s leaf to the root.
+    ///
+    /// The hot loop of every simulation, so it is written for the machine:
+    /// each field is selected with a conditional move (the compare is a coin flip for random event times,
+    /// and a mispredicted branch per level costs more), and the indices are
+    /// not bounds-checked: `node` starts at a leaf, `cap + slot < 2 * cap`,
+    /// and only moves to its sibling (`node ^ 1`, same level) or its parent
+    /// (`node >> 1`), all below `nodes.len() == 2 * cap`.
     #[inline]
     fn replay(&mut self, slot: usize) {
+        assert!(slot < self.cap, "slot {slot} out of range");
+        debug_assert_eq!(self.nodes.len(), 2 * self.cap);
+        let nodes = self.nodes.as_mut_ptr();
         let mut node = self.cap + slot;
-        let key = self.best_key[node];
-        let (mut hi, mut lo) = ((key >> 64) as u64, key as u64);
-        let mut win = slot as u32;
-        while node > 1 {
-            let sib = node ^ 1;
-            let (sk, ss) = (self.best_key[sib], self.best_slot[sib]);
-            let (shi, slo) = ((sk >> 64) as u64, sk as u64);
-            // The comparison is a coin flip for random event times: a
-            // conditional move on each 64-bit half beats a mispredicted
-            // branch per level.
-            let lt = (shi < hi) | ((shi == hi) & (slo < lo));
-            hi = std::hint::select_unpredictable(lt, shi, hi);
-            lo = std::hint::select_unpredictable(lt, slo, lo);
-            win = std::hint::select_unpredictable(lt, ss, win);
-            node >>= 1;
-            self.best_key[node] = (u128::from(hi) << 64) | u128::from(lo);
-            self.best_slot[node] = win;
+        // SAFETY: see above: every index is below 2 * cap == nodes.len(),
+        // and no other reference into `nodes` lives during the loop.
+        unsafe {
+            let mut best = *nodes.add(node);
+            while node > 1 {
+                let sib = *nodes.add(node ^ 1);
+                // Spelled out rather than as a u128 compare, which LLVM
+                // turns back into a branch.
+                let lt = (sib.time < best.time) | ((sib.time == best.time) & (sib.seq < best.seq));
+                best.time = std::hint::select_unpredictable(lt, sib.time, best.time);
+                best.seq = std::hint::select_unpredictable(lt, sib.seq, best.seq);
+                best.slot = std::hint::select_unpredictable(lt, sib.slot, best.slot);
+                node >>= 1;
+                *nodes.add(node) = best;
+            }
         }
     }
 
@@ -124,10 +143,12 @@ impl<K: Copy> SlotQueue<K> {
     pub fn set(&mut self, slot: usize, at: SimTime, kind: K) {
         self.settle(slot);
         let at = at.max(self.now);
-        if self.key(slot) == EMPTY {
+        let leaf = &mut self.nodes[self.cap + slot];
+        if leaf.is_empty() {
             self.len += 1;
         }
-        self.best_key[self.cap + slot] = (u128::from(at.0) << 64) | u128::from(self.next_seq);
+        leaf.time = at.0;
+        leaf.seq = self.next_seq;
         self.next_seq += 1;
         self.kinds[slot] = kind;
         self.replay(slot);
@@ -141,8 +162,10 @@ impl<K: Copy> SlotQueue<K> {
             self.replay(slot);
             return;
         }
-        if self.key(slot) != EMPTY {
-            self.best_key[self.cap + slot] = EMPTY;
+        let leaf = &mut self.nodes[self.cap + slot];
+        if !leaf.is_empty() {
+            leaf.time = EMPTY_TIME;
+            leaf.seq = EMPTY_SEQ;
             self.len -= 1;
             self.replay(slot);
         }
@@ -150,7 +173,7 @@ impl<K: Copy> SlotQueue<K> {
 
     /// Whether slot `slot` has a pending event.
     pub fn is_set(&self, slot: usize) -> bool {
-        self.key(slot) != EMPTY
+        !self.nodes[self.cap + slot].is_empty()
     }
 
     /// The earliest event (time, slot, payload), removed from the queue;
@@ -158,14 +181,16 @@ impl<K: Copy> SlotQueue<K> {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, usize, K)> {
         self.settle(usize::MAX);
-        let key = self.best_key[1];
-        if key == EMPTY {
+        let root = self.nodes[1];
+        if root.is_empty() {
             return None;
         }
-        let slot = self.best_slot[1] as usize;
-        let at = SimTime((key >> 64) as u64);
+        let slot = root.slot as usize;
+        let at = SimTime(root.time);
         self.now = at;
-        self.best_key[self.cap + slot] = EMPTY;
+        let leaf = &mut self.nodes[self.cap + slot];
+        leaf.time = EMPTY_TIME;
+        leaf.seq = EMPTY_SEQ;
         self.len -= 1;
         self.stale = Some(slot);
         Some((at, slot, self.kinds[slot]))
@@ -174,8 +199,8 @@ impl<K: Copy> SlotQueue<K> {
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle(usize::MAX);
-        let key = self.best_key[1];
-        (key != EMPTY).then(|| SimTime((key >> 64) as u64))
+        let root = self.nodes[1];
+        (!root.is_empty()).then_some(SimTime(root.time))
     }
 }
 

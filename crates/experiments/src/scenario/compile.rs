@@ -35,9 +35,25 @@ pub type StatId = u32;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Instr {
     /// Advance time: on the CPU (`cpu`) or off it (`sleep`).
+    /// `next` is the instruction after it (a loop's rotated back edge
+    /// continues at the loop's second step).
     Delay {
         dist: DistId,
         sleep: bool,
+        next: u32,
+    },
+    /// `Delay` of a constant: draws nothing.
+    DelayConst {
+        ns: u64,
+        sleep: bool,
+        next: u32,
+    },
+    /// `Delay` of an exponential with mean `mean` ns (the commonest case,
+    /// specialised to skip a second dispatch on the distribution).
+    DelayExp {
+        mean: f64,
+        sleep: bool,
+        next: u32,
     },
     Acquire {
         lock: LockId,
@@ -362,7 +378,13 @@ impl Ctx<'_> {
             StepKind::Cpu(d) | StepKind::Sleep(d) => {
                 let dist = self.dist(o, d)?;
                 let sleep = matches!(s.kind, StepKind::Sleep(_));
-                self.push(Instr::Delay { dist, sleep }, o);
+                let next = self.code.len() as u32 + 1;
+                let instr = match self.dists[dist as usize] {
+                    Dist::Const(ns) => Instr::DelayConst { ns, sleep, next },
+                    Dist::Exp { mean } => Instr::DelayExp { mean, sleep, next },
+                    _ => Instr::Delay { dist, sleep, next },
+                };
+                self.push(instr, o);
             }
             StepKind::Lock(op, name) => self.lock_step(o, *op, name)?,
             StepKind::SpanBegin(name) => {
@@ -545,7 +567,18 @@ impl Ctx<'_> {
                 }
                 let begin = self.code.len() as u32;
                 self.nodes(body)?;
-                self.push(Instr::Jump { to: begin }, o);
+                // Loop rotation: when the body starts with a delay (the usual
+                // `sleep` between iterations), the back edge is a copy of that
+                // delay continuing at the second step, which saves the
+                // interpreter one dispatch per pass. Same draws, same order.
+                let back = match self.code[begin as usize].clone() {
+                    Instr::Delay { dist, sleep, .. } => Instr::Delay { dist, sleep, next: begin + 1 },
+                    Instr::DelayConst { ns, sleep, .. } => Instr::DelayConst { ns, sleep, next: begin + 1 },
+                    Instr::DelayExp { mean, sleep, .. } => Instr::DelayExp { mean, sleep, next: begin + 1 },
+                    _ => Instr::Jump { to: begin },
+                };
+                let origin = self.origins[begin as usize].clone();
+                self.push(back, &origin);
             }
             StepKind::WithProb(p) => {
                 let at = self.push(Instr::WithProb { p, end: 0 }, o);
