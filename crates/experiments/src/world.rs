@@ -18,8 +18,7 @@
 
 use crate::scenario::compile::{Compiled, Instr, StatId};
 use models::cpu::{Cpu, CpuPool};
-use models::mutex_fifo::FifoMutex;
-use models::rwsem_fifo::FifoRwsem;
+use models::policy::AnyLock;
 use models::{Acquire, LockKind, LockPolicy, Mode, TaskId, Wake};
 use output::{Counter, Series, VariantResult};
 use sim::rng::{stream, Stream};
@@ -156,7 +155,7 @@ pub struct World<'c> {
     queue: SlotQueue<Ev>,
     now: SimTime,
     tasks: Vec<Task>,
-    locks: Vec<Box<dyn LockPolicy>>,
+    locks: Vec<AnyLock>,
     acquisitions: Vec<[u64; 2]>,
     contentions: Vec<[u64; 2]>,
     cpu: CpuPool,
@@ -166,14 +165,6 @@ pub struct World<'c> {
     events: u64,
     limits: Limits,
     draw_log: Option<Vec<(TaskId, u64)>>,
-}
-
-fn make_lock(kind: LockKind, policy: &str) -> Box<dyn LockPolicy> {
-    match (kind, policy) {
-        (LockKind::Rwsem, "fifo") => Box::new(FifoRwsem::new()),
-        (LockKind::Mutex, "fifo") => Box::new(FifoMutex::new()),
-        _ => unreachable!("the compiler accepts only known policies"),
-    }
 }
 
 fn mode_index(m: Mode) -> usize {
@@ -225,7 +216,10 @@ impl<'c> World<'c> {
             locks: c
                 .locks
                 .iter()
-                .map(|l| make_lock(l.kind, &l.policy))
+                .map(|l| {
+                    AnyLock::new(l.kind, &l.policy)
+                        .expect("the compiler accepts only known policies")
+                })
                 .collect(),
             acquisitions: vec![[0; 2]; c.locks.len()],
             contentions: vec![[0; 2]; c.locks.len()],
@@ -432,9 +426,10 @@ impl<'c> World<'c> {
         let c: &'c Compiled = self.c;
         let code = &c.groups[self.tasks[ti].group as usize].code;
         let mut pc = self.tasks[ti].pc;
+        // Steps taken at this instant, counted on back edges only (a program
+        // can only run forever at one instant through a loop or a repeat).
         let mut steps: u64 = 0;
         loop {
-            steps += 1;
             if steps > self.limits.max_steps_per_instant {
                 let g = &self.c.groups[self.tasks[ti].group as usize];
                 return Err(RunError::Livelock {
@@ -453,6 +448,7 @@ impl<'c> World<'c> {
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
+                    steps += u64::from(next <= pc);
                     pc = next;
                 }
                 Instr::DelayExp { mean, sleep, next } => {
@@ -460,12 +456,14 @@ impl<'c> World<'c> {
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
+                    steps += u64::from(next <= pc);
                     pc = next;
                 }
                 Instr::DelayConst { ns, sleep, next } => {
                     if self.delay(t, ns, sleep, next) {
                         return Ok(());
                     }
+                    steps += u64::from(next <= pc);
                     pc = next;
                 }
                 Instr::Acquire {
@@ -534,12 +532,16 @@ impl<'c> World<'c> {
                     let left = &mut self.reps[base + depth as usize];
                     *left -= 1;
                     pc = if *left > 0 { begin + 1 } else { pc + 1 };
+                    steps += 1;
                 }
                 Instr::WithProb { p, end } => {
                     let u = sim::rng::unit(&mut self.tasks[ti].rng);
                     pc = if u < p { pc + 1 } else { end };
                 }
-                Instr::Jump { to } => pc = to,
+                Instr::Jump { to } => {
+                    pc = to;
+                    steps += 1;
+                }
                 Instr::Exit => {
                     let task = &mut self.tasks[ti];
                     task.pc = pc;

@@ -6,6 +6,8 @@
 //! - [`rwsem_fifo`]: the classic FIFO writer-queued reader-writer lock of
 //!   the benchmark (`BENCH-CONVOY.md`).
 //! - [`mutex_fifo`]: a FIFO mutex with direct handoff.
+//! - [`policy`]: the registry of policies and [`policy::AnyLock`], the
+//!   static dispatch over them.
 //! - [`cpu`]: a pool of N CPUs with a FIFO run queue, or unlimited CPUs.
 //!
 //! Models know nothing about scenario files or output formats. Each model
@@ -15,6 +17,7 @@
 pub mod cpu;
 pub mod lock;
 pub mod mutex_fifo;
+pub mod policy;
 pub mod rwsem_fifo;
 
 pub use lock::{Acquire, LockKind, LockPolicy, Mode, TaskId, Wake};

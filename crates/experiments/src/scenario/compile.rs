@@ -136,10 +136,6 @@ pub struct Compiled {
     pub groups: Vec<GroupProg>,
 }
 
-/// Policies each lock kind accepts today.
-pub const RWSEM_POLICIES: &[&str] = &["fifo"];
-pub const MUTEX_POLICIES: &[&str] = &["fifo"];
-
 /// The label of a mode in subjects: `read`/`write` for an rwsem, `lock` for
 /// a mutex.
 pub fn mode_label(kind: LockKind, mode: Mode) -> &'static str {
@@ -273,12 +269,9 @@ fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSp
             ))
         }
     };
-    let known = match kind {
-        LockKind::Rwsem => RWSEM_POLICIES,
-        LockKind::Mutex => MUTEX_POLICIES,
-    };
+    let known = models::policy::policies_of(kind);
     let policy = match &d.policy {
-        None => "fifo".to_string(),
+        None => models::policy::default_policy(kind).to_string(),
         Some(p) if known.contains(&p.get_ref().as_str()) => p.get_ref().clone(),
         Some(p) => {
             return Err(ScenarioError::new(
