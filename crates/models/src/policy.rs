@@ -22,7 +22,11 @@ pub fn default_policy(_kind: LockKind) -> &'static str {
 
 /// The policy names a lock kind accepts.
 pub fn policies_of(kind: LockKind) -> Vec<&'static str> {
-    POLICIES.iter().filter(|(k, _)| *k == kind).map(|(_, p)| *p).collect()
+    POLICIES
+        .iter()
+        .filter(|(k, _)| *k == kind)
+        .map(|(_, p)| *p)
+        .collect()
 }
 
 /// One lock instance under one policy.
@@ -57,7 +61,13 @@ impl LockPolicy for AnyLock {
         each!(self, l => l.policy())
     }
     #[inline]
-    fn acquire(&mut self, now: SimTime, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) -> Acquire {
+    fn acquire(
+        &mut self,
+        now: SimTime,
+        task: TaskId,
+        mode: Mode,
+        wakes: &mut Vec<Wake>,
+    ) -> Acquire {
         each!(self, l => l.acquire(now, task, mode, wakes))
     }
     #[inline]

@@ -2,71 +2,114 @@
 //! pending event (a task is either sleeping, burning CPU, or about to run:
 //! never two of these at once).
 //!
-//! Same ordering contract as [`crate::EventQueue`]: the earliest (time,
-//! sequence) first, where the sequence number is taken when the slot is
-//! set, so same-time events run in the order they were scheduled.
+//! Ordering contract, the same as [`crate::EventQueue`]'s: the earliest
+//! (time, sequence) first, where the sequence number is taken when the slot
+//! is set, so same-time events run in the order they were scheduled.
 //!
 //! It is a winner tree (a tournament) over the slots: each node holds the
 //! key and slot that win its subtree. Setting or clearing a slot replays one
 //! leaf-to-root path, carrying the candidate up in registers and reading
-//! only siblings (which no earlier step of the walk wrote), so the walk is
-//! not one long chain of dependent loads; the minimum is always at the root. A discrete-event loop that pops an
-//! entity's event and then gives the same entity its next one pays for one
-//! path per event instead of a heap's pop and push.
+//! only siblings, so the minimum is always at the root.
+//!
+//! Keys are one `u64` so that each level of the walk is one compare and two
+//! conditional moves: `(time - base) << SUB_BITS | sub`, where `sub` is a
+//! counter taken at each `set`. Three things keep that exact:
+//! - when `sub` runs out, pending events are renumbered `0..n` in their
+//!   exact (time, sequence) order, and counting goes on from `n`;
+//! - `base` moves up to `now` once the time field would overflow, and every
+//!   pending key is rebuilt;
+//! - an event further ahead than the time field can hold (about 4.9 hours
+//!   of simulated time) waits in a side heap with its exact (time,
+//!   sequence), and `pop` takes whichever of the two is earlier.
+//!
+//! A randomized test checks that it pops in exactly the order of
+//! [`crate::EventQueue`], with a tiny `SUB_BITS` so that renumbering, rebasing
+//! and far events all happen.
 
 use crate::time::SimTime;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
-/// A subtree's winner: the earliest (time, seq) and its slot.
+/// A subtree's winner: the smallest key and its slot.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct Node {
-    time: u64,
-    seq: u64,
+    key: u64,
     slot: u32,
 }
 
-const EMPTY_TIME: u64 = u64::MAX;
-const EMPTY_SEQ: u64 = u64::MAX;
+const EMPTY: u64 = u64::MAX;
 
-impl Node {
-    fn is_empty(&self) -> bool {
-        self.time == EMPTY_TIME && self.seq == EMPTY_SEQ
-    }
-
+/// Where a slot's pending event is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Place {
+    None,
+    Tree,
+    Far,
 }
 
-/// Pending events of `n` slots, at most one each.
+/// Pending events of `n` slots, at most one each. `SUB_BITS` is the width
+/// of the same-time counter (20 in production; tests shrink it).
 #[derive(Clone, Debug)]
-pub struct SlotQueue<K: Copy> {
+pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     /// Payload of each pending slot.
     kinds: Vec<K>,
-    /// Node 1 is the root; node cap + i is slot i's leaf; empty leaves hold
-    /// (EMPTY_TIME, EMPTY_SEQ).
+    /// Exact time and sequence of each slot's pending event.
+    time: Vec<u64>,
+    seq: Vec<u64>,
+    place: Vec<Place>,
+    /// Node 1 is the root; node cap + i is slot i's leaf (EMPTY if none).
     nodes: Vec<Node>,
+    /// Events too far ahead for the tree: (time, seq, slot), exact; stale
+    /// entries (slot cleared or set again) are skipped.
+    far: BinaryHeap<Reverse<(u64, u64, u32)>>,
     cap: usize,
+    base: u64,
+    sub: u64,
     next_seq: u64,
     now: SimTime,
     len: usize,
-    /// A slot popped but not yet replayed: the usual next operation sets
-    /// the same slot again, and then one replay serves both.
+    /// A slot popped from the tree but not yet replayed: the usual next
+    /// operation sets the same slot again, and then one replay serves both.
     stale: Option<usize>,
 }
 
-impl<K: Copy> SlotQueue<K> {
+impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
+    const SUB_LIMIT: u64 = 1 << SUB_BITS;
+    /// Largest `time - base` the key can hold.
+    const SPAN: u64 = (u64::MAX >> SUB_BITS) - 1;
+
+    /// Most slots a queue may have: half the counter's range, so that a
+    /// renumbering leaves room for at least as many sets again.
+    pub const MAX_SLOTS: usize = 1 << (SUB_BITS - 1);
+
     /// A queue of `n` slots, all empty; `fill` is a placeholder payload.
+    /// Panics if `n > MAX_SLOTS` (callers check and report it).
     pub fn new(n: usize, fill: K) -> Self {
+        assert!(n <= Self::MAX_SLOTS, "{n} slots: more than {}", Self::MAX_SLOTS);
         let cap = n.max(2).next_power_of_two();
-        let empty = |slot| Node { time: EMPTY_TIME, seq: EMPTY_SEQ, slot };
-        let mut nodes = vec![empty(0); 2 * cap];
+        let mut nodes = vec![
+            Node {
+                key: EMPTY,
+                slot: 0
+            };
+            2 * cap
+        ];
         for i in 0..cap {
-            nodes[cap + i] = empty(i as u32);
+            nodes[cap + i].slot = i as u32;
         }
         for node in (1..cap).rev() {
             nodes[node] = nodes[2 * node];
         }
         SlotQueue {
             kinds: vec![fill; cap],
+            time: vec![0; cap],
+            seq: vec![0; cap],
+            place: vec![Place::None; cap],
             nodes,
+            far: BinaryHeap::new(),
             cap,
+            base: 0,
+            sub: 0,
             next_seq: 0,
             now: SimTime::ZERO,
             len: 0,
@@ -107,11 +150,11 @@ impl<K: Copy> SlotQueue<K> {
 
     /// Recomputes the winners on the path from `slot`'s leaf to the root.
     ///
-    /// The hot loop of every simulation, so it is written for the machine:
-    /// each field is selected with a conditional move (the compare is a coin flip for random event times,
-    /// and a mispredicted branch per level costs more), and the indices are
-    /// not bounds-checked: `node` starts at a leaf, `cap + slot < 2 * cap`,
-    /// and only moves to its sibling (`node ^ 1`, same level) or its parent
+    /// The hot loop of every simulation: one compare and two conditional
+    /// moves per level (the compare is a coin flip for random event times,
+    /// and a mispredicted branch per level costs more), and no bounds
+    /// checks: `node` starts at a leaf (`cap + slot < 2 * cap`) and only
+    /// moves to its sibling (`node ^ 1`, same level) or its parent
     /// (`node >> 1`), all below `nodes.len() == 2 * cap`.
     #[inline]
     fn replay(&mut self, slot: usize) {
@@ -125,11 +168,8 @@ impl<K: Copy> SlotQueue<K> {
             let mut best = *nodes.add(node);
             while node > 1 {
                 let sib = *nodes.add(node ^ 1);
-                // Spelled out rather than as a u128 compare, which LLVM
-                // turns back into a branch.
-                let lt = (sib.time < best.time) | ((sib.time == best.time) & (sib.seq < best.seq));
-                best.time = std::hint::select_unpredictable(lt, sib.time, best.time);
-                best.seq = std::hint::select_unpredictable(lt, sib.seq, best.seq);
+                let lt = sib.key < best.key;
+                best.key = std::hint::select_unpredictable(lt, sib.key, best.key);
                 best.slot = std::hint::select_unpredictable(lt, sib.slot, best.slot);
                 node >>= 1;
                 *nodes.add(node) = best;
@@ -137,43 +177,113 @@ impl<K: Copy> SlotQueue<K> {
         }
     }
 
+    /// Rebuilds every internal node from the leaves.
+    fn rebuild(&mut self) {
+        self.stale = None;
+        for node in (1..self.cap).rev() {
+            let (l, r) = (self.nodes[2 * node], self.nodes[2 * node + 1]);
+            self.nodes[node] = if r.key < l.key { r } else { l };
+        }
+    }
+
+    /// Gives tree events new `sub` numbers 0..n in exact (time, seq) order.
+    fn renumber(&mut self) {
+        let mut pending: Vec<usize> = (0..self.cap)
+            .filter(|&s| self.place[s] == Place::Tree)
+            .collect();
+        pending.sort_by_key(|&s| (self.time[s], self.seq[s]));
+        for (rank, &s) in pending.iter().enumerate() {
+            self.nodes[self.cap + s].key = ((self.time[s] - self.base) << SUB_BITS) | rank as u64;
+        }
+        self.sub = pending.len() as u64;
+        self.rebuild();
+    }
+
+    /// Moves `base` up to `now`, rebuilding keys.
+    fn rebase(&mut self) {
+        self.base = self.now.0;
+        self.renumber();
+    }
+
     /// Schedules slot `slot`'s event at `at` (clamped to `now`), replacing
     /// any event it had.
     #[inline]
     pub fn set(&mut self, slot: usize, at: SimTime, kind: K) {
         self.settle(slot);
-        let at = at.max(self.now);
-        let leaf = &mut self.nodes[self.cap + slot];
-        if leaf.is_empty() {
+        let at = at.max(self.now).0;
+        if self.place[slot] == Place::None {
             self.len += 1;
         }
-        leaf.time = at.0;
-        leaf.seq = self.next_seq;
-        self.next_seq += 1;
         self.kinds[slot] = kind;
+        self.time[slot] = at;
+        self.seq[slot] = self.next_seq;
+        self.next_seq += 1;
+        if at - self.base > Self::SPAN {
+            self.rebase();
+        }
+        if at - self.base > Self::SPAN {
+            // Too far ahead even from now: wait in the side heap.
+            if self.place[slot] == Place::Tree {
+                self.nodes[self.cap + slot].key = EMPTY;
+                self.replay(slot);
+            }
+            self.place[slot] = Place::Far;
+            self.far.push(Reverse((at, self.seq[slot], slot as u32)));
+            return;
+        }
+        if self.sub == Self::SUB_LIMIT {
+            // Renumber with this slot out of the way, then add it.
+            self.place[slot] = Place::None;
+            self.nodes[self.cap + slot].key = EMPTY;
+            self.renumber();
+        }
+        self.place[slot] = Place::Tree;
+        self.nodes[self.cap + slot].key = ((at - self.base) << SUB_BITS) | self.sub;
+        self.sub += 1;
         self.replay(slot);
     }
 
     /// Cancels slot `slot`'s event, if any.
     #[inline]
     pub fn clear(&mut self, slot: usize) {
-        if self.stale == Some(slot) {
-            self.stale = None;
-            self.replay(slot);
-            return;
-        }
-        let leaf = &mut self.nodes[self.cap + slot];
-        if !leaf.is_empty() {
-            leaf.time = EMPTY_TIME;
-            leaf.seq = EMPTY_SEQ;
-            self.len -= 1;
-            self.replay(slot);
+        match self.place[slot] {
+            Place::None => {
+                // Popped and not yet replayed, or never set.
+                if self.stale == Some(slot) {
+                    self.stale = None;
+                    self.replay(slot);
+                }
+            }
+            Place::Tree => {
+                self.place[slot] = Place::None;
+                self.len -= 1;
+                self.nodes[self.cap + slot].key = EMPTY;
+                self.settle(slot);
+                self.replay(slot);
+            }
+            Place::Far => {
+                // The heap entry goes stale and is skipped when it surfaces.
+                self.place[slot] = Place::None;
+                self.len -= 1;
+            }
         }
     }
 
     /// Whether slot `slot` has a pending event.
     pub fn is_set(&self, slot: usize) -> bool {
-        !self.nodes[self.cap + slot].is_empty()
+        self.place[slot] != Place::None
+    }
+
+    /// The earliest live far event, dropping stale heap entries.
+    fn far_top(&mut self) -> Option<(u64, u64, usize)> {
+        while let Some(&Reverse((t, q, s))) = self.far.peek() {
+            let s = s as usize;
+            if self.place[s] == Place::Far && self.seq[s] == q {
+                return Some((t, q, s));
+            }
+            self.far.pop();
+        }
+        None
     }
 
     /// The earliest event (time, slot, payload), removed from the queue;
@@ -182,25 +292,41 @@ impl<K: Copy> SlotQueue<K> {
     pub fn pop(&mut self) -> Option<(SimTime, usize, K)> {
         self.settle(usize::MAX);
         let root = self.nodes[1];
-        if root.is_empty() {
+        let from_tree = root.key != EMPTY;
+        if !self.far.is_empty() {
+            if let Some((t, q, s)) = self.far_top() {
+                let r = root.slot as usize;
+                if !from_tree || (t, q) < (self.time[r], self.seq[r]) {
+                    self.far.pop();
+                    self.place[s] = Place::None;
+                    self.len -= 1;
+                    self.now = SimTime(t);
+                    return Some((self.now, s, self.kinds[s]));
+                }
+            }
+        }
+        if !from_tree {
             return None;
         }
         let slot = root.slot as usize;
-        let at = SimTime(root.time);
-        self.now = at;
-        let leaf = &mut self.nodes[self.cap + slot];
-        leaf.time = EMPTY_TIME;
-        leaf.seq = EMPTY_SEQ;
+        self.now = SimTime(self.time[slot]);
+        self.place[slot] = Place::None;
         self.len -= 1;
+        self.nodes[self.cap + slot].key = EMPTY;
         self.stale = Some(slot);
-        Some((at, slot, self.kinds[slot]))
+        Some((self.now, slot, self.kinds[slot]))
     }
 
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle(usize::MAX);
         let root = self.nodes[1];
-        (!root.is_empty()).then_some(SimTime(root.time))
+        let tree = (root.key != EMPTY).then(|| self.time[root.slot as usize]);
+        let far = self.far_top().map(|(t, _, _)| t);
+        match (tree, far) {
+            (Some(a), Some(b)) => Some(SimTime(a.min(b))),
+            (a, b) => a.or(b).map(SimTime),
+        }
     }
 }
 
@@ -212,7 +338,7 @@ mod tests {
 
     #[test]
     fn same_time_events_pop_in_scheduling_order() {
-        let mut q = SlotQueue::new(5, ' ');
+        let mut q: SlotQueue<char> = SlotQueue::new(5, ' ');
         q.set(3, SimTime(10), 'c');
         q.set(4, SimTime(5), 'a');
         q.set(0, SimTime(10), 'd');
@@ -225,7 +351,7 @@ mod tests {
 
     #[test]
     fn set_replaces_and_clear_cancels() {
-        let mut q = SlotQueue::new(3, 0u8);
+        let mut q: SlotQueue<u8> = SlotQueue::new(3, 0u8);
         q.set(0, SimTime(10), 1);
         q.set(1, SimTime(20), 2);
         q.set(0, SimTime(30), 3);
@@ -237,45 +363,81 @@ mod tests {
         assert_eq!(q.pop(), None);
     }
 
-    /// A random workload of "pop one, give it (or others) new events, maybe
-    /// cancel some" pops in exactly the order of the general EventQueue.
+    #[test]
+    fn events_hours_apart_and_far_ahead_keep_their_order() {
+        let mut q: SlotQueue<u8> = SlotQueue::new(4, 0);
+        let h = 3_600_000_000_000u64;
+        q.set(0, SimTime(100 * h), 0); // far beyond the key's time span
+        q.set(1, SimTime(3 * h), 1);
+        q.set(2, SimTime(100 * h), 2); // same far time, scheduled later
+        q.set(3, SimTime(1), 3);
+        let order: Vec<(u64, usize)> =
+            std::iter::from_fn(|| q.pop().map(|(t, s, _)| (t.0, s))).collect();
+        assert_eq!(order, vec![(1, 3), (3 * h, 1), (100 * h, 0), (100 * h, 2)]);
+    }
+
+    /// Pops in exactly the order of the general EventQueue under a random
+    /// workload of pops, reschedules (some at the same instant, some far
+    /// ahead), wakeups of idle slots and cancellations; `B` is the counter
+    /// width, small enough that renumbering happens all the time.
+    fn matches_event_queue<const B: u32>(far_ns: u64, n: usize, seed: u64) {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut a: SlotQueue<u32, B> = SlotQueue::new(n, 0);
+        let mut b: EventQueue<usize> = EventQueue::new();
+        let mut ids = vec![None; n];
+        for (s, id) in ids.iter_mut().enumerate() {
+            let at = SimTime(rng.random_range(0..50));
+            a.set(s, at, 0);
+            *id = Some(b.push(at, s));
+        }
+        for _ in 0..20_000 {
+            let x = a.pop();
+            let y = b.pop();
+            assert_eq!(x.map(|(t, s, _)| (t, s)), y, "n={n} B={B}");
+            let Some((now, s, _)) = x else { break };
+            ids[s] = None;
+            if rng.random_bool(0.9) {
+                let d = match rng.random_range(0..10) {
+                    0 => 0,
+                    1 => far_ns + rng.random_range(0..3),
+                    _ => rng.random_range(0..4) * rng.random_range(0..30),
+                };
+                a.set(s, now + crate::Dur(d), 0);
+                ids[s] = Some(b.push(now + crate::Dur(d), s));
+            }
+            let o = rng.random_range(0..n);
+            if ids[o].is_none() && rng.random_bool(0.5) {
+                a.set(o, now, 0);
+                ids[o] = Some(b.push(now, o));
+            } else if let Some(id) = ids[o] {
+                if rng.random_bool(0.05) {
+                    a.clear(o);
+                    b.cancel(id);
+                    ids[o] = None;
+                }
+            }
+            assert_eq!(a.len(), b.len());
+        }
+    }
+
     #[test]
     fn pops_in_exactly_the_order_of_the_event_queue() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(42);
-        for n in [1usize, 2, 3, 7, 64, 100] {
-            let mut a = SlotQueue::new(n, 0u32);
-            let mut b: EventQueue<usize> = EventQueue::new();
-            let mut ids = vec![None; n];
-            for s in 0..n {
-                let at = SimTime(rng.random_range(0..50));
-                a.set(s, at, 0);
-                ids[s] = Some(b.push(at, s));
-            }
-            for _ in 0..20_000 {
-                let x = a.pop();
-                let y = b.pop();
-                assert_eq!(x.map(|(t, s, _)| (t, s)), y, "n={n}");
-                let Some((now, s, _)) = x else { break };
-                ids[s] = None;
-                // Reschedule this slot (or not), sometimes at the same instant.
-                if rng.random_bool(0.9) {
-                    let at = now + crate::Dur(rng.random_range(0..4) * rng.random_range(0..30));
-                    a.set(s, at, 0);
-                    ids[s] = Some(b.push(at, s));
-                }
-                // Sometimes wake another idle slot now, or cancel a pending one.
-                let o = rng.random_range(0..n);
-                if ids[o].is_none() && rng.random_bool(0.5) {
-                    a.set(o, now, 0);
-                    ids[o] = Some(b.push(now, o));
-                } else if let Some(id) = ids[o] {
-                    if rng.random_bool(0.05) {
-                        a.clear(o);
-                        b.cancel(id);
-                        ids[o] = None;
-                    }
-                }
-            }
+        for (i, n) in [1usize, 2, 3, 7, 64, 100].into_iter().enumerate() {
+            matches_event_queue::<20>(1_000, n, 42 + i as u64);
+        }
+    }
+
+    #[test]
+    fn renumbering_rebasing_and_far_events_keep_the_exact_order() {
+        // 4-bit counter: renumbers every few sets; time span 2^60 - 2 ns,
+        // so no far events: exercise renumbering alone.
+        for (i, n) in [1usize, 3, 7, 8].into_iter().enumerate() {
+            matches_event_queue::<4>(1_000, n, 7 + i as u64);
+        }
+        // 61-bit counter: time span of 6 ns, so most events rebase or go to
+        // the side heap.
+        for (i, n) in [1usize, 2, 5, 33].into_iter().enumerate() {
+            matches_event_queue::<61>(50, n, 99 + i as u64);
         }
     }
 }

@@ -565,9 +565,21 @@ impl Ctx<'_> {
                 // delay continuing at the second step, which saves the
                 // interpreter one dispatch per pass. Same draws, same order.
                 let back = match self.code[begin as usize].clone() {
-                    Instr::Delay { dist, sleep, .. } => Instr::Delay { dist, sleep, next: begin + 1 },
-                    Instr::DelayConst { ns, sleep, .. } => Instr::DelayConst { ns, sleep, next: begin + 1 },
-                    Instr::DelayExp { mean, sleep, .. } => Instr::DelayExp { mean, sleep, next: begin + 1 },
+                    Instr::Delay { dist, sleep, .. } => Instr::Delay {
+                        dist,
+                        sleep,
+                        next: begin + 1,
+                    },
+                    Instr::DelayConst { ns, sleep, .. } => Instr::DelayConst {
+                        ns,
+                        sleep,
+                        next: begin + 1,
+                    },
+                    Instr::DelayExp { mean, sleep, .. } => Instr::DelayExp {
+                        mean,
+                        sleep,
+                        next: begin + 1,
+                    },
                     _ => Instr::Jump { to: begin },
                 };
                 let origin = self.origins[begin as usize].clone();
@@ -790,6 +802,15 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             span_slots: span_slots as u8,
             repeat_slots: ctx.max_depth,
         });
+    }
+    let total: u64 = groups.iter().map(|g| u64::from(g.count)).sum();
+    let max = sim::SlotQueue::<(), 20>::MAX_SLOTS as u64;
+    if total > max {
+        return Err(ScenarioError::new(
+            src.name.clone(),
+            "tasks",
+            format!("{total} tasks in all; a run holds at most {max}"),
+        ));
     }
     let stats = stats
         .into_iter()
