@@ -304,3 +304,86 @@ fn different_seeds_differ() {
     let (b, _) = run_variant(CRN, "base", 2);
     assert_ne!(a, b);
 }
+
+#[test]
+fn empirical_distributions_load_from_files_next_to_the_scenario() {
+    // A bpftrace hist() dump (CASES.md case 2, window 1, units us) and a
+    // TSV column of samples, both relative to the scenario file.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("destroy.hist"),
+        "@usecs:\n[0]  16 |@@@|\n[1]  2 ||\n[2, 4)  80 |@@@@|\n[4, 8)  131 |@@@@@|\n[8, 16)  121 |@@@@|\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("rmdir.tsv"),
+        "point\tremove_mean_ns\nA\t6500\nB\t6600\n",
+    )
+    .unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+[scenario]
+name = "emp"
+duration = "1s"
+[dists.destroy]
+dist = "empirical"
+file = "destroy.hist"
+format = "bpftrace-hist"
+unit = "us"
+[dists.rmdir]
+dist = "empirical"
+file = "rmdir.tsv"
+format = "samples"
+column = "remove_mean_ns"
+unit = "ns"
+[tasks.t]
+count = 1
+program = ["loop", "span_begin a", "cpu $destroy", "span_end a",
+           "span_begin b", "cpu $rmdir", "span_end b", "end"]
+"#,
+    )
+    .unwrap();
+    let src = experiments::builtin::source(scenario.to_str().unwrap(), &[]).unwrap();
+    let file = ScenarioFile::new(src).unwrap();
+    let r = run(
+        &file,
+        &RunOptions {
+            jobs: 1,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
+    .result;
+    let v = &r.variants[0];
+    let a = &v.series(Metric::Span, "a/t").unwrap().hist;
+    let b = &v.series(Metric::Span, "b/t").unwrap().hist;
+    assert!(a.count() > 10_000);
+    assert!(a.max() < 16_000, "hist buckets end at 16 us: {}", a.max());
+    assert_eq!(
+        a.quantile(0.04),
+        0,
+        "the [0] bucket holds 16 of 350 samples (4.6%)"
+    );
+    assert!(
+        a.quantile(0.06) >= 1_000,
+        "then [1] holds 2 more: the 6th percentile is in [2, 4) us"
+    );
+    assert_eq!(
+        (b.min(), b.max()),
+        (6_500, 6_600),
+        "samples are drawn as they are"
+    );
+    // A missing file is an error naming the field and the path.
+    std::fs::remove_file(dir.path().join("rmdir.tsv")).unwrap();
+    let src = experiments::builtin::source(scenario.to_str().unwrap(), &[]).unwrap();
+    let e = run(&ScenarioFile::new(src).unwrap(), &RunOptions::default())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("dists.rmdir.file") && e.contains("rmdir.tsv"),
+        "{e}"
+    );
+}

@@ -85,7 +85,11 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// A queue of `n` slots, all empty; `fill` is a placeholder payload.
     /// Panics if `n > MAX_SLOTS` (callers check and report it).
     pub fn new(n: usize, fill: K) -> Self {
-        assert!(n <= Self::MAX_SLOTS, "{n} slots: more than {}", Self::MAX_SLOTS);
+        assert!(
+            n <= Self::MAX_SLOTS,
+            "{n} slots: more than {}",
+            Self::MAX_SLOTS
+        );
         let cap = n.max(2).next_power_of_two();
         let mut nodes = vec![
             Node {
