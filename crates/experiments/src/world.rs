@@ -2,10 +2,15 @@
 //!
 //! One run is single-threaded (DESIGN invariant 6). The world owns the
 //! event queue, the task table, one [`LockPolicy`] per lock, the CPU pool
-//! and the statistics. Two event kinds drive it:
+//! and the statistics. Three event kinds drive it:
 //! - `Run(t)`: task `t` is on a CPU and executes steps until it blocks,
-//!   sleeps, burns CPU time or exits;
-//! - `Wake(t)`: `t`'s sleep is over; it becomes runnable.
+//!   sleeps, spins, burns CPU time or exits;
+//! - `Wake(t)`: `t`'s sleep is over; it becomes runnable;
+//! - `SpinEnd(t)`: `t`'s spin deadline on a lock passed.
+//!
+//! A task that spins on a lock keeps its CPU. The world tells a lock when
+//! one of its holders leaves its CPU (spinners on it stop), and when a task
+//! finds no free CPU while others spin (need_resched: one spinner yields).
 //!
 //! Ordering contract: a lock's wakeups become `Run` events in the order the
 //! lock issued them, at the instant of the release, after the releasing
@@ -19,7 +24,7 @@
 use crate::scenario::compile::{Compiled, Instr, StatId};
 use models::cpu::{Cpu, CpuPool};
 use models::policy::AnyLock;
-use models::{Acquire, LockKind, LockPolicy, Mode, TaskId, Wake};
+use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};
 use output::{Counter, Series, VariantResult};
 use sim::rng::{stream, Stream};
 use sim::stats::{LatencyHist, Windows};
@@ -34,11 +39,15 @@ enum Ev {
     Run,
     /// The task's sleep is over; it becomes runnable.
     Wake,
+    /// The task's spin deadline on the lock it asked for passed.
+    SpinEnd,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum State {
     Running,
+    /// On its CPU, spinning for a lock.
+    Spinning,
     Runnable,
     Sleeping,
     Blocked,
@@ -75,6 +84,8 @@ struct Task {
     /// When the current lock request was made.
     since: SimTime,
     rng: Stream,
+    /// Real-time scheduling class.
+    rt: bool,
     /// This task's hold starts are `World::holds[hold_base..]` (one per
     /// lock its program can hold at once), likewise spans and repeats.
     hold_base: u32,
@@ -150,6 +161,10 @@ impl std::error::Error for RunError {}
 pub struct World<'c> {
     c: &'c Compiled,
     holds: Vec<SimTime>,
+    /// The lock id + 1 held in each hold slot (0: none), same index as `holds`.
+    held: Vec<u32>,
+    /// Tasks spinning on some lock right now.
+    spinning: u32,
     spans: Vec<SimTime>,
     reps: Vec<u64>,
     queue: SlotQueue<Ev>,
@@ -165,6 +180,84 @@ pub struct World<'c> {
     events: u64,
     limits: Limits,
     draw_log: Option<Vec<(TaskId, u64)>>,
+}
+
+/// A woken task's pending acquisition: granted, or to be retried.
+fn pending(r: Resume, lock: u32, granted: bool) -> Resume {
+    match r {
+        Resume::Retry {
+            lock: l,
+            mode,
+            wait,
+            slot,
+        }
+        | Resume::Acquired {
+            lock: l,
+            mode,
+            wait,
+            slot,
+        } => {
+            debug_assert_eq!(l, lock, "woken by the lock it waits for");
+            if granted {
+                Resume::Acquired {
+                    lock: l,
+                    mode,
+                    wait,
+                    slot,
+                }
+            } else {
+                Resume::Retry {
+                    lock: l,
+                    mode,
+                    wait,
+                    slot,
+                }
+            }
+        }
+        Resume::Nothing => unreachable!("a woken task has a pending acquisition"),
+    }
+}
+
+/// The task table as lock policies see it.
+struct TasksView<'a> {
+    tasks: &'a [Task],
+    need_resched: bool,
+}
+
+impl TaskView for TasksView<'_> {
+    fn is_rt(&self, t: TaskId) -> bool {
+        self.tasks[t as usize].rt
+    }
+    fn on_cpu(&self, t: TaskId) -> bool {
+        matches!(
+            self.tasks[t as usize].state,
+            State::Running | State::Spinning
+        )
+    }
+    fn need_resched(&self) -> bool {
+        self.need_resched
+    }
+}
+
+/// Calls a lock policy with a [`LockCtx`] over the world's tasks: `$l` is
+/// the lock, `$ctx` the context, `$wakes` the wake buffer. A macro, not a
+/// method, so that the borrows of the tasks, the lock and the buffer stay
+/// disjoint.
+macro_rules! with_lock {
+    ($w:ident, $lock:expr, |$l:ident, $ctx:ident, $wakes:ident| $body:expr) => {{
+        let view = TasksView {
+            tasks: &$w.tasks,
+            need_resched: $w.cpu.runnable_waiting() > 0,
+        };
+        let $ctx = &LockCtx {
+            now: $w.now,
+            hz: $w.c.hz,
+            tasks: &view,
+        };
+        let $l = &mut $w.locks[$lock as usize];
+        let $wakes = &mut $w.wakes;
+        $body
+    }};
 }
 
 fn mode_index(m: Mode) -> usize {
@@ -192,6 +285,7 @@ impl<'c> World<'c> {
                     resume: Resume::Nothing,
                     since: SimTime::ZERO,
                     rng: stream(seed, replication, &entity, u64::from(i)),
+                    rt: group.rt,
                     hold_base: holds as u32,
                     span_base: spans as u32,
                     rep_base: reps as u32,
@@ -208,6 +302,8 @@ impl<'c> World<'c> {
         World {
             c,
             holds: vec![SimTime::ZERO; holds],
+            held: vec![0; holds],
+            spinning: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
             queue: SlotQueue::new(tasks.len(), Ev::Run),
@@ -282,12 +378,47 @@ impl<'c> World<'c> {
         if let Some(cpu) = self.cpu.make_runnable(self.now, t) {
             self.tasks[t as usize].cpu = cpu;
             self.schedule(t, self.now, Ev::Run);
+        } else if self.spinning > 0 {
+            self.resched();
+        }
+    }
+
+    /// A task waits for a CPU while others spin: need_resched makes one
+    /// spinner give up (R8/R9 stop on need_resched), freeing its CPU.
+    fn resched(&mut self) {
+        for lock in 0..self.locks.len() as u32 {
+            if self.locks[lock as usize].has_spinners() {
+                let stopped = with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, wakes));
+                self.apply_wakes(lock);
+                if stopped {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `t` leaves its CPU holding locks: locks with spinners are told, since
+    /// spinning on an owner that is off CPU is refused (R8/R9, R27).
+    fn holder_off_cpu(&mut self, t: TaskId) {
+        let task = &self.tasks[t as usize];
+        let base = task.hold_base as usize;
+        let n = self.c.groups[task.group as usize].hold_slots as usize;
+        for i in 0..n {
+            let id = self.held[base + i];
+            if id != 0 && self.locks[id as usize - 1].has_spinners() {
+                let lock = id - 1;
+                with_lock!(self, lock, |l, ctx, wakes| l.owner_off_cpu(ctx, t, wakes));
+                self.apply_wakes(lock);
+            }
         }
     }
 
     /// `t` leaves its CPU; the next runnable task (if any) gets it.
     #[inline]
     fn leave_cpu(&mut self, t: TaskId) {
+        if self.spinning > 0 {
+            self.holder_off_cpu(t);
+        }
         let cpu = self.tasks[t as usize].cpu;
         if let Some((next, _waited)) = self.cpu.release(self.now, cpu) {
             self.tasks[next as usize].cpu = cpu;
@@ -303,51 +434,73 @@ impl<'c> World<'c> {
     }
 
     fn apply_wakes_slow(&mut self, lock: u32) {
-        let wakes = std::mem::take(&mut self.wakes);
+        let mut wakes = std::mem::take(&mut self.wakes);
         for w in &wakes {
-            let (t, granted) = match *w {
-                Wake::Granted(t) => (t, true),
-                Wake::Retry(t) => (t, false),
-            };
-            let task = &mut self.tasks[t as usize];
-            debug_assert_eq!(task.state, State::Blocked);
-            task.resume = match task.resume {
-                Resume::Retry {
-                    lock: l,
-                    mode,
-                    wait,
-                    slot,
+            match *w {
+                Wake::Granted(t) | Wake::Retry(t) => {
+                    let granted = matches!(w, Wake::Granted(_));
+                    let task = &mut self.tasks[t as usize];
+                    debug_assert_eq!(task.state, State::Blocked, "only sleepers are woken");
+                    task.resume = pending(task.resume, lock, granted);
+                    self.make_runnable(t);
                 }
-                | Resume::Acquired {
-                    lock: l,
-                    mode,
-                    wait,
-                    slot,
-                } => {
-                    debug_assert_eq!(l, lock);
-                    if granted {
-                        Resume::Acquired {
-                            lock: l,
-                            mode,
-                            wait,
-                            slot,
-                        }
-                    } else {
-                        Resume::Retry {
-                            lock: l,
-                            mode,
-                            wait,
-                            slot,
-                        }
-                    }
+                Wake::SpinGranted(t) => {
+                    let task = &mut self.tasks[t as usize];
+                    debug_assert_eq!(task.state, State::Spinning);
+                    task.resume = pending(task.resume, lock, true);
+                    task.state = State::Running;
+                    self.spinning -= 1;
+                    // Replaces a pending spin deadline, if any.
+                    self.queue.set(t as usize, self.now, Ev::Run);
                 }
-                Resume::Nothing => unreachable!("a woken task has a pending acquisition"),
-            };
-            self.make_runnable(t);
+                Wake::SpinSlept(t) => {
+                    let task = &mut self.tasks[t as usize];
+                    debug_assert_eq!(task.state, State::Spinning);
+                    task.state = State::Blocked;
+                    self.spinning -= 1;
+                    self.queue.clear(t as usize);
+                    self.leave_cpu(t);
+                }
+            }
         }
-        let mut wakes = wakes;
         wakes.clear();
-        self.wakes = wakes;
+        if self.wakes.is_empty() {
+            self.wakes = wakes;
+        }
+    }
+
+    /// `t` spins on `lock` (on its CPU) until a wake or `until`.
+    fn start_spin(&mut self, t: TaskId, until: Option<SimTime>) {
+        self.tasks[t as usize].state = State::Spinning;
+        self.spinning += 1;
+        match until {
+            Some(at) => self.queue.set(t as usize, at, Ev::SpinEnd),
+            None => self.queue.clear(t as usize),
+        }
+    }
+
+    /// A spinner's deadline passed: ask its lock again.
+    fn spin_end(&mut self, t: TaskId) -> Result<(), RunError> {
+        let Resume::Acquired { lock, mode, .. } = self.tasks[t as usize].resume else {
+            unreachable!("a spinner has a pending acquisition")
+        };
+        self.spinning -= 1;
+        self.tasks[t as usize].state = State::Running;
+        let r = with_lock!(self, lock, |l, ctx, wakes| l
+            .spin_timeout(ctx, t, mode, wakes));
+        self.apply_wakes(lock);
+        match r {
+            Acquire::Granted => self.run_task(t),
+            Acquire::Queued => {
+                self.tasks[t as usize].state = State::Blocked;
+                self.leave_cpu(t);
+                Ok(())
+            }
+            Acquire::Spin { until } => {
+                self.start_spin(t, until);
+                Ok(())
+            }
+        }
     }
 
     /// Finishes an acquisition for `t`: wait, hold start, counters.
@@ -358,6 +511,7 @@ impl<'c> World<'c> {
         self.record(wait, waited);
         let base = self.tasks[t as usize].hold_base as usize;
         self.holds[base + slot as usize] = self.now;
+        self.held[base + slot as usize] = lock + 1;
         self.acquisitions[lock as usize][mode_index(mode)] += 1;
     }
 
@@ -408,7 +562,7 @@ impl<'c> World<'c> {
                 wait,
                 slot,
             } => {
-                let r = self.locks[lock as usize].retry(self.now, t, mode, &mut self.wakes);
+                let r = with_lock!(self, lock, |l, ctx, wakes| l.retry(ctx, t, mode, wakes));
                 self.apply_wakes(lock);
                 match r {
                     Acquire::Granted => {
@@ -416,8 +570,24 @@ impl<'c> World<'c> {
                         self.acquired(t, lock, mode, wait, slot);
                     }
                     Acquire::Queued => {
+                        self.tasks[ti].resume = Resume::Acquired {
+                            lock,
+                            mode,
+                            wait,
+                            slot,
+                        };
                         self.tasks[ti].state = State::Blocked;
                         self.leave_cpu(t);
+                        return Ok(());
+                    }
+                    Acquire::Spin { until } => {
+                        self.tasks[ti].resume = Resume::Acquired {
+                            lock,
+                            mode,
+                            wait,
+                            slot,
+                        };
+                        self.start_spin(t, until);
                         return Ok(());
                     }
                 }
@@ -474,10 +644,23 @@ impl<'c> World<'c> {
                 } => {
                     pc += 1;
                     self.tasks[ti].since = self.now;
-                    let r = self.locks[lock as usize].acquire(self.now, t, mode, &mut self.wakes);
+                    let r = with_lock!(self, lock, |l, ctx, wakes| l.acquire(ctx, t, mode, wakes));
                     self.apply_wakes(lock);
                     match r {
                         Acquire::Granted => self.acquired(t, lock, mode, wait, slot),
+                        Acquire::Spin { until } => {
+                            self.contentions[lock as usize][mode_index(mode)] += 1;
+                            let task = &mut self.tasks[ti];
+                            task.pc = pc;
+                            task.resume = Resume::Acquired {
+                                lock,
+                                mode,
+                                wait,
+                                slot,
+                            };
+                            self.start_spin(t, until);
+                            return Ok(());
+                        }
                         Acquire::Queued => {
                             self.contentions[lock as usize][mode_index(mode)] += 1;
                             let task = &mut self.tasks[ti];
@@ -503,8 +686,18 @@ impl<'c> World<'c> {
                     pc += 1;
                     let base = self.tasks[ti].hold_base as usize;
                     let held = self.now.since(self.holds[base + slot as usize]).0;
+                    self.held[base + slot as usize] = 0;
                     self.record(hold, held);
-                    self.locks[lock as usize].release(self.now, t, mode, &mut self.wakes);
+                    with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
+                    self.apply_wakes(lock);
+                }
+                Instr::Downgrade { lock, slot, hold } => {
+                    pc += 1;
+                    let base = self.tasks[ti].hold_base as usize;
+                    let held = self.now.since(self.holds[base + slot as usize]).0;
+                    self.record(hold, held);
+                    self.holds[base + slot as usize] = self.now;
+                    with_lock!(self, lock, |l, ctx, wakes| l.downgrade(ctx, t, wakes));
                     self.apply_wakes(lock);
                 }
                 Instr::SpanBegin { slot } => {
@@ -578,6 +771,7 @@ impl<'c> World<'c> {
             }
             match ev {
                 Ev::Run => self.run_task(t)?,
+                Ev::SpinEnd => self.spin_end(t)?,
                 Ev::Wake => {
                     // The sleeper runs at once if a CPU is free: no second event.
                     self.tasks[t as usize].state = State::Runnable;

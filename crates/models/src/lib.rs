@@ -20,4 +20,4 @@ pub mod mutex_fifo;
 pub mod policy;
 pub mod rwsem_fifo;
 
-pub use lock::{Acquire, LockKind, LockPolicy, Mode, TaskId, Wake};
+pub use lock::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};

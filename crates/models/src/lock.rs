@@ -1,16 +1,27 @@
 //! The lock interface: what every lock policy implements.
 //!
 //! A policy owns the state of one lock instance (holders, wait queue,
-//! flags) and answers three questions: may this task have the lock now
+//! flags, spinners) and answers: may this task have the lock now
 //! ([`LockPolicy::acquire`]), whom does a release wake
 //! ([`LockPolicy::release`]), and may a woken task that was *not* granted
 //! the lock have it now that it runs ([`LockPolicy::retry`]).
 //!
-//! A wakeup is one of two kinds, because the kernel has both:
-//! - [`Wake::Granted`]: the lock was handed to the task before it runs (a
-//!   FIFO handoff; Linux rwsem readers woken in a batch, R18);
-//! - [`Wake::Retry`]: the task is only woken and must try again when it gets
-//!   a CPU (a Linux rwsem writer, R16), and may lose.
+//! An acquisition either succeeds, sleeps in the wait queue, or **spins**:
+//! the task keeps its CPU and waits, optionally until a deadline (an rwsem
+//! writer's 10-25 us budget on a reader-owned lock, R10). The world then
+//! tells the policy when the deadline passes ([`LockPolicy::spin_timeout`]),
+//! when a holder leaves its CPU ([`LockPolicy::owner_off_cpu`]: spinning on
+//! a sleeping owner is pointless, R8/R9) and when a CPU is wanted
+//! ([`LockPolicy::resched`]: need_resched ends a spin).
+//!
+//! Wakeups come in four kinds, because the kernel has all of them:
+//! - [`Wake::Granted`]: the lock was handed to a sleeping task before it
+//!   runs (a FIFO handoff; Linux rwsem readers woken in a batch, R18);
+//! - [`Wake::Retry`]: a sleeping task is only woken and must try again when
+//!   it gets a CPU (a Linux rwsem writer, R16), and may lose;
+//! - [`Wake::SpinGranted`]: a spinning task got the lock (it is on its CPU);
+//! - [`Wake::SpinSlept`]: a spinning task gave up and now sleeps in the wait
+//!   queue (it leaves its CPU).
 //!
 //! Wakes are appended to a caller-owned buffer in the order the lock issues
 //! them; the world turns them into events in that order, so policies never
@@ -44,23 +55,73 @@ pub enum LockKind {
     Mutex,
 }
 
-/// The answer to an acquisition request.
+/// The answer to an acquisition request (or a retry, or a spin timeout).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Acquire {
     /// The task owns the lock now and goes on.
     Granted,
     /// The task sleeps until a [`Wake`] names it.
     Queued,
+    /// The task keeps its CPU and spins, until a wake names it or, if
+    /// `until` is set, until then ([`LockPolicy::spin_timeout`]).
+    Spin { until: Option<SimTime> },
 }
 
 /// A wakeup issued by a lock.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Wake {
-    /// The task owns the lock; it goes on when it runs.
+    /// A sleeping task owns the lock; it goes on when it runs.
     Granted(TaskId),
-    /// The task was woken without the lock; when it runs it calls
+    /// A sleeping task was woken without the lock; when it runs it calls
     /// [`LockPolicy::retry`].
     Retry(TaskId),
+    /// A spinning task owns the lock and goes on at once.
+    SpinGranted(TaskId),
+    /// A spinning task stopped spinning and sleeps in the wait queue.
+    SpinSlept(TaskId),
+}
+
+/// What a policy may ask about tasks.
+pub trait TaskView {
+    /// The task runs in a real-time class (R13/R14: an RT writer sets
+    /// handoff at once).
+    fn is_rt(&self, t: TaskId) -> bool;
+    /// The task is on a CPU (running or spinning), not asleep or waiting for
+    /// a CPU (R8: spinning on an owner that is off CPU is refused).
+    fn on_cpu(&self, t: TaskId) -> bool;
+    /// Some task waits for a CPU (need_resched: spinners stop, R8/R9).
+    fn need_resched(&self) -> bool;
+}
+
+/// A view for tests and for worlds without tasks of interest: nobody is RT,
+/// everybody is on a CPU, no CPU is wanted.
+pub struct AllOnCpu;
+
+impl TaskView for AllOnCpu {
+    fn is_rt(&self, _: TaskId) -> bool {
+        false
+    }
+    fn on_cpu(&self, _: TaskId) -> bool {
+        true
+    }
+    fn need_resched(&self) -> bool {
+        false
+    }
+}
+
+/// The world as a policy sees it when it decides.
+pub struct LockCtx<'a> {
+    pub now: SimTime,
+    /// Kernel tick rate (CONFIG_HZ) for jiffies (R14).
+    pub hz: u32,
+    pub tasks: &'a dyn TaskView,
+}
+
+impl LockCtx<'_> {
+    /// `jiffies` at `now`: whole ticks since the start of the run.
+    pub fn jiffies(&self) -> u64 {
+        (u128::from(self.now.0) * u128::from(self.hz) / 1_000_000_000) as u64
+    }
 }
 
 /// One lock instance under one policy.
@@ -68,23 +129,72 @@ pub trait LockPolicy: Send {
     /// The policy's name as scenario files spell it (`fifo`, `linux`, ...).
     fn policy(&self) -> &'static str;
 
-    /// `task` asks for the lock in `mode`. Releases and grants that this
-    /// causes for other tasks are appended to `wakes`.
-    fn acquire(&mut self, now: SimTime, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>)
-        -> Acquire;
+    /// `task` asks for the lock in `mode`. Grants and wakeups this causes
+    /// for other tasks are appended to `wakes`.
+    fn acquire(
+        &mut self,
+        ctx: &LockCtx,
+        task: TaskId,
+        mode: Mode,
+        wakes: &mut Vec<Wake>,
+    ) -> Acquire;
 
     /// `task` releases a hold in `mode`; tasks that now get the lock (or are
-    /// woken to retry) are appended to `wakes`, in wake order.
-    fn release(&mut self, now: SimTime, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>);
+    /// woken to retry, or stop spinning) are appended to `wakes`, in order.
+    fn release(&mut self, ctx: &LockCtx, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>);
 
     /// A task woken with [`Wake::Retry`] runs again and tries once more.
     /// Policies that never issue `Retry` keep the default.
-    fn retry(&mut self, now: SimTime, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) -> Acquire {
-        let _ = (now, task, mode, wakes);
+    fn retry(&mut self, ctx: &LockCtx, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) -> Acquire {
+        let _ = (ctx, task, mode, wakes);
         Acquire::Queued
     }
 
-    /// Number of tasks currently queued.
+    /// A spinning task's deadline passed. Policies that never spin with a
+    /// deadline keep the default.
+    fn spin_timeout(
+        &mut self,
+        ctx: &LockCtx,
+        task: TaskId,
+        mode: Mode,
+        wakes: &mut Vec<Wake>,
+    ) -> Acquire {
+        let _ = (ctx, task, mode, wakes);
+        Acquire::Queued
+    }
+
+    /// `holder`, which holds this lock, left its CPU (sleeps or waits for
+    /// another lock). Spinners that spin on it stop.
+    fn owner_off_cpu(&mut self, ctx: &LockCtx, holder: TaskId, wakes: &mut Vec<Wake>) {
+        let _ = (ctx, holder, wakes);
+    }
+
+    /// A CPU is wanted: one spinner (if any) stops and sleeps; returns
+    /// whether one did.
+    fn resched(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) -> bool {
+        let _ = (ctx, wakes);
+        false
+    }
+
+    /// Whether any task spins on this lock.
+    fn has_spinners(&self) -> bool {
+        false
+    }
+
+    /// `downgrade_write`: the writer `task` becomes a reader (rwsem only).
+    fn downgrade(&mut self, ctx: &LockCtx, task: TaskId, wakes: &mut Vec<Wake>) {
+        let _ = (ctx, task, wakes);
+        unreachable!("downgrade_write on a lock policy without it")
+    }
+
+    /// A queued (sleeping) waiter leaves without the lock (a fatal signal,
+    /// R23). Returns whether it was queued.
+    fn remove_waiter(&mut self, ctx: &LockCtx, task: TaskId, wakes: &mut Vec<Wake>) -> bool {
+        let _ = (ctx, task, wakes);
+        false
+    }
+
+    /// Number of tasks currently queued (sleeping).
     fn queued(&self) -> usize;
 
     /// Policy-specific counters (handoffs, steals, ...), name and value, in a

@@ -5,8 +5,7 @@
 //! The Linux mutex (R25-R31: optimistic spinning, HANDOFF, PICKUP) is a
 //! separate policy.
 
-use crate::lock::{Acquire, LockPolicy, Mode, TaskId, Wake};
-use sim::SimTime;
+use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
 use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
@@ -29,7 +28,13 @@ impl LockPolicy for FifoMutex {
         "fifo"
     }
 
-    fn acquire(&mut self, _now: SimTime, task: TaskId, _mode: Mode, _w: &mut Vec<Wake>) -> Acquire {
+    fn acquire(
+        &mut self,
+        _ctx: &LockCtx,
+        task: TaskId,
+        _mode: Mode,
+        _w: &mut Vec<Wake>,
+    ) -> Acquire {
         if self.owner.is_none() && self.queue.is_empty() {
             self.owner = Some(task);
             Acquire::Granted
@@ -39,7 +44,7 @@ impl LockPolicy for FifoMutex {
         }
     }
 
-    fn release(&mut self, _now: SimTime, task: TaskId, _mode: Mode, wakes: &mut Vec<Wake>) {
+    fn release(&mut self, _ctx: &LockCtx, task: TaskId, _mode: Mode, wakes: &mut Vec<Wake>) {
         debug_assert_eq!(self.owner, Some(task), "mutex_unlock by a non-owner");
         self.owner = self.queue.pop_front();
         if let Some(next) = self.owner {
@@ -55,12 +60,18 @@ impl LockPolicy for FifoMutex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::AllOnCpu;
+    use sim::SimTime;
 
     #[test]
     fn fifo_handoff_in_arrival_order() {
         let mut m = FifoMutex::new();
         let mut w = Vec::new();
-        let t = SimTime(0);
+        let t = &LockCtx {
+            now: SimTime(0),
+            hz: 250,
+            tasks: &AllOnCpu,
+        };
         assert_eq!(m.acquire(t, 1, Mode::Write, &mut w), Acquire::Granted);
         assert_eq!(m.acquire(t, 2, Mode::Write, &mut w), Acquire::Queued);
         assert_eq!(m.acquire(t, 3, Mode::Write, &mut w), Acquire::Queued);

@@ -6,10 +6,9 @@
 //! and inlined (the lock calls are on the hottest path of every run). A new
 //! policy is a new module, a variant here and a line in [`POLICIES`].
 
-use crate::lock::{Acquire, LockKind, LockPolicy, Mode, TaskId, Wake};
+use crate::lock::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, Wake};
 use crate::mutex_fifo::FifoMutex;
 use crate::rwsem_fifo::FifoRwsem;
-use sim::SimTime;
 
 /// (kind, policy name) pairs that exist, in the order documentation lists
 /// them.
@@ -63,20 +62,44 @@ impl LockPolicy for AnyLock {
     #[inline]
     fn acquire(
         &mut self,
-        now: SimTime,
+        ctx: &LockCtx,
         task: TaskId,
         mode: Mode,
         wakes: &mut Vec<Wake>,
     ) -> Acquire {
-        each!(self, l => l.acquire(now, task, mode, wakes))
+        each!(self, l => l.acquire(ctx, task, mode, wakes))
     }
     #[inline]
-    fn release(&mut self, now: SimTime, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
-        each!(self, l => l.release(now, task, mode, wakes))
+    fn release(&mut self, ctx: &LockCtx, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
+        each!(self, l => l.release(ctx, task, mode, wakes))
+    }
+    fn retry(&mut self, ctx: &LockCtx, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) -> Acquire {
+        each!(self, l => l.retry(ctx, task, mode, wakes))
+    }
+    fn spin_timeout(
+        &mut self,
+        ctx: &LockCtx,
+        task: TaskId,
+        mode: Mode,
+        wakes: &mut Vec<Wake>,
+    ) -> Acquire {
+        each!(self, l => l.spin_timeout(ctx, task, mode, wakes))
+    }
+    fn owner_off_cpu(&mut self, ctx: &LockCtx, holder: TaskId, wakes: &mut Vec<Wake>) {
+        each!(self, l => l.owner_off_cpu(ctx, holder, wakes))
+    }
+    fn resched(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) -> bool {
+        each!(self, l => l.resched(ctx, wakes))
     }
     #[inline]
-    fn retry(&mut self, now: SimTime, task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) -> Acquire {
-        each!(self, l => l.retry(now, task, mode, wakes))
+    fn has_spinners(&self) -> bool {
+        each!(self, l => l.has_spinners())
+    }
+    fn downgrade(&mut self, ctx: &LockCtx, task: TaskId, wakes: &mut Vec<Wake>) {
+        each!(self, l => l.downgrade(ctx, task, wakes))
+    }
+    fn remove_waiter(&mut self, ctx: &LockCtx, task: TaskId, wakes: &mut Vec<Wake>) -> bool {
+        each!(self, l => l.remove_waiter(ctx, task, wakes))
     }
     fn queued(&self) -> usize {
         each!(self, l => l.queued())

@@ -13,8 +13,7 @@
 //! readers behind writers, so it is the baseline against which the `linux`
 //! policy's extra rules are measured.
 
-use crate::lock::{Acquire, LockPolicy, Mode, TaskId, Wake};
-use sim::SimTime;
+use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
 use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
@@ -59,7 +58,7 @@ impl LockPolicy for FifoRwsem {
 
     fn acquire(
         &mut self,
-        _now: SimTime,
+        _ctx: &LockCtx,
         task: TaskId,
         mode: Mode,
         _wakes: &mut Vec<Wake>,
@@ -81,7 +80,7 @@ impl LockPolicy for FifoRwsem {
         Acquire::Queued
     }
 
-    fn release(&mut self, _now: SimTime, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
+    fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
         match mode {
             Mode::Read => {
                 debug_assert!(self.readers > 0, "up_read of a lock with no readers");
@@ -105,17 +104,23 @@ impl LockPolicy for FifoRwsem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    const T: SimTime = SimTime(0);
+    use crate::lock::AllOnCpu;
+    use sim::SimTime;
+    const T: LockCtx = LockCtx {
+        now: SimTime(0),
+        hz: 250,
+        tasks: &AllOnCpu,
+    };
 
     fn acq(l: &mut FifoRwsem, t: TaskId, m: Mode) -> Acquire {
         let mut w = Vec::new();
-        let a = l.acquire(T, t, m, &mut w);
+        let a = l.acquire(&T, t, m, &mut w);
         assert!(w.is_empty());
         a
     }
     fn rel(l: &mut FifoRwsem, t: TaskId, m: Mode) -> Vec<Wake> {
         let mut w = Vec::new();
-        l.release(T, t, m, &mut w);
+        l.release(&T, t, m, &mut w);
         w
     }
 

@@ -67,6 +67,13 @@ pub enum Instr {
         hold: StatId,
         slot: u8,
     },
+    /// `downgrade_write`: the write hold in `slot` ends (recorded under
+    /// `hold`) and a read hold starts in the same slot.
+    Downgrade {
+        lock: LockId,
+        slot: u8,
+        hold: StatId,
+    },
     SpanBegin {
         slot: u8,
     },
@@ -119,6 +126,8 @@ pub struct GroupProg {
     pub hold_slots: u8,
     pub span_slots: u8,
     pub repeat_slots: u8,
+    /// Real-time scheduling class.
+    pub rt: bool,
 }
 
 /// A scenario variant ready to run.
@@ -130,6 +139,8 @@ pub struct Compiled {
     pub cpus: Option<u32>,
     pub window: Dur,
     pub seed: Option<u64>,
+    /// CONFIG_HZ.
+    pub hz: u32,
     pub locks: Vec<LockSpec>,
     pub dists: Vec<Dist>,
     pub stats: Vec<StatSpec>,
@@ -441,7 +452,41 @@ impl Ctx<'_> {
             )));
         };
         let kind = self.locks[lock as usize].kind;
+        if op == LockOp::Downgrade {
+            if kind != LockKind::Rwsem {
+                return Err(o.error(format!("`downgrade_write {name}`: `{name}` is a mutex")));
+            }
+            let Some(slot) = self
+                .held
+                .iter()
+                .position(|h| matches!(h, Some((l, _, _)) if *l == lock))
+            else {
+                return Err(o.error(format!(
+                    "`downgrade_write {name}`: `{name}` is not held at this point"
+                )));
+            };
+            let (_, held_mode, at) = self.held[slot].clone().expect("position found it");
+            if held_mode != Mode::Write {
+                return Err(o.error(format!(
+                    "`downgrade_write {name}`: `{name}` is held for read (taken at {})",
+                    at.location
+                )));
+            }
+            self.held[slot] = Some((lock, Mode::Read, o.clone()));
+            let hold = self.stat(Metric::Hold, format!("{name}/write/{}", self.group));
+            self.stat(Metric::Hold, format!("{name}/read/{}", self.group));
+            self.push(
+                Instr::Downgrade {
+                    lock,
+                    slot: slot as u8,
+                    hold,
+                },
+                o,
+            );
+            return Ok(());
+        }
         let (mode, want) = match op {
+            LockOp::Downgrade => unreachable!("handled above"),
             LockOp::DownRead | LockOp::UpRead => (Mode::Read, LockKind::Rwsem),
             LockOp::DownWrite | LockOp::UpWrite => (Mode::Write, LockKind::Rwsem),
             LockOp::MutexLock | LockOp::MutexUnlock => (Mode::Write, LockKind::Mutex),
@@ -726,6 +771,20 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             }
         },
     };
+    let hz = match &h.hz {
+        None => 250,
+        Some(v) if [100, 250, 300, 1000].contains(v.get_ref()) => *v.get_ref(),
+        Some(v) => {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                "scenario.hz",
+                format!(
+                    "HZ {} is not a kernel choice; expected 100, 250, 300 or 1000",
+                    v.get_ref()
+                ),
+            ))
+        }
+    };
     let mut locks = Vec::new();
     let mut lock_ids = IndexMap::new();
     for (name, def) in &doc.locks {
@@ -793,7 +852,22 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         if hold_slots > 255 || span_slots > 255 || ctx.max_depth == u8::MAX {
             return Err(end_origin.error("more than 255 nested locks, spans or repeats"));
         }
+        let rt = match &def.get_ref().class {
+            None => false,
+            Some(c) => match c.get_ref().as_str() {
+                "normal" => false,
+                "rt" => true,
+                other => {
+                    return Err(ScenarioError::new(
+                        src.locate(Some(c.span())),
+                        format!("tasks.{gname}.class"),
+                        format!("unknown class `{other}`; expected `normal` or `rt`"),
+                    ))
+                }
+            },
+        };
         groups.push(GroupProg {
+            rt,
             name: gname.clone(),
             count: *def.get_ref().count.get_ref(),
             code: ctx.code,
@@ -823,6 +897,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         cpus,
         window,
         seed: h.seed,
+        hz,
         locks,
         dists,
         stats,

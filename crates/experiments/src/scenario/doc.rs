@@ -45,6 +45,10 @@ pub struct Header {
     /// `[variants.NAME]` in file order.
     #[serde(default)]
     pub variants: Option<Vec<String>>,
+    /// CONFIG_HZ: 100, 250 (default), 300 or 1000. Sets jiffies, hence the
+    /// rwsem handoff timeout (R14).
+    #[serde(default)]
+    pub hz: Option<Spanned<u32>>,
 }
 
 /// A named distribution (`[dists.NAME]`), in table form.
@@ -106,4 +110,8 @@ pub struct OpDef {
 pub struct TaskDef {
     pub count: Spanned<u32>,
     pub program: Vec<Spanned<String>>,
+    /// Scheduling class: `normal` (default) or `rt` (SCHED_FIFO/RR; an RT
+    /// rwsem writer sets handoff at once, R14).
+    #[serde(default)]
+    pub class: Option<Spanned<String>>,
 }

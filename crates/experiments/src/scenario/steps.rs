@@ -39,6 +39,8 @@ pub enum LockOp {
     UpWrite,
     MutexLock,
     MutexUnlock,
+    /// `downgrade_write`: a write hold becomes a read hold (R21).
+    Downgrade,
 }
 
 impl LockOp {
@@ -50,6 +52,7 @@ impl LockOp {
             LockOp::UpWrite => "up_write",
             LockOp::MutexLock => "mutex_lock",
             LockOp::MutexUnlock => "mutex_unlock",
+            LockOp::Downgrade => "downgrade_write",
         }
     }
     pub fn is_acquire(self) -> bool {
@@ -87,8 +90,8 @@ pub enum Node {
     Block { head: Step, body: Vec<Node> },
 }
 
-const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, mutex_lock, \
-mutex_unlock, span_begin, span_end, call, repeat, loop, with_prob, end";
+const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
+mutex_lock, mutex_unlock, span_begin, span_end, call, repeat, loop, with_prob, end";
 
 fn name_arg(o: &Origin, kw: &str, arg: &str, what: &str) -> Result<String, ScenarioError> {
     let valid = !arg.is_empty()
@@ -149,6 +152,9 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         "down_write" => StepKind::Lock(LockOp::DownWrite, name_arg(o, kw, arg, "a lock name")?),
         "up_write" => StepKind::Lock(LockOp::UpWrite, name_arg(o, kw, arg, "a lock name")?),
         "mutex_lock" => StepKind::Lock(LockOp::MutexLock, name_arg(o, kw, arg, "a mutex name")?),
+        "downgrade_write" => {
+            StepKind::Lock(LockOp::Downgrade, name_arg(o, kw, arg, "a lock name")?)
+        }
         "mutex_unlock" => {
             StepKind::Lock(LockOp::MutexUnlock, name_arg(o, kw, arg, "a mutex name")?)
         }
