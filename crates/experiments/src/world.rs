@@ -313,7 +313,7 @@ impl<'c> World<'c> {
                 .locks
                 .iter()
                 .map(|l| {
-                    AnyLock::new(l.kind, &l.policy)
+                    AnyLock::with_options(l.kind, &l.policy, l.options)
                         .expect("the compiler accepts only known policies")
                 })
                 .collect(),
@@ -452,6 +452,14 @@ impl<'c> World<'c> {
                     self.spinning -= 1;
                     // Replaces a pending spin deadline, if any.
                     self.queue.set(t as usize, self.now, Ev::Run);
+                }
+                Wake::SpinUntil(t, at) => {
+                    debug_assert_eq!(self.tasks[t as usize].state, State::Spinning);
+                    if at == SimTime::MAX {
+                        self.queue.clear(t as usize);
+                    } else {
+                        self.queue.set(t as usize, at, Ev::SpinEnd);
+                    }
                 }
                 Wake::SpinSlept(t) => {
                     let task = &mut self.tasks[t as usize];

@@ -38,6 +38,7 @@ name = "t"
 duration = "1s"
 [locks.l]
 kind = "rwsem"
+policy = "fifo"
 [tasks.a]
 count = 1
 program = ["down_read l", "sleep 10ms", "up_read l"]
@@ -72,6 +73,7 @@ duration = "1s"
 cpus = 1
 [locks.l]
 kind = "rwsem"
+policy = "fifo"
 [tasks.w]
 count = 1
 program = ["down_write l", "sleep 5ms", "up_write l"]
@@ -122,6 +124,7 @@ name = "t"
 duration = "1s"
 [locks.m]
 kind = "mutex"
+policy = "fifo"
 [tasks.holder]
 count = 1
 program = ["mutex_lock m", "sleep 10ms", "mutex_unlock m"]

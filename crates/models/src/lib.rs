@@ -16,8 +16,15 @@
 
 pub mod cpu;
 pub mod lock;
+pub mod lock_none;
 pub mod mutex_fifo;
+pub mod mutex_linux;
 pub mod policy;
 pub mod rwsem_fifo;
+pub mod rwsem_linux;
+pub mod rwsem_phase_fair;
+pub mod rwsem_reader_pref;
+pub mod rwsem_rt;
+pub mod rwsem_writer_pref;
 
 pub use lock::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};

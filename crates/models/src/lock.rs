@@ -14,14 +14,15 @@
 //! a sleeping owner is pointless, R8/R9) and when a CPU is wanted
 //! ([`LockPolicy::resched`]: need_resched ends a spin).
 //!
-//! Wakeups come in four kinds, because the kernel has all of them:
+//! Wakeups come in these kinds, because the kernel has all of them:
 //! - [`Wake::Granted`]: the lock was handed to a sleeping task before it
 //!   runs (a FIFO handoff; Linux rwsem readers woken in a batch, R18);
 //! - [`Wake::Retry`]: a sleeping task is only woken and must try again when
 //!   it gets a CPU (a Linux rwsem writer, R16), and may lose;
 //! - [`Wake::SpinGranted`]: a spinning task got the lock (it is on its CPU);
 //! - [`Wake::SpinSlept`]: a spinning task gave up and now sleeps in the wait
-//!   queue (it leaves its CPU).
+//!   queue (it leaves its CPU);
+//! - [`Wake::SpinUntil`]: a spinning task goes on with a new deadline.
 //!
 //! Wakes are appended to a caller-owned buffer in the order the lock issues
 //! them; the world turns them into events in that order, so policies never
@@ -79,6 +80,10 @@ pub enum Wake {
     SpinGranted(TaskId),
     /// A spinning task stopped spinning and sleeps in the wait queue.
     SpinSlept(TaskId),
+    /// A spinning task goes on spinning, now with this deadline (it became
+    /// the head of the spinners, or a new reader phase reset its budget);
+    /// `SimTime::MAX` means no deadline.
+    SpinUntil(TaskId, SimTime),
 }
 
 /// What a policy may ask about tasks.

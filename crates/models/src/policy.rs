@@ -7,16 +7,39 @@
 //! policy is a new module, a variant here and a line in [`POLICIES`].
 
 use crate::lock::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, Wake};
+use crate::lock_none::NoLock;
 use crate::mutex_fifo::FifoMutex;
+use crate::mutex_linux::LinuxMutex;
 use crate::rwsem_fifo::FifoRwsem;
+use crate::rwsem_linux::{LinuxRwsem, LinuxRwsemConfig};
+use crate::rwsem_phase_fair::PhaseFairRwsem;
+use crate::rwsem_reader_pref::ReaderPrefRwsem;
+use crate::rwsem_rt::RtRwsem;
+use crate::rwsem_writer_pref::WriterPrefRwsem;
 
 /// (kind, policy name) pairs that exist, in the order documentation lists
 /// them.
-pub const POLICIES: &[(LockKind, &str)] = &[(LockKind::Rwsem, "fifo"), (LockKind::Mutex, "fifo")];
+pub const POLICIES: &[(LockKind, &str)] = &[
+    (LockKind::Rwsem, "linux"),
+    (LockKind::Mutex, "linux"),
+    (LockKind::Rwsem, "fifo"),
+    (LockKind::Mutex, "fifo"),
+    (LockKind::Rwsem, "reader-pref"),
+    (LockKind::Rwsem, "writer-pref"),
+    (LockKind::Rwsem, "phase-fair"),
+    (LockKind::Rwsem, "rt"),
+    (LockKind::Rwsem, "none"),
+    (LockKind::Mutex, "none"),
+];
 
 /// The policy a lock of `kind` gets when the scenario names none.
 pub fn default_policy(_kind: LockKind) -> &'static str {
-    "fifo"
+    "linux"
+}
+
+/// Whether a policy implements `downgrade_write` (R21).
+pub fn supports_downgrade(kind: LockKind, policy: &str) -> bool {
+    kind == LockKind::Rwsem && matches!(policy, "linux" | "fifo" | "none")
 }
 
 /// The policy names a lock kind accepts.
@@ -28,19 +51,61 @@ pub fn policies_of(kind: LockKind) -> Vec<&'static str> {
         .collect()
 }
 
+/// Kernel build options that change a lock.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LockOptions {
+    /// CONFIG_RWSEM_SPIN_ON_OWNER / CONFIG_MUTEX_SPIN_ON_OWNER (default y on
+    /// SMP, !PREEMPT_RT): writers spin on a running owner (R8-R11, R27).
+    pub spin_on_owner: bool,
+}
+
+impl Default for LockOptions {
+    fn default() -> Self {
+        LockOptions {
+            spin_on_owner: true,
+        }
+    }
+}
+
 /// One lock instance under one policy.
 #[derive(Debug)]
 pub enum AnyLock {
+    LinuxRwsem(LinuxRwsem),
+    LinuxMutex(LinuxMutex),
     FifoRwsem(FifoRwsem),
     FifoMutex(FifoMutex),
+    ReaderPref(ReaderPrefRwsem),
+    WriterPref(WriterPrefRwsem),
+    PhaseFair(PhaseFairRwsem),
+    Rt(RtRwsem),
+    /// `none`, for both kinds.
+    None(NoLock),
 }
 
 impl AnyLock {
     /// A fresh lock, or `None` if the kind has no such policy.
     pub fn new(kind: LockKind, policy: &str) -> Option<AnyLock> {
+        Self::with_options(kind, policy, LockOptions::default())
+    }
+
+    /// A fresh lock with build options; `None` if the kind has no such policy.
+    pub fn with_options(kind: LockKind, policy: &str, o: LockOptions) -> Option<AnyLock> {
         match (kind, policy) {
+            (LockKind::Rwsem, "linux") => {
+                Some(AnyLock::LinuxRwsem(LinuxRwsem::new(LinuxRwsemConfig {
+                    spin_on_owner: o.spin_on_owner,
+                })))
+            }
+            (LockKind::Mutex, "linux") => {
+                Some(AnyLock::LinuxMutex(LinuxMutex::new(o.spin_on_owner)))
+            }
             (LockKind::Rwsem, "fifo") => Some(AnyLock::FifoRwsem(FifoRwsem::new())),
             (LockKind::Mutex, "fifo") => Some(AnyLock::FifoMutex(FifoMutex::new())),
+            (LockKind::Rwsem, "reader-pref") => Some(AnyLock::ReaderPref(ReaderPrefRwsem::new())),
+            (LockKind::Rwsem, "writer-pref") => Some(AnyLock::WriterPref(WriterPrefRwsem::new())),
+            (LockKind::Rwsem, "phase-fair") => Some(AnyLock::PhaseFair(PhaseFairRwsem::new())),
+            (LockKind::Rwsem, "rt") => Some(AnyLock::Rt(RtRwsem::new())),
+            (LockKind::Rwsem | LockKind::Mutex, "none") => Some(AnyLock::None(NoLock::new())),
             _ => None,
         }
     }
@@ -49,8 +114,15 @@ impl AnyLock {
 macro_rules! each {
     ($self:ident, $l:ident => $e:expr) => {
         match $self {
+            AnyLock::LinuxRwsem($l) => $e,
+            AnyLock::LinuxMutex($l) => $e,
             AnyLock::FifoRwsem($l) => $e,
             AnyLock::FifoMutex($l) => $e,
+            AnyLock::ReaderPref($l) => $e,
+            AnyLock::WriterPref($l) => $e,
+            AnyLock::PhaseFair($l) => $e,
+            AnyLock::Rt($l) => $e,
+            AnyLock::None($l) => $e,
         }
     };
 }
@@ -120,6 +192,6 @@ mod tests {
             assert_eq!(l.policy(), name);
         }
         assert!(AnyLock::new(LockKind::Rwsem, "lifo").is_none());
-        assert_eq!(policies_of(LockKind::Mutex), vec!["fifo"]);
+        assert_eq!(policies_of(LockKind::Mutex), vec!["linux", "fifo", "none"]);
     }
 }

@@ -96,6 +96,19 @@ impl LockPolicy for FifoRwsem {
         }
     }
 
+    /// The writer becomes a reader; readers at the head of the queue join
+    /// it (a writer at the head keeps waiting).
+    fn downgrade(&mut self, _ctx: &LockCtx, _task: TaskId, wakes: &mut Vec<Wake>) {
+        debug_assert!(self.writer, "downgrade_write without a writer");
+        self.writer = false;
+        self.readers += 1;
+        while let Some(&(task, Mode::Read)) = self.queue.front() {
+            self.queue.pop_front();
+            self.readers += 1;
+            wakes.push(Wake::Granted(task));
+        }
+    }
+
     fn queued(&self) -> usize {
         self.queue.len()
     }

@@ -108,6 +108,7 @@ pub struct LockSpec {
     pub name: String,
     pub kind: LockKind,
     pub policy: String,
+    pub options: models::policy::LockOptions,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -297,10 +298,14 @@ fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSp
             ))
         }
     };
+    let options = models::policy::LockOptions {
+        spin_on_owner: d.spin_on_owner.unwrap_or(true),
+    };
     Ok(LockSpec {
         name: name.to_string(),
         kind,
         policy,
+        options,
     })
 }
 
@@ -455,6 +460,12 @@ impl Ctx<'_> {
         if op == LockOp::Downgrade {
             if kind != LockKind::Rwsem {
                 return Err(o.error(format!("`downgrade_write {name}`: `{name}` is a mutex")));
+            }
+            let policy = &self.locks[lock as usize].policy;
+            if !models::policy::supports_downgrade(kind, policy) {
+                return Err(o.error(format!(
+                    "`downgrade_write {name}`: policy `{policy}` has no downgrade; use linux, fifo or none"
+                )));
             }
             let Some(slot) = self
                 .held

@@ -94,9 +94,13 @@ pub struct MixPart {
 pub struct LockDef {
     /// `rwsem` or `mutex`.
     pub kind: Spanned<String>,
-    /// Lock policy; `fifo` by default.
+    /// Lock policy; `linux` by default.
     #[serde(default)]
     pub policy: Option<Spanned<String>>,
+    /// CONFIG_*_SPIN_ON_OWNER (default true): writers spin on a running
+    /// owner.
+    #[serde(default)]
+    pub spin_on_owner: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

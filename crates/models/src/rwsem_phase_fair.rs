@@ -1,0 +1,208 @@
+//! A phase-fair reader-writer lock (policy `phase-fair`, after Brandenburg
+//! and Anderson's phase-fair RW lock), a what-if policy with no kernel
+//! counterpart: reader phases and writer phases alternate. A reader is
+//! granted at once only if no writer holds the lock and no writer is
+//! waiting; otherwise it waits for the next reader phase. A writer is
+//! granted at once only if the lock is free and no other writer waits;
+//! otherwise it waits, FIFO among writers, and while it waits for the
+//! current readers to drain it parks every new reader. When a writer
+//! releases, every waiting reader is granted together (a reader phase), in
+//! arrival order, even if more writers wait; only if no reader waits is the
+//! next writer granted. When the last reader of a phase releases, the first
+//! waiting writer is granted. So a reader waits for at most one writer's
+//! critical section and a writer for at most one reader phase per writer
+//! ahead of it. Grants are handoffs at the instant of the release
+//! (`Wake::Granted`, in grant order); there is no spinning, no `Wake::Retry`,
+//! no handoff flag. It answers "what if kernfs_rwsem (or any rwsem of a
+//! scenario) were phase-fair?": readers that arrive behind a queued writer
+//! still convoy, but only for one writer, not for the whole writer queue.
+
+use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use std::collections::VecDeque;
+
+#[derive(Debug, Default)]
+pub struct PhaseFairRwsem {
+    readers: u32,
+    writer: bool,
+    /// Readers waiting for the next reader phase, in arrival order.
+    read_queue: VecDeque<TaskId>,
+    /// Writers waiting, in arrival order.
+    write_queue: VecDeque<TaskId>,
+}
+
+impl PhaseFairRwsem {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn is_free(&self) -> bool {
+        self.readers == 0 && !self.writer
+    }
+
+    fn grant_all_readers(&mut self, wakes: &mut Vec<Wake>) {
+        for task in self.read_queue.drain(..) {
+            self.readers += 1;
+            wakes.push(Wake::Granted(task));
+        }
+    }
+
+    fn grant_first_writer(&mut self, wakes: &mut Vec<Wake>) -> bool {
+        match self.write_queue.pop_front() {
+            Some(task) => {
+                self.writer = true;
+                wakes.push(Wake::Granted(task));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl LockPolicy for PhaseFairRwsem {
+    fn policy(&self) -> &'static str {
+        "phase-fair"
+    }
+
+    fn acquire(
+        &mut self,
+        _ctx: &LockCtx,
+        task: TaskId,
+        mode: Mode,
+        _wakes: &mut Vec<Wake>,
+    ) -> Acquire {
+        let writer_waits = !self.write_queue.is_empty();
+        match mode {
+            Mode::Read if !self.writer && !writer_waits => {
+                self.readers += 1;
+                Acquire::Granted
+            }
+            Mode::Read => {
+                self.read_queue.push_back(task);
+                Acquire::Queued
+            }
+            Mode::Write if self.is_free() && !writer_waits => {
+                self.writer = true;
+                Acquire::Granted
+            }
+            Mode::Write => {
+                self.write_queue.push_back(task);
+                Acquire::Queued
+            }
+        }
+    }
+
+    fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
+        match mode {
+            Mode::Read => {
+                debug_assert!(self.readers > 0, "up_read of a lock with no readers");
+                self.readers = self.readers.saturating_sub(1);
+                // The last reader of a phase hands over to the first writer.
+                // (Readers only wait while a writer holds or waits, so with
+                // no writer waiting the reader queue is empty here.)
+                if self.readers == 0 && !self.grant_first_writer(wakes) {
+                    self.grant_all_readers(wakes);
+                }
+            }
+            Mode::Write => {
+                debug_assert!(self.writer, "up_write of a lock with no writer");
+                self.writer = false;
+                // A writer's release opens a reader phase if any reader
+                // waits, however many writers wait.
+                if self.read_queue.is_empty() {
+                    self.grant_first_writer(wakes);
+                } else {
+                    self.grant_all_readers(wakes);
+                }
+            }
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.read_queue.len() + self.write_queue.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lock::AllOnCpu;
+    use sim::SimTime;
+    const T: LockCtx = LockCtx {
+        now: SimTime(0),
+        hz: 250,
+        tasks: &AllOnCpu,
+    };
+
+    fn acq(l: &mut PhaseFairRwsem, t: TaskId, m: Mode) -> Acquire {
+        let mut w = Vec::new();
+        let a = l.acquire(&T, t, m, &mut w);
+        assert!(w.is_empty());
+        a
+    }
+    fn rel(l: &mut PhaseFairRwsem, t: TaskId, m: Mode) -> Vec<Wake> {
+        let mut w = Vec::new();
+        l.release(&T, t, m, &mut w);
+        w
+    }
+
+    #[test]
+    fn phase_fair_writer_release_admits_all_waiting_readers_even_with_writers_queued() {
+        let mut l = PhaseFairRwsem::new();
+        assert_eq!(acq(&mut l, 1, Mode::Write), Acquire::Granted);
+        for (t, m) in [
+            (2, Mode::Read),
+            (3, Mode::Write),
+            (4, Mode::Read),
+            (5, Mode::Write),
+        ] {
+            assert_eq!(acq(&mut l, t, m), Acquire::Queued);
+        }
+        // Reader phase: every waiting reader, including those that arrived
+        // behind writer 3.
+        assert_eq!(
+            rel(&mut l, 1, Mode::Write),
+            vec![Wake::Granted(2), Wake::Granted(4)]
+        );
+        // A reader arriving during the phase while a writer waits waits for
+        // the next reader phase.
+        assert_eq!(acq(&mut l, 6, Mode::Read), Acquire::Queued);
+        assert_eq!(rel(&mut l, 2, Mode::Read), vec![]);
+        // Last reader of the phase: the first waiting writer.
+        assert_eq!(rel(&mut l, 4, Mode::Read), vec![Wake::Granted(3)]);
+        // Writer 3 leaves: reader 6 goes before writer 5.
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(6)]);
+        assert_eq!(rel(&mut l, 6, Mode::Read), vec![Wake::Granted(5)]);
+        assert_eq!(rel(&mut l, 5, Mode::Write), vec![]);
+        assert_eq!(l.queued(), 0);
+    }
+
+    #[test]
+    fn phase_fair_arriving_writer_waits_for_readers_and_blocks_new_ones() {
+        let mut l = PhaseFairRwsem::new();
+        assert_eq!(acq(&mut l, 1, Mode::Read), Acquire::Granted);
+        assert_eq!(acq(&mut l, 2, Mode::Read), Acquire::Granted);
+        assert_eq!(acq(&mut l, 3, Mode::Write), Acquire::Queued);
+        assert_eq!(acq(&mut l, 4, Mode::Read), Acquire::Queued);
+        assert_eq!(rel(&mut l, 1, Mode::Read), vec![]);
+        assert_eq!(rel(&mut l, 2, Mode::Read), vec![Wake::Granted(3)]);
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(4)]);
+        assert_eq!(rel(&mut l, 4, Mode::Read), vec![]);
+        assert_eq!(l.queued(), 0);
+    }
+
+    #[test]
+    fn phase_fair_writers_are_fifo_when_no_reader_waits() {
+        let mut l = PhaseFairRwsem::new();
+        assert_eq!(acq(&mut l, 1, Mode::Write), Acquire::Granted);
+        assert_eq!(acq(&mut l, 2, Mode::Write), Acquire::Queued);
+        assert_eq!(acq(&mut l, 3, Mode::Write), Acquire::Queued);
+        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(2)]);
+        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(3)]);
+        // Empty queues: the release wakes nobody and the lock is free.
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![]);
+        assert_eq!(acq(&mut l, 4, Mode::Read), Acquire::Granted);
+        assert_eq!(rel(&mut l, 4, Mode::Read), vec![]);
+        assert_eq!(acq(&mut l, 5, Mode::Write), Acquire::Granted);
+        assert_eq!(l.queued(), 0);
+    }
+}

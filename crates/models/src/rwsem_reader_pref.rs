@@ -1,0 +1,191 @@
+//! A reader-preferring reader-writer lock (policy `reader-pref`), a what-if
+//! policy with no kernel counterpart: a reader is granted at once whenever no
+//! writer holds the lock, even while writers are queued, so readers that keep
+//! overlapping starve writers; a writer is granted at once only if the lock
+//! is free (no readers, no writer), and otherwise queues FIFO behind earlier
+//! writers; readers queue (FIFO) only while a writer holds; when a release
+//! leaves the lock free, every queued reader is granted in arrival order if
+//! any are queued, otherwise the first queued writer is. Grants are handoffs
+//! at the instant of the release (`Wake::Granted`, in grant order); there is
+//! no spinning, no `Wake::Retry`, no handoff flag. It answers "what if
+//! kernfs_rwsem (or any rwsem of a scenario) were reader-preferring?": new
+//! readers are never parked behind a queued writer, which removes the reader
+//! convoy of the `fifo` and Linux locks at the price of writer starvation.
+
+use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use std::collections::VecDeque;
+
+#[derive(Debug, Default)]
+pub struct ReaderPrefRwsem {
+    readers: u32,
+    writer: bool,
+    /// Readers waiting for the writer that holds the lock to leave.
+    read_queue: VecDeque<TaskId>,
+    /// Writers waiting for the lock to be free, in arrival order.
+    write_queue: VecDeque<TaskId>,
+}
+
+impl ReaderPrefRwsem {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn is_free(&self) -> bool {
+        self.readers == 0 && !self.writer
+    }
+
+    /// The lock is free: hand it to every queued reader, or else to the
+    /// first queued writer.
+    fn grant_waiters(&mut self, wakes: &mut Vec<Wake>) {
+        if !self.read_queue.is_empty() {
+            for task in self.read_queue.drain(..) {
+                self.readers += 1;
+                wakes.push(Wake::Granted(task));
+            }
+        } else if let Some(task) = self.write_queue.pop_front() {
+            self.writer = true;
+            wakes.push(Wake::Granted(task));
+        }
+    }
+}
+
+impl LockPolicy for ReaderPrefRwsem {
+    fn policy(&self) -> &'static str {
+        "reader-pref"
+    }
+
+    fn acquire(
+        &mut self,
+        _ctx: &LockCtx,
+        task: TaskId,
+        mode: Mode,
+        _wakes: &mut Vec<Wake>,
+    ) -> Acquire {
+        match mode {
+            Mode::Read if !self.writer => {
+                self.readers += 1;
+                Acquire::Granted
+            }
+            Mode::Read => {
+                self.read_queue.push_back(task);
+                Acquire::Queued
+            }
+            // A free lock has nobody queued: every release that frees it
+            // grants the waiters, so the writer jumps no queue.
+            Mode::Write if self.is_free() => {
+                self.writer = true;
+                Acquire::Granted
+            }
+            Mode::Write => {
+                self.write_queue.push_back(task);
+                Acquire::Queued
+            }
+        }
+    }
+
+    fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
+        match mode {
+            Mode::Read => {
+                debug_assert!(self.readers > 0, "up_read of a lock with no readers");
+                self.readers = self.readers.saturating_sub(1);
+            }
+            Mode::Write => {
+                debug_assert!(self.writer, "up_write of a lock with no writer");
+                self.writer = false;
+            }
+        }
+        if self.is_free() {
+            self.grant_waiters(wakes);
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.read_queue.len() + self.write_queue.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lock::AllOnCpu;
+    use sim::SimTime;
+    const T: LockCtx = LockCtx {
+        now: SimTime(0),
+        hz: 250,
+        tasks: &AllOnCpu,
+    };
+
+    fn acq(l: &mut ReaderPrefRwsem, t: TaskId, m: Mode) -> Acquire {
+        let mut w = Vec::new();
+        let a = l.acquire(&T, t, m, &mut w);
+        assert!(w.is_empty());
+        a
+    }
+    fn rel(l: &mut ReaderPrefRwsem, t: TaskId, m: Mode) -> Vec<Wake> {
+        let mut w = Vec::new();
+        l.release(&T, t, m, &mut w);
+        w
+    }
+
+    #[test]
+    fn reader_pref_readers_pass_queued_writers() {
+        let mut l = ReaderPrefRwsem::new();
+        assert_eq!(acq(&mut l, 1, Mode::Read), Acquire::Granted);
+        assert_eq!(acq(&mut l, 2, Mode::Write), Acquire::Queued);
+        // A queued writer parks nobody: new readers join the holders.
+        assert_eq!(acq(&mut l, 3, Mode::Read), Acquire::Granted);
+        assert_eq!(rel(&mut l, 1, Mode::Read), vec![]);
+        assert_eq!(acq(&mut l, 4, Mode::Read), Acquire::Granted);
+        assert_eq!(rel(&mut l, 3, Mode::Read), vec![]);
+        assert_eq!(l.queued(), 1);
+        // The writer gets the lock only when the readers happen to drain.
+        assert_eq!(rel(&mut l, 4, Mode::Read), vec![Wake::Granted(2)]);
+        assert_eq!(l.queued(), 0);
+        assert_eq!(rel(&mut l, 2, Mode::Write), vec![]);
+    }
+
+    #[test]
+    fn reader_pref_writer_release_grants_all_queued_readers_before_writers() {
+        let mut l = ReaderPrefRwsem::new();
+        assert_eq!(acq(&mut l, 1, Mode::Write), Acquire::Granted);
+        for (t, m) in [
+            (2, Mode::Write),
+            (3, Mode::Read),
+            (4, Mode::Write),
+            (5, Mode::Read),
+        ] {
+            assert_eq!(acq(&mut l, t, m), Acquire::Queued);
+        }
+        // Every queued reader, in arrival order, even those behind writers.
+        assert_eq!(
+            rel(&mut l, 1, Mode::Write),
+            vec![Wake::Granted(3), Wake::Granted(5)]
+        );
+        assert_eq!(acq(&mut l, 6, Mode::Read), Acquire::Granted);
+        assert_eq!(rel(&mut l, 3, Mode::Read), vec![]);
+        assert_eq!(rel(&mut l, 5, Mode::Read), vec![]);
+        // Then the writers, one at a time, in arrival order.
+        assert_eq!(rel(&mut l, 6, Mode::Read), vec![Wake::Granted(2)]);
+        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(4)]);
+        assert_eq!(rel(&mut l, 4, Mode::Write), vec![]);
+        assert_eq!(l.queued(), 0);
+    }
+
+    #[test]
+    fn reader_pref_writer_needs_a_free_lock_and_empty_queue_wakes_nobody() {
+        let mut l = ReaderPrefRwsem::new();
+        assert_eq!(acq(&mut l, 1, Mode::Write), Acquire::Granted);
+        assert_eq!(acq(&mut l, 2, Mode::Write), Acquire::Queued);
+        assert_eq!(acq(&mut l, 3, Mode::Read), Acquire::Queued);
+        // The queued reader goes before the earlier queued writer.
+        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(3)]);
+        assert_eq!(rel(&mut l, 3, Mode::Read), vec![Wake::Granted(2)]);
+        assert_eq!(rel(&mut l, 2, Mode::Write), vec![]);
+        // Free with nobody queued: granted at once, in either mode.
+        assert_eq!(acq(&mut l, 4, Mode::Write), Acquire::Granted);
+        assert_eq!(rel(&mut l, 4, Mode::Write), vec![]);
+        assert_eq!(acq(&mut l, 5, Mode::Read), Acquire::Granted);
+        assert_eq!(rel(&mut l, 5, Mode::Read), vec![]);
+        assert_eq!(l.queued(), 0);
+    }
+}
