@@ -786,6 +786,8 @@ impl<'c> World<'c> {
                     if let Some(cpu) = self.cpu.make_runnable(at, t) {
                         self.tasks[t as usize].cpu = cpu;
                         self.run_task(t)?;
+                    } else if self.spinning > 0 {
+                        self.resched();
                     }
                 }
             }

@@ -1,0 +1,166 @@
+//! The Linux lock policies inside the world: the convoy recipe of
+//! KERNEL-SEMANTICS.md ("Modeling implications"), spinning on the CPU
+//! model, and the mutex against queueing theory.
+
+use experiments::scenario::{compile, ScenarioFile, Source};
+use experiments::world::{Limits, World};
+use output::{Metric, VariantResult};
+
+fn run_text(text: &str, seed: u64) -> VariantResult {
+    let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
+    let loaded = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
+    let mut w = World::new(&c, seed, 0, Limits::default());
+    w.run(&mut |_| {}).unwrap();
+    w.result()
+}
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+#[test]
+fn convoy_recipe_reader_in_reclaim_writer_queued_new_readers_parked_one_batched_wakeup() {
+    // 1. A walker holds kernfs_rwsem for read and sleeps 100 ms (reclaim).
+    // 2. A mkdir writer arrives at 1 ms, spins 10.5 us on the reader-owned
+    //    lock (R10), sets NONSPINNABLE and queues.
+    // 3. Walkers arriving from 2 ms miss the fast path and queue (R3, R4a).
+    // 4. At 100 ms the reader releases: the writer is woken, runs, takes the
+    //    lock for 20 us; its up_write grants all parked walkers in one batch.
+    let text = r#"
+[scenario]
+name = "recipe"
+duration = "1s"
+cpus = 8
+[locks.kernfs_rwsem]
+kind = "rwsem"
+[tasks.reclaimer]
+count = 1
+program = ["down_read kernfs_rwsem", "sleep 100ms", "up_read kernfs_rwsem"]
+[tasks.mkdir]
+count = 1
+program = ["sleep 1ms", "down_write kernfs_rwsem", "cpu 20us", "up_write kernfs_rwsem"]
+[tasks.walkers]
+count = 5
+program = ["sleep 2ms", "down_read kernfs_rwsem", "cpu 1us", "up_read kernfs_rwsem"]
+"#;
+    let r = run_text(text, 1);
+    let w = &r
+        .series(Metric::Wait, "kernfs_rwsem/write/mkdir")
+        .unwrap()
+        .hist;
+    assert_eq!(
+        w.max(),
+        99 * MS,
+        "the writer waits for the reclaiming reader"
+    );
+    let p = &r
+        .series(Metric::Wait, "kernfs_rwsem/read/walkers")
+        .unwrap()
+        .hist;
+    assert_eq!(p.count(), 5);
+    assert_eq!(
+        (p.min(), p.max()),
+        (98 * MS + 20 * US, 98 * MS + 20 * US),
+        "parked until the writer is done"
+    );
+    let c = |n: &str| r.counter(&format!("kernfs_rwsem/{n}")).unwrap();
+    assert_eq!(c("spins"), 1);
+    assert_eq!(c("nonspinnable_sets"), 1);
+    assert_eq!(c("reader_batches"), 1);
+    assert_eq!(c("reader_batch_max"), 5);
+    assert_eq!(c("read_contentions"), 5);
+    assert_eq!(c("write_contentions"), 1);
+}
+
+#[test]
+fn spinner_keeps_its_cpu_until_need_resched_makes_it_yield() {
+    // Two CPUs. w1 holds the lock and computes 5 ms; w2 arrives at 1 ms and
+    // spins on the running owner (R9), occupying the second CPU. At 2 ms a
+    // worker needs a CPU: need_resched stops the spin (R8/R28), w2 sleeps in
+    // the wait list and the worker runs at once. At 5 ms up_write wakes w2.
+    let text = r#"
+[scenario]
+name = "resched"
+duration = "1s"
+cpus = 2
+[locks.l]
+kind = "rwsem"
+[tasks.w1]
+count = 1
+program = ["down_write l", "cpu 5ms", "up_write l"]
+[tasks.w2]
+count = 1
+program = ["sleep 1ms", "down_write l", "cpu 1ms", "up_write l"]
+[tasks.worker]
+count = 1
+program = ["span_begin work", "sleep 2ms", "cpu 1ms", "span_end work"]
+"#;
+    let r = run_text(text, 1);
+    // The span runs from 0: 2 ms asleep, then 1 ms of CPU with no wait.
+    assert_eq!(
+        r.series(Metric::Span, "work/worker").unwrap().hist.max(),
+        3 * MS,
+        "the worker did not wait for the spinner"
+    );
+    assert_eq!(
+        r.series(Metric::Wait, "l/write/w2").unwrap().hist.max(),
+        4 * MS
+    );
+    assert_eq!(r.counter("l/spins"), Some(1));
+    assert_eq!(r.counter("l/spin_successes"), Some(0));
+    // Without the worker, w2 spins through and takes the lock at release.
+    let r = run_text(
+        &text.replace("[tasks.worker]\ncount = 1", "[tasks.worker]\ncount = 0"),
+        1,
+    );
+    assert_eq!(r.counter("l/spin_successes"), Some(1));
+    assert_eq!(
+        r.series(Metric::Wait, "l/write/w2").unwrap().hist.max(),
+        4 * MS
+    );
+}
+
+/// Exact mean wait of the finite-source M/M/1 queue (see queueing_theory.rs).
+fn machine_repairman_wq(n: u32, lambda: f64, mu: f64) -> f64 {
+    let rho = lambda / mu;
+    let mut w = vec![1.0];
+    for k in 1..=n {
+        let last = *w.last().unwrap();
+        w.push(last * f64::from(n - k + 1) * rho);
+    }
+    let total: f64 = w.iter().sum();
+    let p: Vec<f64> = w.iter().map(|x| x / total).collect();
+    let l: f64 = p.iter().enumerate().map(|(k, pk)| k as f64 * pk).sum();
+    l / (mu * (1.0 - p[0])) - 1.0 / mu
+}
+
+#[test]
+fn linux_mutex_writer_only_load_matches_finite_source_mm1_within_2_percent() {
+    // Spinning off and no wake latency: a woken head runs at once and takes
+    // the mutex before anyone can barge (arrivals at the same instant have
+    // probability zero), so the mutex is a FIFO single server.
+    let text = r#"
+[scenario]
+name = "mm1"
+duration = "400s"
+[locks.m]
+kind = "mutex"
+policy = "linux"
+spin_on_owner = false
+[tasks.w]
+count = 4
+program = ["loop", "sleep exp(2ms)", "mutex_lock m", "cpu exp(100us)", "mutex_unlock m", "end"]
+"#;
+    let r = run_text(text, 3);
+    let h = &r.series(Metric::Wait, "m/lock/w").unwrap().hist;
+    let exact_us = machine_repairman_wq(4, 1.0 / 2000.0, 1.0 / 100.0);
+    let sim_us = h.mean_f64() / 1e3;
+    let err = (sim_us - exact_us).abs() / exact_us;
+    assert!(h.count() > 700_000);
+    assert!(
+        err < 0.02,
+        "{sim_us:.3} us vs exact {exact_us:.3} us ({:.2}%)",
+        err * 100.0
+    );
+    assert_eq!(r.counter("m/barges"), Some(0));
+}
