@@ -41,6 +41,8 @@ enum Ev {
     Wake,
     /// The task's spin deadline on the lock it asked for passed.
     SpinEnd,
+    /// The task's wake-to-run latency is over; it may take a CPU.
+    Ready,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -86,6 +88,17 @@ struct Task {
     rng: Stream,
     /// Real-time scheduling class.
     rt: bool,
+    /// Draws of scheduling delays (wake latency), apart from the program's
+    /// draws so that common random numbers hold; only with a latency.
+    sched: Option<Stream>,
+    /// The current `cpu` burst: when it began and ends (preemption picks
+    /// the task that has run longest; a preempted burst resumes with the
+    /// rest).
+    burst_start: SimTime,
+    burst_end: SimTime,
+    in_burst: bool,
+    /// Burst time left after a preemption (0: none).
+    remaining: u64,
     /// This task's hold starts are `World::holds[hold_base..]` (one per
     /// lock its program can hold at once), likewise spans and repeats.
     hold_base: u32,
@@ -165,6 +178,7 @@ pub struct World<'c> {
     held: Vec<u32>,
     /// Tasks spinning on some lock right now.
     spinning: u32,
+    preemptions: u64,
     spans: Vec<SimTime>,
     reps: Vec<u64>,
     queue: SlotQueue<Ev>,
@@ -286,6 +300,18 @@ impl<'c> World<'c> {
                     since: SimTime::ZERO,
                     rng: stream(seed, replication, &entity, u64::from(i)),
                     rt: group.rt,
+                    sched: c.wake_latency.as_ref().map(|_| {
+                        stream(
+                            seed,
+                            replication,
+                            &format!("sched/{}", group.name),
+                            u64::from(i),
+                        )
+                    }),
+                    burst_start: SimTime::ZERO,
+                    burst_end: SimTime::ZERO,
+                    in_burst: false,
+                    remaining: 0,
                     hold_base: holds as u32,
                     span_base: spans as u32,
                     rep_base: reps as u32,
@@ -304,6 +330,7 @@ impl<'c> World<'c> {
             holds: vec![SimTime::ZERO; holds],
             held: vec![0; holds],
             spinning: 0,
+            preemptions: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
             queue: SlotQueue::new(tasks.len(), Ev::Run),
@@ -374,12 +401,85 @@ impl<'c> World<'c> {
     /// instant) if a CPU is free, else it waits in the run queue.
     #[inline]
     fn make_runnable(&mut self, t: TaskId) {
-        self.tasks[t as usize].state = State::Runnable;
-        if let Some(cpu) = self.cpu.make_runnable(self.now, t) {
+        if let Some(cpu) = self.take_cpu(t) {
             self.tasks[t as usize].cpu = cpu;
             self.schedule(t, self.now, Ev::Run);
-        } else if self.spinning > 0 {
+        }
+    }
+
+    /// `t` is runnable: a free CPU, or a preempted task's CPU under
+    /// PREEMPT_FULL, or the run queue (where need_resched may make a
+    /// spinner yield its CPU).
+    #[inline]
+    fn take_cpu(&mut self, t: TaskId) -> Option<Cpu> {
+        self.tasks[t as usize].state = State::Runnable;
+        if let Some(cpu) = self.cpu.try_take() {
+            return Some(cpu);
+        }
+        if self.c.preempt_full {
+            if let Some(cpu) = self.preempt_for(t) {
+                return Some(cpu);
+            }
+        }
+        self.cpu.requeue(self.now, t);
+        if self.spinning > 0 {
             self.resched();
+        }
+        None
+    }
+
+    /// PREEMPT_FULL: the task in a `cpu` burst that has run longest (never
+    /// an RT task for a normal wakee) loses its CPU to `t` and requeues with
+    /// the rest of its burst. Returns the CPU, if a victim was found.
+    fn preempt_for(&mut self, t: TaskId) -> Option<Cpu> {
+        let wakee_rt = self.tasks[t as usize].rt;
+        let now = self.now;
+        let victim = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.state == State::Running && v.in_burst && v.burst_end > now)
+            .filter(|(_, v)| wakee_rt || !v.rt)
+            .min_by_key(|(i, v)| (v.rt, v.burst_start, *i))
+            .map(|(i, _)| i as TaskId)?;
+        let v = &mut self.tasks[victim as usize];
+        v.remaining = v.burst_end.0 - now.0;
+        v.in_burst = false;
+        v.state = State::Runnable;
+        let cpu = v.cpu;
+        self.queue.clear(victim as usize);
+        self.preemptions += 1;
+        if self.spinning > 0 {
+            self.holder_off_cpu(victim);
+        }
+        self.cpu.requeue(now, victim);
+        Some(cpu)
+    }
+
+    /// `t` was woken (sleep over, lock granted or retry): after the wake
+    /// latency, it becomes runnable. Returns true if it has a CPU now and
+    /// the caller (`inline`) may run it at once.
+    #[inline]
+    fn wakeup(&mut self, t: TaskId, inline: bool) -> bool {
+        if let Some(s) = self.tasks[t as usize].sched.as_mut() {
+            let d = self.c.wake_latency.as_ref().map_or(0, |l| l.sample(s));
+            if d > 0 {
+                self.tasks[t as usize].state = State::Runnable;
+                self.schedule(t, self.now + sim::Dur(d), Ev::Ready);
+                return false;
+            }
+        }
+        if inline {
+            match self.take_cpu(t) {
+                Some(cpu) => {
+                    self.tasks[t as usize].cpu = cpu;
+                    true
+                }
+                None => false,
+            }
+        } else {
+            self.make_runnable(t);
+            false
         }
     }
 
@@ -442,7 +542,7 @@ impl<'c> World<'c> {
                     let task = &mut self.tasks[t as usize];
                     debug_assert_eq!(task.state, State::Blocked, "only sleepers are woken");
                     task.resume = pending(task.resume, lock, granted);
-                    self.make_runnable(t);
+                    self.wakeup(t, false);
                 }
                 Wake::SpinGranted(t) => {
                     let task = &mut self.tasks[t as usize];
@@ -542,6 +642,9 @@ impl<'c> World<'c> {
             self.schedule(t, at, Ev::Wake);
             self.leave_cpu(t);
         } else {
+            task.in_burst = true;
+            task.burst_start = self.now;
+            task.burst_end = at;
             self.schedule(t, at, Ev::Run);
         }
         true
@@ -552,7 +655,18 @@ impl<'c> World<'c> {
     #[inline(always)]
     fn run_task(&mut self, t: TaskId) -> Result<(), RunError> {
         let ti = t as usize;
-        self.tasks[ti].state = State::Running;
+        let task = &mut self.tasks[ti];
+        task.state = State::Running;
+        task.in_burst = false;
+        if task.remaining > 0 {
+            // Back on a CPU after a preemption: finish the burst.
+            let d = std::mem::take(&mut task.remaining);
+            task.in_burst = true;
+            task.burst_start = self.now;
+            task.burst_end = self.now + sim::Dur(d);
+            self.schedule(t, self.now + sim::Dur(d), Ev::Run);
+            return Ok(());
+        }
         match self.tasks[ti].resume {
             Resume::Nothing => {}
             Resume::Acquired {
@@ -782,12 +896,14 @@ impl<'c> World<'c> {
                 Ev::SpinEnd => self.spin_end(t)?,
                 Ev::Wake => {
                     // The sleeper runs at once if a CPU is free: no second event.
-                    self.tasks[t as usize].state = State::Runnable;
-                    if let Some(cpu) = self.cpu.make_runnable(at, t) {
+                    if self.wakeup(t, true) {
+                        self.run_task(t)?;
+                    }
+                }
+                Ev::Ready => {
+                    if let Some(cpu) = self.take_cpu(t) {
                         self.tasks[t as usize].cpu = cpu;
                         self.run_task(t)?;
-                    } else if self.spinning > 0 {
-                        self.resched();
                     }
                 }
             }
@@ -879,6 +995,12 @@ impl<'c> World<'c> {
                 counters.push(Counter {
                     subject: format!("cpu/{name}"),
                     value: v,
+                });
+            }
+            if self.c.preempt_full {
+                counters.push(Counter {
+                    subject: "cpu/preemptions".into(),
+                    value: self.preemptions,
                 });
             }
         }

@@ -3,9 +3,10 @@
 //! A pool of N identical CPUs and one FIFO run queue, or no limit at all
 //! (`cpus = "unlimited"`), in which case every runnable task runs at once.
 //! A task occupies a CPU from the moment it runs until it blocks, sleeps or
-//! exits; `cpu D` steps keep it there for D. No preemption and no time
-//! slices here: a running task keeps its CPU until it gives it up. Wake-to-
-//! run latency and preemption models come with the Linux scheduling model.
+//! exits; `cpu D` steps keep it there for D. The pool only hands out CPUs
+//! and keeps the queue; wake-to-run latency and preemption (which task
+//! loses its CPU to a wakee) are decided by the world, which calls
+//! [`CpuPool::requeue`] for a preempted task.
 //!
 //! Free CPUs are handed out lowest id first, so runs are reproducible and
 //! CPU ids mean the same thing in every variant.
@@ -64,15 +65,20 @@ impl CpuPool {
     /// or `None` if it waits in the run queue.
     #[inline]
     pub fn make_runnable(&mut self, now: SimTime, task: TaskId) -> Option<Cpu> {
+        let cpu = self.try_take();
+        if cpu.is_none() {
+            self.requeue(now, task);
+        }
+        cpu
+    }
+
+    /// A free CPU (lowest id first), if any; unlimited pools always have one.
+    #[inline]
+    pub fn try_take(&mut self) -> Option<Cpu> {
         if self.limit.is_none() {
             return Some(Cpu::ANY);
         }
-        if let Some(Reverse(c)) = self.free.pop() {
-            return Some(Cpu(c));
-        }
-        self.runq.push_back((task, now));
-        self.runq_max = self.runq_max.max(self.runq.len());
-        None
+        self.free.pop().map(|Reverse(c)| Cpu(c))
     }
 
     /// The task on `cpu` stops running at `now`. Returns the task that runs
@@ -92,6 +98,13 @@ impl CpuPool {
                 None
             }
         }
+    }
+
+    /// `task` waits at the tail of the run queue (no free CPU, or it was
+    /// preempted and its CPU went to the preempting task).
+    pub fn requeue(&mut self, now: SimTime, task: TaskId) {
+        self.runq.push_back((task, now));
+        self.runq_max = self.runq_max.max(self.runq.len());
     }
 
     pub fn runnable_waiting(&self) -> usize {

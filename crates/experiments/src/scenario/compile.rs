@@ -142,6 +142,10 @@ pub struct Compiled {
     pub seed: Option<u64>,
     /// CONFIG_HZ.
     pub hz: u32,
+    /// Wake-to-run latency (`None`: zero).
+    pub wake_latency: Option<Dist>,
+    /// PREEMPT_FULL: wakees preempt tasks in `cpu` steps.
+    pub preempt_full: bool,
     pub locks: Vec<LockSpec>,
     pub dists: Vec<Dist>,
     pub stats: Vec<StatSpec>,
@@ -796,6 +800,33 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             ))
         }
     };
+    let wake_latency = match &h.wake_latency {
+        None => None,
+        Some(v) => {
+            let d = sim::dist::parse_inline(v.get_ref()).map_err(|e| {
+                ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    "scenario.wake_latency",
+                    e.to_string(),
+                )
+            })?;
+            (!d.is_always_zero()).then_some(d)
+        }
+    };
+    let preempt_full = match &h.preemption {
+        None => false,
+        Some(v) => match v.get_ref().as_str() {
+            "none" | "voluntary" => false,
+            "full" => true,
+            other => {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    "scenario.preemption",
+                    format!("unknown preemption model `{other}`; expected none, voluntary or full"),
+                ))
+            }
+        },
+    };
     let mut locks = Vec::new();
     let mut lock_ids = IndexMap::new();
     for (name, def) in &doc.locks {
@@ -909,6 +940,8 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         window,
         seed: h.seed,
         hz,
+        wake_latency,
+        preempt_full,
         locks,
         dists,
         stats,

@@ -49,6 +49,16 @@ pub struct Header {
     /// rwsem handoff timeout (R14).
     #[serde(default)]
     pub hz: Option<Spanned<u32>>,
+    /// Wake-to-run latency: from a wakeup (sleep over, lock granted or
+    /// retry) until the task may take a CPU; a duration or distribution,
+    /// e.g. `exp(5us)`. Zero by default.
+    #[serde(default)]
+    pub wake_latency: Option<Spanned<String>>,
+    /// Kernel preemption model: `none` (default), `voluntary` or `full`.
+    /// Under `full` a woken task that finds no free CPU preempts a task in a
+    /// `cpu` step (an RT task is never preempted by a normal one).
+    #[serde(default)]
+    pub preemption: Option<Spanned<String>>,
 }
 
 /// A named distribution (`[dists.NAME]`), in table form.

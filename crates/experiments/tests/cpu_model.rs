@@ -1,0 +1,158 @@
+//! The CPU model: wake-to-run latency, preemption, RT class.
+
+use experiments::scenario::{compile, ScenarioFile, Source};
+use experiments::world::{Limits, World};
+use output::{Metric, VariantResult};
+
+fn run_text(text: &str) -> VariantResult {
+    let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
+    let loaded = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
+    let mut w = World::new(&c, 1, 0, Limits::default());
+    w.run(&mut |_| {}).unwrap();
+    w.result()
+}
+
+fn span(r: &VariantResult, s: &str) -> u64 {
+    let h = &r.series(Metric::Span, s).unwrap().hist;
+    assert_eq!(h.count(), 1, "{s}");
+    h.max()
+}
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+#[test]
+fn wake_latency_delays_every_wakeup_and_counts_in_lock_waits() {
+    let text = r#"
+[scenario]
+name = "lat"
+duration = "1s"
+wake_latency = "5us"
+[locks.m]
+kind = "mutex"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "span_begin nap", "sleep 1ms", "span_end nap", "mutex_unlock m"]
+[tasks.waiter]
+count = 1
+program = ["sleep 100us", "mutex_lock m", "mutex_unlock m"]
+"#;
+    let r = run_text(text);
+    // The sleeper runs 5 us after its timer.
+    assert_eq!(span(&r, "nap/holder"), MS + 5 * US);
+    // The waiter asked at 105 us (its own sleep had the latency too), was
+    // woken at 1.005 ms and ran 5 us later.
+    assert_eq!(
+        r.series(Metric::Wait, "m/lock/waiter").unwrap().hist.max(),
+        MS + 10 * US - 105 * US
+    );
+}
+
+const PREEMPT: &str = r#"
+[scenario]
+name = "preempt"
+duration = "1s"
+cpus = 1
+preemption = "none"
+[tasks.wakee]
+count = 1
+program = ["span_begin wakee", "sleep 1ms", "cpu 1ms", "span_end wakee"]
+[tasks.hog]
+count = 1
+program = ["span_begin hog", "cpu 10ms", "span_end hog"]
+"#;
+// wakee runs first at 0 and sleeps; hog then takes the only CPU for 10 ms;
+// wakee wakes at 1 ms.
+
+#[test]
+fn without_preemption_a_wakee_waits_for_the_running_burst() {
+    let r = run_text(PREEMPT);
+    assert_eq!(span(&r, "hog/hog"), 10 * MS);
+    assert_eq!(span(&r, "wakee/wakee"), 11 * MS);
+    assert_eq!(r.counter("cpu/preemptions"), None);
+}
+
+#[test]
+fn full_preemption_lets_the_wakee_run_and_the_victim_finishes_its_burst_later() {
+    let r = run_text(&PREEMPT.replace("\"none\"", "\"full\""));
+    assert_eq!(span(&r, "wakee/wakee"), 2 * MS);
+    assert_eq!(span(&r, "hog/hog"), 11 * MS);
+    assert_eq!(r.counter("cpu/preemptions"), Some(1));
+}
+
+#[test]
+fn a_normal_wakee_never_preempts_an_rt_task_but_an_rt_wakee_preempts_a_normal_one() {
+    let rt_hog = PREEMPT.replace("\"none\"", "\"full\"").replace(
+        "[tasks.hog]\ncount = 1",
+        "[tasks.hog]\ncount = 1\nclass = \"rt\"",
+    );
+    let r = run_text(&rt_hog);
+    assert_eq!(span(&r, "wakee/wakee"), 11 * MS);
+    let rt_wakee = PREEMPT.replace("\"none\"", "\"voluntary\"").replace(
+        "[tasks.wakee]\ncount = 1",
+        "[tasks.wakee]\ncount = 1\nclass = \"rt\"",
+    );
+    // Under voluntary preemption nothing is preempted, RT or not.
+    assert_eq!(span(&run_text(&rt_wakee), "wakee/wakee"), 11 * MS);
+    let rt_wakee_full = rt_wakee.replace("\"voluntary\"", "\"full\"");
+    assert_eq!(span(&run_text(&rt_wakee_full), "wakee/wakee"), 2 * MS);
+}
+
+#[test]
+fn wake_latency_draws_do_not_shift_program_draws() {
+    // Same seed with and without a random latency: the program's own draws
+    // (its sleeps) are the same numbers, so the number of loop passes in a
+    // fixed horizon differs only by the latency added per pass.
+    let base = r#"
+[scenario]
+name = "crn"
+duration = "1s"
+[tasks.t]
+count = 1
+program = ["loop", "sleep exp(1ms)", "end"]
+"#;
+    let with = base.replace(
+        "duration = \"1s\"",
+        "duration = \"1s\"\nwake_latency = \"exp(2us)\"",
+    );
+    let file = |t: &str| ScenarioFile::new(Source::new("t.toml", t)).unwrap();
+    let draws = |t: &str| {
+        let f = file(t);
+        let l = f.load(&f.base).unwrap();
+        let c = compile(&f.source, &l.doc, &f.base).unwrap();
+        let mut w = World::new(&c, 1, 0, Limits::default());
+        w.log_draws();
+        w.run(&mut |_| {}).unwrap();
+        w.draws().iter().map(|d| d.1).collect::<Vec<_>>()
+    };
+    let (a, b) = (draws(base), draws(&with));
+    let n = a.len().min(b.len());
+    assert!(n > 900);
+    assert_eq!(a[..n], b[..n]);
+}
+
+#[test]
+fn bad_cpu_settings_are_errors() {
+    for (from, to, needle) in [
+        (
+            "preemption = \"none\"",
+            "preemption = \"lazy\"",
+            "unknown preemption model `lazy`",
+        ),
+        ("cpus = 1", "cpus = 1\nhz = 200", "HZ 200"),
+        (
+            "cpus = 1",
+            "cpus = 1\nwake_latency = \"fast\"",
+            "scenario.wake_latency",
+        ),
+    ] {
+        let f = ScenarioFile::new(Source::new("t.toml", PREEMPT.replace(from, to))).unwrap();
+        let l = f.load(&f.base);
+        let e = match l {
+            Err(e) => e,
+            Ok(l) => compile(&f.source, &l.doc, &f.base).unwrap_err(),
+        };
+        assert!(e.to_string().contains(needle), "{e}");
+    }
+}
