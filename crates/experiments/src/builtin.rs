@@ -16,6 +16,11 @@ pub const BUILTINS: &[Builtin] = &[
         text: include_str!("../scenarios/bench-convoy.toml"),
     },
     Builtin {
+        name: "lock-policies",
+        summary: "a reader stream, a periodic writer and a 100 ms reader under each rwsem policy",
+        text: include_str!("../scenarios/lock-policies.toml"),
+    },
+    Builtin {
         name: "writer-parks-readers",
         summary: "one slow reader + one queued writer park a stream of readers (8 CPUs)",
         text: include_str!("../scenarios/writer-parks-readers.toml"),
