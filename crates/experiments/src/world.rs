@@ -99,6 +99,9 @@ struct Task {
     in_burst: bool,
     /// Burst time left after a preemption (0: none).
     remaining: u64,
+    /// The atomic on the current lock step's cache line is done (the step
+    /// waited for the line and now takes effect).
+    atomic_done: bool,
     /// This task's hold starts are `World::holds[hold_base..]` (one per
     /// lock its program can hold at once), likewise spans and repeats.
     hold_base: u32,
@@ -176,6 +179,11 @@ pub struct World<'c> {
     holds: Vec<SimTime>,
     /// The lock id + 1 held in each hold slot (0: none), same index as `holds`.
     held: Vec<u32>,
+    /// Each lock word's cache line: the CPU that wrote it last and when
+    /// the atomic in progress on it completes.
+    lines: Vec<(u32, SimTime)>,
+    line_transfers: Vec<u64>,
+    line_wait_ns: Vec<u64>,
     /// Tasks spinning on some lock right now.
     spinning: u32,
     preemptions: u64,
@@ -312,6 +320,7 @@ impl<'c> World<'c> {
                     burst_end: SimTime::ZERO,
                     in_burst: false,
                     remaining: 0,
+                    atomic_done: false,
                     hold_base: holds as u32,
                     span_base: spans as u32,
                     rep_base: reps as u32,
@@ -329,6 +338,9 @@ impl<'c> World<'c> {
             c,
             holds: vec![SimTime::ZERO; holds],
             held: vec![0; holds],
+            lines: vec![(u32::MAX, SimTime::ZERO); c.locks.len()],
+            line_transfers: vec![0; c.locks.len()],
+            line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
             preemptions: 0,
             spans: vec![SimTime::ZERO; spans],
@@ -611,6 +623,44 @@ impl<'c> World<'c> {
         }
     }
 
+    /// The cache-line model (KERNEL-SEMANTICS.md "Cache-line contention"):
+    /// `t` does an atomic on `lock`'s word. It waits for the line to be free,
+    /// then pays a transfer if another CPU wrote it last (a local cost
+    /// otherwise); atomics on one line complete one at a time. Returns how
+    /// long `t` spends on it; 0 for locks without the model or after the
+    /// atomic is done (then the step takes effect).
+    #[inline]
+    fn line_atomic(&mut self, t: TaskId, lock: u32) -> u64 {
+        let Some((transfer, local)) = self.c.locks[lock as usize].line else {
+            return 0;
+        };
+        let task = &mut self.tasks[t as usize];
+        if std::mem::take(&mut task.atomic_done) {
+            return 0;
+        }
+        // With unlimited CPUs each task is its own CPU.
+        let cpu = if task.cpu == Cpu::ANY { t } else { task.cpu.0 };
+        let (owner, free_at) = self.lines[lock as usize];
+        let start = free_at.max(self.now);
+        let cost = if owner == cpu { local } else { transfer };
+        if owner != cpu {
+            self.line_transfers[lock as usize] += 1;
+        }
+        let done = start + cost;
+        self.lines[lock as usize] = (cpu, done);
+        let d = done.since(self.now).0;
+        self.line_wait_ns[lock as usize] += start.since(self.now).0;
+        if d > 0 {
+            let task = &mut self.tasks[t as usize];
+            task.atomic_done = true;
+            task.in_burst = true;
+            task.burst_start = self.now;
+            task.burst_end = done;
+            self.schedule(t, done, Ev::Run);
+        }
+        d
+    }
+
     /// Finishes an acquisition for `t`: wait, hold start, counters.
     #[inline]
     fn acquired(&mut self, t: TaskId, lock: u32, mode: Mode, wait: StatId, slot: u8) {
@@ -764,8 +814,14 @@ impl<'c> World<'c> {
                     wait,
                     slot,
                 } => {
+                    if !self.tasks[ti].atomic_done {
+                        self.tasks[ti].since = self.now;
+                    }
+                    if self.line_atomic(t, lock) > 0 {
+                        self.tasks[ti].pc = pc;
+                        return Ok(());
+                    }
                     pc += 1;
-                    self.tasks[ti].since = self.now;
                     let r = with_lock!(self, lock, |l, ctx, wakes| l.acquire(ctx, t, mode, wakes));
                     self.apply_wakes(lock);
                     match r {
@@ -805,6 +861,10 @@ impl<'c> World<'c> {
                     hold,
                     slot,
                 } => {
+                    if self.line_atomic(t, lock) > 0 {
+                        self.tasks[ti].pc = pc;
+                        return Ok(());
+                    }
                     pc += 1;
                     let base = self.tasks[ti].hold_base as usize;
                     let held = self.now.since(self.holds[base + slot as usize]).0;
@@ -981,6 +1041,16 @@ impl<'c> World<'c> {
                 counters.push(Counter {
                     subject: format!("{}/{prefix}contentions", l.name),
                     value: self.contentions[i][mode_index(m)],
+                });
+            }
+            if l.line.is_some() {
+                counters.push(Counter {
+                    subject: format!("{}/line_transfers", l.name),
+                    value: self.line_transfers[i],
+                });
+                counters.push(Counter {
+                    subject: format!("{}/line_wait_ns", l.name),
+                    value: self.line_wait_ns[i],
                 });
             }
             for (name, v) in self.locks[i].counters() {

@@ -156,3 +156,55 @@ fn bad_cpu_settings_are_errors() {
         assert!(e.to_string().contains(needle), "{e}");
     }
 }
+
+/// Acquisitions per reader in 10 ms: one reader per CPU, never sleeping,
+/// taking the rwsem for read around 100 ns of work, 400 ns between.
+fn per_reader_acquisitions(cpus: u32, policy: &str) -> u64 {
+    let text = format!(
+        r#"
+[scenario]
+name = "line"
+duration = "10ms"
+cpus = {cpus}
+[locks.l]
+kind = "rwsem"
+policy = "{policy}"
+line_transfer = "100ns"
+line_local = "5ns"
+[tasks.r]
+count = {cpus}
+program = ["loop", "down_read l", "cpu 100ns", "up_read l", "cpu 400ns", "end"]
+"#
+    );
+    let r = run_text(&text);
+    r.counter("l/read_acquisitions").unwrap() / u64::from(cpus)
+}
+
+#[test]
+fn cache_line_contention_makes_an_uncontended_rwsem_slower_with_more_cpus() {
+    // Nobody ever waits for the lock itself (readers share it), yet every
+    // down_read and up_read is an atomic on one cache line: with more CPUs
+    // the line moves on almost every atomic and the atomics queue for it.
+    let linux: Vec<u64> = [1, 2, 4, 8, 16]
+        .iter()
+        .map(|&n| per_reader_acquisitions(n, "linux"))
+        .collect();
+    for w in linux.windows(2) {
+        assert!(
+            w[1] < w[0],
+            "per-reader throughput must fall as CPUs are added: {linux:?}"
+        );
+    }
+    // One CPU: two local atomics per 500 ns pass, ~19.6k passes in 10 ms.
+    assert!((19_000..20_000).contains(&linux[0]), "{linux:?}");
+    // 16 CPUs: the line serves at most one 100 ns transfer at a time, two
+    // per pass: about 50k passes in all, ~3.1k per reader.
+    assert!(linux[4] < 4_000, "{linux:?}");
+    // With the lock removed there is no lock word: throughput is flat.
+    let none: Vec<u64> = [1, 2, 4, 8, 16]
+        .iter()
+        .map(|&n| per_reader_acquisitions(n, "none"))
+        .collect();
+    assert!(none.iter().all(|&x| x == none[0]), "{none:?}");
+    assert_eq!(none[0], 20_000);
+}

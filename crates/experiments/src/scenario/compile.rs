@@ -109,6 +109,8 @@ pub struct LockSpec {
     pub kind: LockKind,
     pub policy: String,
     pub options: models::policy::LockOptions,
+    /// Cache-line costs of an atomic on the lock word: (transfer, local).
+    pub line: Option<(Dur, Dur)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -305,11 +307,24 @@ fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSp
     let options = models::policy::LockOptions {
         spin_on_owner: d.spin_on_owner.unwrap_or(true),
     };
+    let line = match (&d.line_transfer, &d.line_local) {
+        (None, None) => None,
+        (t, l) => {
+            let get = |v: &Option<Spanned<String>>, f: &str| match v {
+                Some(v) => dur_field(src, &format!("locks.{name}.{f}"), v),
+                None => Ok(Dur::ZERO),
+            };
+            Some((get(t, "line_transfer")?, get(l, "line_local")?))
+        }
+    };
+    let no_word = policy == "none";
     Ok(LockSpec {
         name: name.to_string(),
         kind,
         policy,
         options,
+        // The `none` policy removes the lock, and its cache line with it.
+        line: line.filter(|_| !no_word),
     })
 }
 

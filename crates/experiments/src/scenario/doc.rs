@@ -111,6 +111,13 @@ pub struct LockDef {
     /// owner.
     #[serde(default)]
     pub spin_on_owner: Option<bool>,
+    /// Cache-line model of the lock word: an atomic costs `line_transfer`
+    /// when another CPU wrote the line last, `line_local` otherwise, and
+    /// atomics on the line run one at a time. Off when absent.
+    #[serde(default)]
+    pub line_transfer: Option<Spanned<String>>,
+    #[serde(default)]
+    pub line_local: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
