@@ -453,4 +453,23 @@ mod tests {
         assert_eq!(h.unlock(3), vec![Wake::SpinGranted(2)]);
         assert_eq!(h.unlock(2), vec![Wake::SpinGranted(4)]);
     }
+
+    #[test]
+    fn r25_owner_word_flags_waiters_handoff_and_pickup() {
+        // WAITERS: a sleeper is queued; HANDOFF: set by the head that failed;
+        // PICKUP: the unlock made the head the owner before it ran.
+        let mut h = H::new(false);
+        assert_eq!(h.lock(1).0, Granted);
+        assert_eq!(h.lock(2).0, Queued);
+        assert_eq!(h.m.queued(), 1);
+        assert_eq!(h.unlock(1), vec![Wake::Retry(2)]);
+        assert_eq!(h.lock(3).0, Granted);
+        assert_eq!(h.retry(2).0, Queued);
+        assert!(h.m.handoff);
+        assert_eq!(h.unlock(3), vec![Wake::Granted(2)]);
+        assert_eq!(
+            (h.m.owner(), h.m.handoff, h.m.queued()),
+            (Some(2), false, 0)
+        );
+    }
 }

@@ -1162,4 +1162,72 @@ mod tests {
         // The head spinner still gets the lock at release; 3 is woken after.
         assert_eq!(h.rel(1, W), vec![Wake::SpinGranted(2), Wake::Retry(3)]);
     }
+
+    #[test]
+    fn r1_r2_count_and_owner_hint_survive_up_read() {
+        // READER_OWNED is a hint: up_read does not clear it (R2), so after
+        // the last reader leaves, the owner is still "a reader".
+        let mut h = H::new(false);
+        assert_eq!(h.acq(1, R).0, Granted);
+        assert_eq!(h.rel(1, R), none());
+        assert_eq!(h.l.owner, Owner::Reader(1));
+        assert_eq!(
+            (h.l.readers, h.l.writer_locked, h.l.handoff),
+            (0, false, false)
+        );
+        // up_write stores 0 (R20).
+        assert_eq!(h.acq(2, W).0, Granted);
+        assert_eq!(h.rel(2, W), none());
+        assert_eq!(h.l.owner, Owner::None);
+    }
+
+    #[test]
+    fn r12_writer_enqueued_behind_a_reader_head_wakes_the_readers_of_a_reader_owned_lock() {
+        // Readers 1, 2 hold; writer 3 queues; reader 4 queues behind it (R4a).
+        // Writer 3 leaves (R23) and reader 4 heads the list on a lock that
+        // readers still own: it is granted at once.
+        let mut h = H::new(false);
+        assert_eq!(h.acq(1, R).0, Granted);
+        assert_eq!(h.acq(2, R).0, Granted);
+        assert_eq!(h.acq(3, W).0, Queued);
+        assert_eq!(h.acq(4, R).0, Queued);
+        let mut w = Vec::new();
+        let ctx = LockCtx {
+            now: h.now,
+            hz: 250,
+            tasks: &h.view,
+        };
+        assert!(h.l.remove_waiter(&ctx, 3, &mut w));
+        assert_eq!(w, vec![Wake::Granted(4)]);
+        // A writer enqueueing behind a reader head on a reader-owned lock
+        // calls rwsem_cond_wake_waiter (R12), which grants the readers.
+        let mut h = H::new(false);
+        assert_eq!(h.acq(1, R).0, Granted);
+        assert_eq!(h.acq(2, R).0, Granted);
+        assert_eq!(h.acq(3, W).0, Queued);
+        h.l.queue.push_back(Waiter {
+            task: 4,
+            mode: R,
+            enq: 0,
+            handoff_set: false,
+            woken: false,
+        });
+        h.l.queue.swap(0, 1); // reader 4 now heads, writer 3 behind
+        assert_eq!(h.acq(5, W), (Queued, vec![Wake::Granted(4)]));
+    }
+
+    #[test]
+    fn r22_a_reader_wakeup_is_a_grant_a_writer_wakeup_is_not() {
+        let mut h = H::new(false);
+        assert_eq!(h.acq(1, W).0, Granted);
+        assert_eq!(h.acq(2, R).0, Queued);
+        // The reader owns the lock when woken: readers == 1 before it runs.
+        assert_eq!(h.rel(1, W), vec![Wake::Granted(2)]);
+        assert_eq!(h.l.readers, 1);
+        assert_eq!(h.acq(3, W).0, Queued);
+        // The writer is only woken: the lock is free but not its own.
+        assert_eq!(h.rel(2, R), vec![Wake::Retry(3)]);
+        assert!(!h.l.writer_locked);
+        assert_eq!(h.retry(3), (Granted, none()));
+    }
 }
