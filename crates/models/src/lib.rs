@@ -8,6 +8,8 @@
 //! - [`mutex_fifo`]: a FIFO mutex with direct handoff.
 //! - [`policy`]: the registry of policies and [`policy::AnyLock`], the
 //!   static dispatch over them.
+//! - [`memcg`]: a memory cgroup's charge path (R45-R48) as a state
+//!   machine: stock, batch, reclaim retries, OOM without a second kill.
 //! - [`cpu`]: a pool of N CPUs with a FIFO run queue, or unlimited CPUs.
 //!
 //! Models know nothing about scenario files or output formats. Each model
@@ -17,6 +19,7 @@
 pub mod cpu;
 pub mod lock;
 pub mod lock_none;
+pub mod memcg;
 pub mod mutex_fifo;
 pub mod mutex_linux;
 pub mod policy;
