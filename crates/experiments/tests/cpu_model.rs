@@ -1,16 +1,13 @@
 //! The CPU model: wake-to-run latency, preemption, RT class.
 
+mod common;
+
 use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::{Limits, World};
 use output::{Metric, VariantResult};
 
 fn run_text(text: &str) -> VariantResult {
-    let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
-    let loaded = file.load(&file.base).unwrap();
-    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
-    let mut w = World::new(&c, 1, 0, Limits::default());
-    w.run(&mut |_| {}).unwrap();
-    w.result()
+    common::run_text(text, 1)
 }
 
 fn span(r: &VariantResult, s: &str) -> u64 {

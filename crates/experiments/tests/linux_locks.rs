@@ -2,18 +2,10 @@
 //! KERNEL-SEMANTICS.md ("Modeling implications"), spinning on the CPU
 //! model, and the mutex against queueing theory.
 
-use experiments::scenario::{compile, ScenarioFile, Source};
-use experiments::world::{Limits, World};
-use output::{Metric, VariantResult};
+mod common;
 
-fn run_text(text: &str, seed: u64) -> VariantResult {
-    let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
-    let loaded = file.load(&file.base).unwrap();
-    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
-    let mut w = World::new(&c, seed, 0, Limits::default());
-    w.run(&mut |_| {}).unwrap();
-    w.result()
-}
+use common::{machine_repairman_wq, run_text};
+use output::Metric;
 
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
@@ -118,20 +110,6 @@ program = ["span_begin work", "sleep 2ms", "cpu 1ms", "span_end work"]
         r.series(Metric::Wait, "l/write/w2").unwrap().hist.max(),
         4 * MS
     );
-}
-
-/// Exact mean wait of the finite-source M/M/1 queue (see queueing_theory.rs).
-fn machine_repairman_wq(n: u32, lambda: f64, mu: f64) -> f64 {
-    let rho = lambda / mu;
-    let mut w = vec![1.0];
-    for k in 1..=n {
-        let last = *w.last().unwrap();
-        w.push(last * f64::from(n - k + 1) * rho);
-    }
-    let total: f64 = w.iter().sum();
-    let p: Vec<f64> = w.iter().map(|x| x / total).collect();
-    let l: f64 = p.iter().enumerate().map(|(k, pk)| k as f64 * pk).sum();
-    l / (mu * (1.0 - p[0])) - 1.0 / mu
 }
 
 #[test]

@@ -4,27 +4,10 @@
 //! a finite-source M/M/1 queue (machine repairman). The simulated mean
 //! writer wait must match the exact value within 2%.
 
-use experiments::bench::{self, BenchArgs};
+mod common;
 
-/// Exact mean wait (queueing delay before service) of the finite-source
-/// M/M/1 queue with `n` sources, think rate `lambda`, service rate `mu`.
-fn machine_repairman_wq(n: u32, lambda: f64, mu: f64) -> f64 {
-    // p_k proportional to n!/(n-k)! (lambda/mu)^k.
-    let rho = lambda / mu;
-    let mut weights = Vec::new();
-    let mut w = 1.0;
-    for k in 0..=n {
-        if k > 0 {
-            w *= f64::from(n - k + 1) * rho;
-        }
-        weights.push(w);
-    }
-    let total: f64 = weights.iter().sum();
-    let p: Vec<f64> = weights.iter().map(|w| w / total).collect();
-    let l: f64 = p.iter().enumerate().map(|(k, pk)| k as f64 * pk).sum();
-    let x = mu * (1.0 - p[0]);
-    l / x - 1.0 / mu
-}
+use common::machine_repairman_wq;
+use experiments::bench::{self, BenchArgs};
 
 #[test]
 fn writer_only_bench_matches_finite_source_mm1_within_2_percent() {

@@ -29,5 +29,7 @@ pub mod rwsem_phase_fair;
 pub mod rwsem_reader_pref;
 pub mod rwsem_rt;
 pub mod rwsem_writer_pref;
+#[cfg(test)]
+mod testing;
 
 pub use lock::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};

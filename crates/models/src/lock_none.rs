@@ -69,25 +69,7 @@ impl LockPolicy for NoLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::AllOnCpu;
-    use sim::SimTime;
-    const T: LockCtx = LockCtx {
-        now: SimTime(0),
-        hz: 250,
-        tasks: &AllOnCpu,
-    };
-
-    fn acq(l: &mut NoLock, t: TaskId, m: Mode) -> Acquire {
-        let mut w = Vec::new();
-        let a = l.acquire(&T, t, m, &mut w);
-        assert!(w.is_empty());
-        a
-    }
-    fn rel(l: &mut NoLock, t: TaskId, m: Mode) -> Vec<Wake> {
-        let mut w = Vec::new();
-        l.release(&T, t, m, &mut w);
-        w
-    }
+    use crate::testing::{acq, rel};
 
     #[test]
     fn none_grants_everything() {

@@ -125,25 +125,7 @@ impl LockPolicy for PhaseFairRwsem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::AllOnCpu;
-    use sim::SimTime;
-    const T: LockCtx = LockCtx {
-        now: SimTime(0),
-        hz: 250,
-        tasks: &AllOnCpu,
-    };
-
-    fn acq(l: &mut PhaseFairRwsem, t: TaskId, m: Mode) -> Acquire {
-        let mut w = Vec::new();
-        let a = l.acquire(&T, t, m, &mut w);
-        assert!(w.is_empty());
-        a
-    }
-    fn rel(l: &mut PhaseFairRwsem, t: TaskId, m: Mode) -> Vec<Wake> {
-        let mut w = Vec::new();
-        l.release(&T, t, m, &mut w);
-        w
-    }
+    use crate::testing::{acq, rel};
 
     #[test]
     fn phase_fair_writer_release_admits_all_waiting_readers_even_with_writers_queued() {

@@ -107,25 +107,7 @@ impl LockPolicy for ReaderPrefRwsem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::AllOnCpu;
-    use sim::SimTime;
-    const T: LockCtx = LockCtx {
-        now: SimTime(0),
-        hz: 250,
-        tasks: &AllOnCpu,
-    };
-
-    fn acq(l: &mut ReaderPrefRwsem, t: TaskId, m: Mode) -> Acquire {
-        let mut w = Vec::new();
-        let a = l.acquire(&T, t, m, &mut w);
-        assert!(w.is_empty());
-        a
-    }
-    fn rel(l: &mut ReaderPrefRwsem, t: TaskId, m: Mode) -> Vec<Wake> {
-        let mut w = Vec::new();
-        l.release(&T, t, m, &mut w);
-        w
-    }
+    use crate::testing::{acq, rel};
 
     #[test]
     fn reader_pref_readers_pass_queued_writers() {

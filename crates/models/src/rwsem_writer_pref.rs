@@ -108,25 +108,7 @@ impl LockPolicy for WriterPrefRwsem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::AllOnCpu;
-    use sim::SimTime;
-    const T: LockCtx = LockCtx {
-        now: SimTime(0),
-        hz: 250,
-        tasks: &AllOnCpu,
-    };
-
-    fn acq(l: &mut WriterPrefRwsem, t: TaskId, m: Mode) -> Acquire {
-        let mut w = Vec::new();
-        let a = l.acquire(&T, t, m, &mut w);
-        assert!(w.is_empty());
-        a
-    }
-    fn rel(l: &mut WriterPrefRwsem, t: TaskId, m: Mode) -> Vec<Wake> {
-        let mut w = Vec::new();
-        l.release(&T, t, m, &mut w);
-        w
-    }
+    use crate::testing::{acq, rel};
 
     #[test]
     fn writer_pref_queued_writer_parks_new_readers() {

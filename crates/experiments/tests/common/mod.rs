@@ -1,0 +1,34 @@
+//! Shared by the integration tests: run a scenario text, exact queueing
+//! formulas.
+#![allow(dead_code)]
+
+use experiments::scenario::{compile, ScenarioFile, Source};
+use experiments::world::{Limits, World};
+use output::VariantResult;
+
+/// Runs the base variant of a scenario text with `seed`.
+pub fn run_text(text: &str, seed: u64) -> VariantResult {
+    let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
+    let loaded = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
+    let mut w = World::new(&c, seed, 0, Limits::default());
+    w.run(&mut |_| {}).unwrap();
+    w.result()
+}
+
+/// Exact mean wait (queueing delay before service) of the finite-source
+/// M/M/1 queue (machine repairman) with `n` sources, think rate `lambda`,
+/// service rate `mu` (BENCH-CONVOY.md, "Analytical check").
+pub fn machine_repairman_wq(n: u32, lambda: f64, mu: f64) -> f64 {
+    // p_k proportional to n!/(n-k)! (lambda/mu)^k.
+    let rho = lambda / mu;
+    let mut weights = vec![1.0];
+    for k in 1..=n {
+        let last = *weights.last().unwrap();
+        weights.push(last * f64::from(n - k + 1) * rho);
+    }
+    let total: f64 = weights.iter().sum();
+    let p: Vec<f64> = weights.iter().map(|w| w / total).collect();
+    let l: f64 = p.iter().enumerate().map(|(k, pk)| k as f64 * pk).sum();
+    l / (mu * (1.0 - p[0])) - 1.0 / mu
+}
