@@ -43,6 +43,29 @@ enum Ev {
     SpinEnd,
     /// The task's wake-to-run latency is over; it may take a CPU.
     Ready,
+    /// (A memcg's slot) the OOM reaper's delay after a kill is over (R47).
+    Reap,
+}
+
+/// `OOM_REAPER_DELAY` = 2 HZ (R47).
+const OOM_REAPER_DELAY: sim::Dur = sim::Dur(2_000_000_000);
+
+/// A hold slot's content: 0 for none, else the lock and its mode.
+fn held_code(lock: u32, mode: Mode) -> u32 {
+    ((lock + 1) << 1) | u32::from(mode == Mode::Write)
+}
+
+fn held_decode(code: u32) -> Option<(u32, Mode)> {
+    (code != 0).then(|| {
+        (
+            (code >> 1) - 1,
+            if code & 1 == 1 {
+                Mode::Write
+            } else {
+                Mode::Read
+            },
+        )
+    })
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -99,6 +122,14 @@ struct Task {
     in_burst: bool,
     /// Burst time left after a preemption (0: none).
     remaining: u64,
+    /// A memcg charge in progress across reclaim attempts (R45).
+    charging: Option<(u32, models::memcg::Charge)>,
+    /// Draws of memcg reclaim (time, success), apart from the program's.
+    mem_rng: Option<Stream>,
+    /// Pages over memory.high not yet paid for (R48).
+    over_high: u64,
+    /// Killed by the OOM killer of this memcg; exits at its next step.
+    killed: Option<u32>,
     /// The atomic on the current lock step's cache line is done (the step
     /// waited for the line and now takes effect).
     atomic_done: bool,
@@ -179,6 +210,11 @@ pub struct World<'c> {
     holds: Vec<SimTime>,
     /// The lock id + 1 held in each hold slot (0: none), same index as `holds`.
     held: Vec<u32>,
+    memcgs: Vec<models::memcg::Memcg>,
+    /// Pages each task has charged to each memcg: `task * memcgs + m`.
+    task_pages: Vec<u64>,
+    /// Per memcg: reclaim time, throttle time, OOM exits, OOM reaps.
+    mem_stats: Vec<[u64; 4]>,
     /// Each lock word's cache line: the CPU that wrote it last and when
     /// the atomic in progress on it completes.
     lines: Vec<(u32, SimTime)>,
@@ -321,6 +357,17 @@ impl<'c> World<'c> {
                     in_burst: false,
                     remaining: 0,
                     atomic_done: false,
+                    charging: None,
+                    mem_rng: (!c.memcgs.is_empty()).then(|| {
+                        stream(
+                            seed,
+                            replication,
+                            &format!("memcg/{}", group.name),
+                            u64::from(i),
+                        )
+                    }),
+                    over_high: 0,
+                    killed: None,
                     hold_base: holds as u32,
                     span_base: spans as u32,
                     rep_base: reps as u32,
@@ -330,6 +377,7 @@ impl<'c> World<'c> {
                 reps += group.repeat_slots as usize;
             }
         }
+        let ntasks = tasks.len();
         let cpu = match c.cpus {
             Some(n) => CpuPool::with_cpus(n),
             None => CpuPool::unlimited(),
@@ -338,6 +386,21 @@ impl<'c> World<'c> {
             c,
             holds: vec![SimTime::ZERO; holds],
             held: vec![0; holds],
+            memcgs: c
+                .memcgs
+                .iter()
+                .map(|m| {
+                    let mut g = models::memcg::Memcg::new(models::memcg::MemcgConfig {
+                        max: m.max,
+                        high: m.high,
+                        cpus: c.cpus.unwrap_or(1),
+                    });
+                    g.charge_initial(m.initial);
+                    g
+                })
+                .collect(),
+            task_pages: vec![0; ntasks * c.memcgs.len()],
+            mem_stats: vec![[0; 4]; c.memcgs.len()],
             lines: vec![(u32::MAX, SimTime::ZERO); c.locks.len()],
             line_transfers: vec![0; c.locks.len()],
             line_wait_ns: vec![0; c.locks.len()],
@@ -345,7 +408,7 @@ impl<'c> World<'c> {
             preemptions: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
-            queue: SlotQueue::new(tasks.len(), Ev::Run),
+            queue: SlotQueue::new(tasks.len() + c.memcgs.len(), Ev::Run),
             now: SimTime::ZERO,
             tasks,
             locks: c
@@ -516,9 +579,10 @@ impl<'c> World<'c> {
         let base = task.hold_base as usize;
         let n = self.c.groups[task.group as usize].hold_slots as usize;
         for i in 0..n {
-            let id = self.held[base + i];
-            if id != 0 && self.locks[id as usize - 1].has_spinners() {
-                let lock = id - 1;
+            let Some((lock, _)) = held_decode(self.held[base + i]) else {
+                continue;
+            };
+            if self.locks[lock as usize].has_spinners() {
                 with_lock!(self, lock, |l, ctx, wakes| l.owner_off_cpu(ctx, t, wakes));
                 self.apply_wakes(lock);
             }
@@ -629,11 +693,21 @@ impl<'c> World<'c> {
     /// otherwise); atomics on one line complete one at a time. Returns how
     /// long `t` spends on it; 0 for locks without the model or after the
     /// atomic is done (then the step takes effect).
-    #[inline]
+    #[inline(always)]
     fn line_atomic(&mut self, t: TaskId, lock: u32) -> u64 {
-        let Some((transfer, local)) = self.c.locks[lock as usize].line else {
-            return 0;
-        };
+        match self.c.locks[lock as usize].line {
+            None => 0,
+            Some((transfer, local)) => self.line_atomic_slow(t, lock, transfer, local),
+        }
+    }
+
+    fn line_atomic_slow(
+        &mut self,
+        t: TaskId,
+        lock: u32,
+        transfer: sim::Dur,
+        local: sim::Dur,
+    ) -> u64 {
         let task = &mut self.tasks[t as usize];
         if std::mem::take(&mut task.atomic_done) {
             return 0;
@@ -661,15 +735,178 @@ impl<'c> World<'c> {
         d
     }
 
+    /// Runs the charge step at `pc` for `t` (R45-R48). Returns true if the
+    /// task now sleeps (a reclaim attempt or a memory.high throttle) and
+    /// false once the charge is done (charged, or failed with -ENOMEM).
+    fn charge(&mut self, t: TaskId, pc: u32, m: u32, pages: u64) -> bool {
+        use models::memcg::{Charge, ChargeStep, Gfp, OomOutcome};
+        let (ti, mi) = (t as usize, m as usize);
+        let spec = &self.c.memcgs[mi];
+        let cpu = self.tasks[ti].cpu;
+        let cpu = if cpu == Cpu::ANY { 0 } else { cpu.0 };
+        let (mut ch, mut step) = match self.tasks[ti].charging.take() {
+            None => {
+                let mut ch = Charge::new(pages, cpu, Gfp::default());
+                let st = self.memcgs[mi].try_charge_memcg(&mut ch);
+                (ch, st)
+            }
+            Some((_, mut ch)) => {
+                // Back from a reclaim attempt: did it free a batch?
+                let rng = self.tasks[ti].mem_rng.as_mut().expect("memcg stream");
+                let ok = sim::rng::unit(rng) < spec.reclaim_success;
+                let freed = if ok { spec.reclaim_pages } else { 0 };
+                let st = self.memcgs[mi].after_reclaim(&mut ch, freed);
+                (ch, st)
+            }
+        };
+        loop {
+            match step {
+                ChargeStep::Charged { .. } => {
+                    self.task_pages[ti * self.memcgs.len() + mi] += pages;
+                    // memory.high, handled in the charge above a batch (R48).
+                    let usage_over = spec.high.is_some_and(|h| self.memcgs[mi].usage() > h);
+                    if !usage_over {
+                        self.tasks[ti].over_high = 0;
+                        return false;
+                    }
+                    self.tasks[ti].over_high += pages.max(models::memcg::MEMCG_CHARGE_BATCH);
+                    let debt = self.tasks[ti].over_high;
+                    let (_, jiffies) = self.memcgs[mi].over_high(debt, self.c.hz);
+                    if jiffies == 0 {
+                        return false;
+                    }
+                    self.tasks[ti].over_high = 0;
+                    let d = jiffies * 1_000_000_000 / u64::from(self.c.hz);
+                    self.mem_stats[mi][1] += d;
+                    return self.delay(t, d, true, pc + 1);
+                }
+                ChargeStep::Reclaim => {
+                    let rng = self.tasks[ti].mem_rng.as_mut().expect("memcg stream");
+                    let d = spec.reclaim.sample(rng);
+                    self.mem_stats[mi][0] += d;
+                    if d == 0 {
+                        let ok = sim::rng::unit(rng) < spec.reclaim_success;
+                        let freed = if ok { spec.reclaim_pages } else { 0 };
+                        step = self.memcgs[mi].after_reclaim(&mut ch, freed);
+                        continue;
+                    }
+                    self.tasks[ti].charging = Some((m, ch));
+                    // Direct reclaim sleeps (I/O, swap) with the task's locks held.
+                    return self.delay(t, d, true, pc);
+                }
+                ChargeStep::Oom => {
+                    // Under oom_lock (instantaneous here: the OOM scan takes no
+                    // modelled time, so the lock is never contended).
+                    let cands = self.oom_candidates(mi);
+                    step = match self.memcgs[mi].mem_cgroup_oom(&mut ch, 0, &cands) {
+                        OomOutcome::Retry => self.memcgs[mi].try_charge_memcg(&mut ch),
+                        OomOutcome::Kill(v) => {
+                            self.kill(v, m);
+                            if v == t {
+                                // The charger killed itself: it exits now.
+                                self.tasks[ti].pc = pc;
+                                self.exit_killed(t);
+                                return true;
+                            }
+                            self.memcgs[mi].try_charge_memcg(&mut ch)
+                        }
+                        OomOutcome::NoMem => self.memcgs[mi].oom_failed(&ch),
+                    };
+                }
+                ChargeStep::NoMem => return false,
+            }
+        }
+    }
+
+    /// Tasks the OOM killer of memcg `m` may kill, preferred first: the
+    /// configured groups in order (else every task that charged it), the
+    /// task with the most pages first (R46: the largest).
+    fn oom_candidates(&self, m: usize) -> Vec<TaskId> {
+        let spec = &self.c.memcgs[m];
+        let nm = self.memcgs.len();
+        let mut v: Vec<(usize, std::cmp::Reverse<u64>, TaskId)> = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.state != State::Exited && k.killed.is_none())
+            .filter_map(|(i, k)| {
+                let pages = self.task_pages[i * nm + m];
+                let pref = if spec.oom_victims.is_empty() {
+                    (pages > 0).then_some(0)
+                } else {
+                    spec.oom_victims.iter().position(|&g| g == k.group)
+                };
+                pref.map(|p| (p, std::cmp::Reverse(pages), i as TaskId))
+            })
+            .collect();
+        v.sort();
+        v.into_iter().map(|x| x.2).collect()
+    }
+
+    /// The OOM killer of memcg `m` kills `v`: it exits at its next step; a
+    /// sleep is cut short (killable), a lock wait is not (D state, R47).
+    /// The reaper frees its memory after OOM_REAPER_DELAY if it has not
+    /// exited by then.
+    fn kill(&mut self, v: TaskId, m: u32) {
+        let task = &mut self.tasks[v as usize];
+        task.killed = Some(m);
+        if task.state == State::Sleeping {
+            self.queue.set(v as usize, self.now, Ev::Wake);
+        }
+        let slot = self.tasks.len() + m as usize;
+        self.queue.set(slot, self.now + OOM_REAPER_DELAY, Ev::Reap);
+    }
+
+    /// A killed task exits: it releases its locks (as the syscall unwinds),
+    /// frees the pages it charged, and is gone.
+    fn exit_killed(&mut self, t: TaskId) {
+        let ti = t as usize;
+        let base = self.tasks[ti].hold_base as usize;
+        let n = self.c.groups[self.tasks[ti].group as usize].hold_slots as usize;
+        for i in 0..n {
+            if let Some((lock, mode)) = held_decode(self.held[base + i]) {
+                self.held[base + i] = 0;
+                with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
+                self.apply_wakes(lock);
+            }
+        }
+        let nm = self.memcgs.len();
+        for m in 0..nm {
+            let pages = std::mem::take(&mut self.task_pages[ti * nm + m]);
+            self.memcgs[m].victim_gone(t, pages);
+        }
+        if let Some(m) = self.tasks[ti].killed {
+            self.mem_stats[m as usize][2] += 1;
+            if self.memcgs[m as usize].pending_victim().is_none() {
+                self.queue.clear(self.tasks.len() + m as usize);
+            }
+        }
+        self.tasks[ti].charging = None;
+        self.tasks[ti].state = State::Exited;
+        self.leave_cpu(t);
+    }
+
+    /// The OOM reaper of memcg `m` (R47): the victim has not exited; its
+    /// memory is freed anyway and a later OOM may choose another victim.
+    fn oom_reap(&mut self, m: usize) {
+        let Some(v) = self.memcgs[m].pending_victim() else {
+            return;
+        };
+        let i = v as usize * self.memcgs.len() + m;
+        let pages = std::mem::take(&mut self.task_pages[i]);
+        self.memcgs[m].victim_gone(v, pages);
+        self.mem_stats[m][3] += 1;
+    }
+
     /// Finishes an acquisition for `t`: wait, hold start, counters.
-    #[inline]
+    #[inline(always)]
     fn acquired(&mut self, t: TaskId, lock: u32, mode: Mode, wait: StatId, slot: u8) {
         let since = self.tasks[t as usize].since;
         let waited = self.now.since(since).0;
         self.record(wait, waited);
         let base = self.tasks[t as usize].hold_base as usize;
         self.holds[base + slot as usize] = self.now;
-        self.held[base + slot as usize] = lock + 1;
+        self.held[base + slot as usize] = held_code(lock, mode);
         self.acquisitions[lock as usize][mode_index(mode)] += 1;
     }
 
@@ -765,6 +1002,13 @@ impl<'c> World<'c> {
                 }
             }
         }
+        // A kill lands while the victim is not executing (only one task runs
+        // at a time), so it is seen here, when the victim next runs, after
+        // it took any lock it was granted (it exits releasing that too).
+        if self.tasks[ti].killed.is_some() {
+            self.exit_killed(t);
+            return Ok(());
+        }
         let c: &'c Compiled = self.c;
         let code = &c.groups[self.tasks[ti].group as usize].code;
         let mut pc = self.tasks[ti].pc;
@@ -785,6 +1029,19 @@ impl<'c> World<'c> {
                 });
             }
             match code[pc as usize] {
+                Instr::Charge { memcg, pages } => {
+                    if self.charge(t, pc, memcg, pages) {
+                        return Ok(());
+                    }
+                    pc += 1;
+                }
+                Instr::Uncharge { memcg, pages } => {
+                    pc += 1;
+                    let i = ti * self.memcgs.len() + memcg as usize;
+                    let n = pages.min(self.task_pages[i]);
+                    self.task_pages[i] -= n;
+                    self.memcgs[memcg as usize].uncharge(n);
+                }
                 Instr::Delay { dist, sleep, next } => {
                     let d = c.dists[dist as usize].sample(&mut self.tasks[ti].rng);
                     if self.delay(t, d, sleep, next) {
@@ -879,6 +1136,7 @@ impl<'c> World<'c> {
                     let held = self.now.since(self.holds[base + slot as usize]).0;
                     self.record(hold, held);
                     self.holds[base + slot as usize] = self.now;
+                    self.held[base + slot as usize] = held_code(lock, Mode::Read);
                     with_lock!(self, lock, |l, ctx, wakes| l.downgrade(ctx, t, wakes));
                     self.apply_wakes(lock);
                 }
@@ -935,6 +1193,15 @@ impl<'c> World<'c> {
             self.make_runnable(t);
         }
         while let Some((at, t, ev)) = self.queue.pop() {
+            if t >= self.tasks.len() {
+                if at >= self.horizon {
+                    self.now = self.horizon;
+                    return Ok(());
+                }
+                self.now = at;
+                self.oom_reap(t - self.tasks.len());
+                continue;
+            }
             let t = t as TaskId;
             if at >= self.horizon {
                 self.now = self.horizon;
@@ -960,6 +1227,7 @@ impl<'c> World<'c> {
                         self.run_task(t)?;
                     }
                 }
+                Ev::Reap => unreachable!("reaper events live in memcg slots"),
                 Ev::Ready => {
                     if let Some(cpu) = self.take_cpu(t) {
                         self.tasks[t as usize].cpu = cpu;
@@ -1059,6 +1327,31 @@ impl<'c> World<'c> {
                     value: v,
                 });
             }
+        }
+        for (m, g) in self.memcgs.iter().enumerate() {
+            let name = &c.memcgs[m].name;
+            for (k, v) in g.counters() {
+                counters.push(Counter {
+                    subject: format!("memcg/{name}/{k}"),
+                    value: v,
+                });
+            }
+            let [reclaim, throttle, exits, reaps] = self.mem_stats[m];
+            for (k, v) in [
+                ("reclaim_ns", reclaim),
+                ("throttle_ns", throttle),
+                ("oom_exits", exits),
+                ("oom_reaps", reaps),
+            ] {
+                counters.push(Counter {
+                    subject: format!("memcg/{name}/{k}"),
+                    value: v,
+                });
+            }
+            counters.push(Counter {
+                subject: format!("memcg/{name}/usage_pages_at_end"),
+                value: g.usage(),
+            });
         }
         if !self.cpu.is_unlimited() {
             for (name, v) in self.cpu.counters() {

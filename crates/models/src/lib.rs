@@ -11,6 +11,8 @@
 //! - [`memcg`]: a memory cgroup's charge path (R45-R48) as a state
 //!   machine: stock, batch, reclaim retries, OOM without a second kill.
 //! - [`cpu`]: a pool of N CPUs with a FIFO run queue, or unlimited CPUs.
+//! - [`workqueue`]: a Linux workqueue (R32-R36): per-CPU or unbound pwqs
+//!   with max_active, delayed work, mod_delayed_work, flush_workqueue.
 //!
 //! Models know nothing about scenario files or output formats. Each model
 //! names the kernel rules it implements (R-numbers of KERNEL-SEMANTICS.md)
@@ -31,5 +33,6 @@ pub mod rwsem_rt;
 pub mod rwsem_writer_pref;
 #[cfg(test)]
 mod testing;
+pub mod workqueue;
 
 pub use lock::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};

@@ -338,6 +338,11 @@ impl Memcg {
         self.nomem(c)
     }
 
+    /// Usage at the start of a run (pages charged before it).
+    pub fn charge_initial(&mut self, pages: u64) {
+        self.usage += pages;
+    }
+
     /// Pages uncharged (freed by their owner).
     pub fn uncharge(&mut self, pages: u64) {
         self.usage = self.usage.saturating_sub(pages);

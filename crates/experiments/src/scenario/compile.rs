@@ -100,6 +100,15 @@ pub enum Instr {
     Jump {
         to: u32,
     },
+    /// `charge`: `pages` to memcg `memcg` (R45-R48).
+    Charge {
+        memcg: u32,
+        pages: u64,
+    },
+    Uncharge {
+        memcg: u32,
+        pages: u64,
+    },
     Exit,
 }
 
@@ -133,6 +142,22 @@ pub struct GroupProg {
     pub rt: bool,
 }
 
+/// A memory cgroup of the scenario.
+#[derive(Clone, Debug)]
+pub struct MemcgSpec {
+    pub name: String,
+    pub max: u64,
+    pub high: Option<u64>,
+    pub initial: u64,
+    /// Time of one direct-reclaim attempt.
+    pub reclaim: Dist,
+    /// Chance an attempt frees `reclaim_pages`.
+    pub reclaim_success: f64,
+    pub reclaim_pages: u64,
+    /// Task groups (indices) the OOM killer may kill, preferred first.
+    pub oom_victims: Vec<u32>,
+}
+
 /// A scenario variant ready to run.
 #[derive(Clone, Debug)]
 pub struct Compiled {
@@ -152,6 +177,7 @@ pub struct Compiled {
     pub dists: Vec<Dist>,
     pub stats: Vec<StatSpec>,
     pub groups: Vec<GroupProg>,
+    pub memcgs: Vec<MemcgSpec>,
 }
 
 /// The label of a mode in subjects: `read`/`write` for an rwsem, `lock` for
@@ -455,6 +481,26 @@ impl Ctx<'_> {
                 self.calls.push(op.clone());
                 self.nodes(&nodes)?;
                 self.calls.pop();
+            }
+            StepKind::Charge(g, pages) | StepKind::Uncharge(g, pages) => {
+                let Some(memcg) = self.doc.memcg.get_index_of(g.as_str()) else {
+                    let known: Vec<&str> = self.doc.memcg.keys().map(|s| s.as_str()).collect();
+                    return Err(o.error(format!(
+                        "no memcg `{g}` in [memcg]; defined: {}",
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    )));
+                };
+                let (memcg, pages) = (memcg as u32, *pages);
+                let instr = if matches!(s.kind, StepKind::Charge(..)) {
+                    Instr::Charge { memcg, pages }
+                } else {
+                    Instr::Uncharge { memcg, pages }
+                };
+                self.push(instr, o);
             }
             StepKind::Repeat(_) | StepKind::Loop | StepKind::WithProb(_) | StepKind::End => {
                 unreachable!("blocks are nested by parse_program")
@@ -934,6 +980,10 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             repeat_slots: ctx.max_depth,
         });
     }
+    let mut memcgs = Vec::new();
+    for (name, def) in &doc.memcg {
+        memcgs.push(build_memcg(src, doc, name, def)?);
+    }
     let total: u64 = groups.iter().map(|g| u64::from(g.count)).sum();
     let max = sim::SlotQueue::<(), 20>::MAX_SLOTS as u64;
     if total > max {
@@ -961,5 +1011,68 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         dists,
         stats,
         groups,
+        memcgs,
+    })
+}
+
+fn build_memcg(
+    src: &Source,
+    doc: &Doc,
+    name: &str,
+    def: &Spanned<super::doc::MemcgDef>,
+) -> Result<MemcgSpec, ScenarioError> {
+    let d = def.get_ref();
+    let field = |f: &str| format!("memcg.{name}.{f}");
+    let pages = |v: &Spanned<String>, f: &str| {
+        super::steps::parse_pages(v.get_ref())
+            .map_err(|e| ScenarioError::new(src.locate(Some(v.span())), field(f), e))
+    };
+    let max = pages(&d.max, "max")?;
+    let high = d.high.as_ref().map(|h| pages(h, "high")).transpose()?;
+    let initial = d
+        .initial
+        .as_ref()
+        .map(|h| pages(h, "initial"))
+        .transpose()?
+        .unwrap_or(0);
+    let reclaim = match &d.reclaim {
+        Some(r) => sim::dist::parse_inline(r.get_ref()).map_err(|e| {
+            ScenarioError::new(src.locate(Some(r.span())), field("reclaim"), e.to_string())
+        })?,
+        None => Dist::constant(Dur::from_ms(1)),
+    };
+    let reclaim_success = match &d.reclaim_success {
+        Some(p) if (0.0..=1.0).contains(p.get_ref()) => *p.get_ref(),
+        Some(p) => {
+            return Err(ScenarioError::new(
+                src.locate(Some(p.span())),
+                field("reclaim_success"),
+                "expected a probability between 0 and 1",
+            ))
+        }
+        None => 1.0,
+    };
+    let mut oom_victims = Vec::new();
+    for v in &d.oom_victims {
+        match doc.tasks.get_index_of(v.get_ref().as_str()) {
+            Some(i) => oom_victims.push(i as u32),
+            None => {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    field("oom_victims"),
+                    format!("no task group `{}`", v.get_ref()),
+                ))
+            }
+        }
+    }
+    Ok(MemcgSpec {
+        name: name.to_string(),
+        max,
+        high,
+        initial,
+        reclaim,
+        reclaim_success,
+        reclaim_pages: d.reclaim_pages.as_ref().map_or(32, |p| *p.get_ref()),
+        oom_victims,
     })
 }

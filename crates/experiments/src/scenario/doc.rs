@@ -19,6 +19,35 @@ pub struct Doc {
     pub ops: IndexMap<String, Spanned<OpDef>>,
     #[serde(default)]
     pub tasks: IndexMap<String, Spanned<TaskDef>>,
+    #[serde(default)]
+    pub memcg: IndexMap<String, Spanned<MemcgDef>>,
+}
+
+/// A memory cgroup (`[memcg.NAME]`), charged by `charge NAME N` steps.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemcgDef {
+    /// memory.max: `256MiB`, `1GiB`, `65536 pages`.
+    pub max: Spanned<String>,
+    /// memory.high (optional).
+    #[serde(default)]
+    pub high: Option<Spanned<String>>,
+    /// Usage at the start (default 0): a full memcg starts at max.
+    #[serde(default)]
+    pub initial: Option<Spanned<String>>,
+    /// Time of one direct-reclaim attempt (a distribution; default 1ms).
+    #[serde(default)]
+    pub reclaim: Option<Spanned<String>>,
+    /// Chance that an attempt frees a batch (default 1.0).
+    #[serde(default)]
+    pub reclaim_success: Option<Spanned<f64>>,
+    /// Pages a successful attempt frees (default 32, SWAP_CLUSTER_MAX).
+    #[serde(default)]
+    pub reclaim_pages: Option<Spanned<u64>>,
+    /// Task groups the OOM killer may kill, in order of preference
+    /// (the largest first is the kernel's choice; name them so).
+    #[serde(default)]
+    pub oom_victims: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -71,6 +71,10 @@ pub enum StepKind {
     SpanBegin(String),
     SpanEnd(String),
     Call(String),
+    /// `charge G N`: charge N pages (or `4KiB`, `2MiB`) to memcg G.
+    Charge(String, u64),
+    /// `uncharge G N`.
+    Uncharge(String, u64),
     Repeat(u64),
     Loop,
     WithProb(f64),
@@ -91,7 +95,39 @@ pub enum Node {
 }
 
 const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
-mutex_lock, mutex_unlock, span_begin, span_end, call, repeat, loop, with_prob, end";
+mutex_lock, mutex_unlock, charge, uncharge, span_begin, span_end, call, repeat, loop, with_prob, end";
+
+/// Bytes per page (4 KiB pages, as on x86-64).
+pub const PAGE_SIZE: u64 = 4096;
+
+/// A memory amount in pages: `1 page`, `64 pages`, `4KiB`, `256MiB`,
+/// `1GiB`, or a bare number of pages. Byte amounts round up to pages.
+pub fn parse_pages(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '_')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num: u64 = num
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{t}` is not an amount like `1 page`, `4KiB` or `256MiB`"))?;
+    let bytes = |mult: u64| {
+        num.checked_mul(mult)
+            .map(|b| b.div_ceil(PAGE_SIZE))
+            .ok_or_else(|| format!("`{t}` is too large"))
+    };
+    match unit.trim() {
+        "" | "page" | "pages" => Ok(num),
+        "B" => bytes(1),
+        "KiB" | "K" => bytes(1 << 10),
+        "MiB" | "M" => bytes(1 << 20),
+        "GiB" | "G" => bytes(1 << 30),
+        other => Err(format!(
+            "unknown unit `{other}`; expected pages, KiB, MiB or GiB"
+        )),
+    }
+}
 
 fn name_arg(o: &Origin, kw: &str, arg: &str, what: &str) -> Result<String, ScenarioError> {
     let valid = !arg.is_empty()
@@ -161,6 +197,22 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         "span_begin" => StepKind::SpanBegin(name_arg(o, kw, arg, "a span name")?),
         "span_end" => StepKind::SpanEnd(name_arg(o, kw, arg, "a span name")?),
         "call" => StepKind::Call(name_arg(o, kw, arg, "an operation name")?),
+        "charge" | "uncharge" => {
+            let (g, amount) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
+            let g = name_arg(
+                o,
+                kw,
+                g,
+                "a memcg name and an amount, e.g. `charge full 1 page`",
+            )?;
+            let pages =
+                parse_pages(amount.trim()).map_err(|e| o.error(format!("`{kw} {arg}`: {e}")))?;
+            if kw == "charge" {
+                StepKind::Charge(g, pages)
+            } else {
+                StepKind::Uncharge(g, pages)
+            }
+        }
         "repeat" => match arg.replace('_', "").parse::<u64>() {
             Ok(n) => StepKind::Repeat(n),
             Err(_) => {

@@ -1,0 +1,1355 @@
+//! A Linux workqueue (kernel/workqueue.c), rule by rule from
+//! KERNEL-SEMANTICS.md R32-R36, in the shape R40/R41 need
+//! (`cgroup_pidlist_destroy_wq`: per-CPU, max_active 1).
+//!
+//! This is a pure state machine with no events of its own: the world calls
+//! it when something happens (an item is queued, a timer fires, a work
+//! function returns, somebody flushes) and it answers with [`Action`]s,
+//! appended to a caller-owned buffer in the order the kernel would cause
+//! them: a worker may start an item ([`Action::Start`]), a delayed-work
+//! timer must be armed ([`Action::ArmTimer`]), a flusher is released
+//! ([`Action::FlushDone`]).
+//!
+//! State, as the kernel keeps it:
+//! - one pool_workqueue (pwq) per CPU for a per-CPU workqueue, one for an
+//!   unbound or ordered one (a single NUMA node), each with `nr_active`
+//!   (at most `max_active`, R32) and the FIFO `inactive_works` list (R33);
+//! - per work item the PENDING bit: at most one pending instance, which is
+//!   either an armed delayed-work timer (R35) or an entry of a pwq's
+//!   worklist (active) or inactive list; plus at most one executing
+//!   instance (non-reentrancy: a second run of an executing item is queued
+//!   to the pwq it runs on, R33, and starts only when the first returns);
+//! - the instances in flight (queued or executing) and the waiting flushers
+//!   (R36).
+//!
+//! Flush colors (R36) are modeled by a sequence number: every instance
+//! that `__queue_work` puts on a pwq gets the next number of a
+//! workqueue-wide counter (its "color"), a flush snapshots the counter and
+//! waits until no instance with a smaller number is in flight. That is
+//! what the kernel's 16 colors compute: a flush waits for exactly the
+//! items queued before it on all pwqs (active, inactive, timers that have
+//! fired), not for later ones nor for armed timers; `mod_delayed_work`
+//! takes an instance out of flight and requeues it with a new number (the
+//! current color); flushers complete in order (a later snapshot waits for a
+//! superset) and new work, numbered after the snapshot, cannot livelock a
+//! flush. The one divergence: with more than 14 flushers waiting at once the
+//! kernel parks the extra ones on `flusher_overflow` and gives them a color
+//! later, so they may also wait for work queued after they were called;
+//! here every flusher waits only for what preceded it.
+//!
+//! Simplified, on purpose:
+//! - [`Action::Start`] means `process_one_work` begins: the item is no
+//!   longer pending and executes until [`Workqueue::work_done`]. Which
+//!   worker runs it, and when it gets a CPU, is the world's business. In
+//!   the kernel an activated item waits on `pool->worklist`, still
+//!   PENDING, until a worker picks it up; here that wait is folded into the
+//!   item's run, so during it `queue_work` queues a second run instead of
+//!   being a no-op, and `mod_delayed_work` cannot grab it. Only an activated
+//!   second run waiting behind its own executing instance stays pending on
+//!   the worklist, and can be grabbed.
+//! - Concurrency management (R37: nr_running, `need_more_worker`, idle
+//!   workers, CPU_INTENSIVE) and worker creation (R38: the manager,
+//!   `maybe_create_worker`, CREATE_COOLDOWN, mayday and rescuers) are not
+//!   modeled: they decide *when* an active item gets a worker, never
+//!   *whether* it is active, and a world that wants them can delay the
+//!   start of what [`Action::Start`] names. `max_active` accounting, which
+//!   decides whether an item may run at all, is exact.
+//! - Unbound workqueues have one node, so one pwq with the whole
+//!   `max_active` (R32 splits it over NUMA nodes). Its items start on
+//!   [`Cpu::ANY`]: unbound workers are not bound to a CPU.
+//! - Timers fire on the CPU that armed them (`dwork->cpu`, no timer
+//!   migration), at the exact time asked for; rounding to jiffies is the
+//!   world's. `flush_work`, its barrier items, `rcu_work` and
+//!   `drain_workqueue` are not modeled.
+
+use crate::cpu::Cpu;
+use sim::{Dur, SimTime};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// `WQ_MAX_ACTIVE` (R32).
+pub const WQ_MAX_ACTIVE: u32 = 512;
+/// `WQ_DFL_ACTIVE` (R32): the limit when 0 is passed.
+pub const WQ_DFL_ACTIVE: u32 = WQ_MAX_ACTIVE / 2;
+/// `CGROUP_PIDLIST_DESTROY_DELAY` = HZ jiffies = 1 s (R41).
+pub const CGROUP_PIDLIST_DESTROY_DELAY: Dur = Dur(1_000_000_000);
+
+/// A work item, named by the world.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkId(pub u32);
+
+/// A flusher waiting in [`Workqueue::flush_workqueue`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlushId(pub u64);
+
+/// How the workqueue was allocated.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WqKind {
+    /// `alloc_workqueue(name, 0 | WQ_PERCPU, max_active)`: one pwq per CPU,
+    /// `max_active` each (R32).
+    PerCpu { cpus: u32 },
+    /// `WQ_UNBOUND`: one pwq (one NUMA node) with `max_active`.
+    Unbound,
+    /// `alloc_ordered_workqueue` (R34): unbound, max_active 1, FIFO.
+    Ordered,
+}
+
+/// What the workqueue asks of the world.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// A worker may run the item now, bound to this CPU ([`Cpu::ANY`] on an
+    /// unbound or ordered workqueue). The item executes, no longer pending,
+    /// until the world calls [`Workqueue::work_done`].
+    Start(WorkId, Cpu),
+    /// Arm the item's delayed-work timer for this time and call
+    /// [`Workqueue::delayed_timer_fired`] then. Timers armed earlier for
+    /// the item are dead; their firing is ignored.
+    ArmTimer(WorkId, SimTime),
+    /// The flusher returns from `flush_workqueue`.
+    FlushDone(FlushId),
+}
+
+/// The answer to [`Workqueue::flush_workqueue`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FlushOutcome {
+    /// Nothing was in flight: the flush returns at once.
+    Done,
+    /// The flusher sleeps until [`Action::FlushDone`] names it.
+    Wait(FlushId),
+}
+
+/// Statistics of one pool_workqueue.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PwqStats {
+    /// The pwq's CPU ([`Cpu::ANY`] when unbound).
+    pub cpu: Cpu,
+    /// Items active now (executing, or activated behind their own run).
+    pub nr_active: u32,
+    /// Length of the inactive list now.
+    pub inactive: usize,
+    /// Instances queued to this pwq.
+    pub queued: u64,
+    /// Instances started.
+    pub started: u64,
+    /// Instances completed.
+    pub executed: u64,
+    /// Longest inactive list seen.
+    pub max_inactive: usize,
+}
+
+/// A pending instance on a pwq.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Queued {
+    pwq: usize,
+    /// Flush sequence number ("color").
+    seq: u64,
+    at: SimTime,
+    /// On the worklist (counted in `nr_active`), not on the inactive list.
+    active: bool,
+}
+
+/// The PENDING bit and where the pending instance is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Pending {
+    No,
+    /// A delayed-work timer is armed; it queues on `cpu` at `expires`.
+    Timer {
+        cpu: Cpu,
+        expires: SimTime,
+    },
+    Queued(Queued),
+}
+
+/// The executing instance.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Running {
+    pwq: usize,
+    seq: u64,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Item {
+    pending: Pending,
+    running: Option<Running>,
+}
+
+impl Default for Item {
+    fn default() -> Self {
+        Item {
+            pending: Pending::No,
+            running: None,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Pwq {
+    cpu: Cpu,
+    nr_active: u32,
+    inactive: VecDeque<WorkId>,
+    queued: u64,
+    started: u64,
+    executed: u64,
+    max_inactive: usize,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Flusher {
+    id: FlushId,
+    /// Waits for every instance with a smaller sequence number.
+    snapshot: u64,
+    since: SimTime,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Counters {
+    queued: u64,
+    queue_noops: u64,
+    timers_armed: u64,
+    timers_fired: u64,
+    grabbed: u64,
+    started: u64,
+    executed: u64,
+    start_wait_ns_total: u64,
+    start_wait_ns_max: u64,
+    max_inactive: u64,
+    flushes: u64,
+    flushes_waited: u64,
+    flush_wait_ns_total: u64,
+    flush_wait_ns_max: u64,
+}
+
+/// One workqueue.
+#[derive(Debug)]
+pub struct Workqueue {
+    name: String,
+    kind: WqKind,
+    max_active: u32,
+    pwqs: Vec<Pwq>,
+    items: BTreeMap<WorkId, Item>,
+    /// Sequence number of the next queued instance.
+    next_seq: u64,
+    /// Sequence numbers of the instances in flight (queued or executing).
+    in_flight: BTreeSet<u64>,
+    flushers: VecDeque<Flusher>,
+    next_flush: u64,
+    n: Counters,
+}
+
+/// `wq_clamp_max_active` (R32): 0 means `WQ_DFL_ACTIVE`, and the limit is
+/// at most `WQ_MAX_ACTIVE`.
+pub fn wq_clamp_max_active(max_active: u32) -> u32 {
+    match max_active {
+        0 => WQ_DFL_ACTIVE,
+        n => n.min(WQ_MAX_ACTIVE),
+    }
+}
+
+impl Workqueue {
+    /// `alloc_workqueue(name, flags, max_active)` (R32), or
+    /// `alloc_ordered_workqueue(name)` for [`WqKind::Ordered`], whose
+    /// `max_active` is always 1 (R34). A per-CPU workqueue has at least one
+    /// CPU.
+    pub fn new(name: impl Into<String>, kind: WqKind, max_active: u32) -> Self {
+        let (kind, max_active) = match kind {
+            WqKind::PerCpu { cpus } => (
+                WqKind::PerCpu { cpus: cpus.max(1) },
+                wq_clamp_max_active(max_active),
+            ),
+            WqKind::Unbound => (kind, wq_clamp_max_active(max_active)),
+            WqKind::Ordered => (kind, 1),
+        };
+        let cpus: Vec<Cpu> = match kind {
+            WqKind::PerCpu { cpus } => (0..cpus).map(Cpu).collect(),
+            WqKind::Unbound | WqKind::Ordered => vec![Cpu::ANY],
+        };
+        Workqueue {
+            name: name.into(),
+            kind,
+            max_active,
+            pwqs: cpus
+                .into_iter()
+                .map(|cpu| Pwq {
+                    cpu,
+                    nr_active: 0,
+                    inactive: VecDeque::new(),
+                    queued: 0,
+                    started: 0,
+                    executed: 0,
+                    max_inactive: 0,
+                })
+                .collect(),
+            items: BTreeMap::new(),
+            next_seq: 0,
+            in_flight: BTreeSet::new(),
+            flushers: VecDeque::new(),
+            next_flush: 0,
+            n: Counters::default(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn kind(&self) -> WqKind {
+        self.kind
+    }
+
+    /// The effective `max_active` of each pwq.
+    pub fn max_active(&self) -> u32 {
+        self.max_active
+    }
+
+    /// `queue_work_on(cpu, wq, work)` (R33); `cpu` is the current CPU (a
+    /// per-CPU workqueue queues there; an unbound one ignores it). Returns
+    /// false, doing nothing, if the item is already pending (queued, or its
+    /// delayed timer is armed). An executing item gets a second run, queued
+    /// to the pwq it executes on.
+    pub fn queue_work(
+        &mut self,
+        now: SimTime,
+        work: WorkId,
+        cpu: Cpu,
+        out: &mut Vec<Action>,
+    ) -> bool {
+        if self.work_pending(work) {
+            self.n.queue_noops += 1;
+            return false;
+        }
+        self.__queue_work(now, work, cpu, out);
+        true
+    }
+
+    /// `queue_delayed_work_on(cpu, wq, dwork, delay)` (R35): with a zero
+    /// delay the item is queued now; otherwise it becomes pending with an
+    /// armed timer ([`Action::ArmTimer`] at `now + delay`), queued on `cpu`
+    /// when the timer fires. Returns false, doing nothing, if the item is
+    /// already pending.
+    pub fn queue_delayed_work(
+        &mut self,
+        now: SimTime,
+        work: WorkId,
+        cpu: Cpu,
+        delay: Dur,
+        out: &mut Vec<Action>,
+    ) -> bool {
+        if self.work_pending(work) {
+            self.n.queue_noops += 1;
+            return false;
+        }
+        self.__queue_delayed_work(now, work, cpu, delay, out);
+        true
+    }
+
+    /// `delayed_work_timer_fn` (R35): the item's timer fired; it is queued
+    /// with `__queue_work` on the CPU recorded when the timer was armed.
+    /// Returns false, doing nothing, for a dead timer (killed or re-armed
+    /// to a later time since).
+    pub fn delayed_timer_fired(
+        &mut self,
+        now: SimTime,
+        work: WorkId,
+        out: &mut Vec<Action>,
+    ) -> bool {
+        let Some(item) = self.items.get_mut(&work) else {
+            return false;
+        };
+        let Pending::Timer { cpu, expires } = item.pending else {
+            return false;
+        };
+        if now < expires {
+            return false;
+        }
+        item.pending = Pending::No;
+        self.n.timers_fired += 1;
+        self.__queue_work(now, work, cpu, out);
+        true
+    }
+
+    /// `mod_delayed_work_on(cpu, wq, dwork, delay)` (R35): grabs the pending
+    /// instance (kills its timer, or takes it off its pwq's worklist or
+    /// inactive list, out of flight) and queues it again as
+    /// [`Self::queue_delayed_work`] would: with a zero delay at the tail of
+    /// the queue with a new flush sequence number (the current color). An
+    /// executing, non-pending item gets a second run. Returns whether the
+    /// item was pending.
+    pub fn mod_delayed_work(
+        &mut self,
+        now: SimTime,
+        work: WorkId,
+        cpu: Cpu,
+        delay: Dur,
+        out: &mut Vec<Action>,
+    ) -> bool {
+        let was_pending = self.try_to_grab_pending(now, work, out);
+        self.__queue_delayed_work(now, work, cpu, delay, out);
+        was_pending
+    }
+
+    /// `cancel_delayed_work(dwork)` (also `cancel_work`): grabs the pending
+    /// instance as [`Self::mod_delayed_work`] does and drops it. An
+    /// executing instance is not waited for (the `_sync` variants wait for
+    /// [`Self::work_running`] to end; that wait is the world's). Returns
+    /// whether the item was pending.
+    pub fn cancel_delayed_work(
+        &mut self,
+        now: SimTime,
+        work: WorkId,
+        out: &mut Vec<Action>,
+    ) -> bool {
+        self.try_to_grab_pending(now, work, out)
+    }
+
+    /// The work function of an executing item returned (the end of
+    /// `process_one_work`, then `pwq_dec_nr_in_flight`, R33): the slot in
+    /// `nr_active` frees and the oldest inactive item of the pwq is
+    /// activated; flushers whose earlier work is now all done return, in
+    /// order; then a second run of the item, queued behind it, starts.
+    ///
+    /// Panics if the item is not executing.
+    pub fn work_done(&mut self, now: SimTime, work: WorkId, out: &mut Vec<Action>) {
+        let item = self.items.entry(work).or_default();
+        let Some(run) = item.running.take() else {
+            panic!(
+                "workqueue {}: work_done({work:?}) but it is not executing",
+                self.name
+            );
+        };
+        let pwq = &mut self.pwqs[run.pwq];
+        pwq.nr_active -= 1;
+        pwq.executed += 1;
+        self.n.executed += 1;
+        self.pwq_activate_first_inactive(now, run.pwq, out);
+        self.in_flight.remove(&run.seq);
+        self.flush_check(now, out);
+        // The executing worker goes on with the collided second run.
+        if let Pending::Queued(q) = self.items[&work].pending {
+            if q.active {
+                self.start(now, work, q, out);
+            }
+        }
+    }
+
+    /// `flush_workqueue` (R36): waits until every instance queued before it
+    /// on any pwq has completed (active, inactive, timers that fired), but
+    /// not items queued later nor armed timers. Returns
+    /// [`FlushOutcome::Done`] if nothing is in flight; otherwise the
+    /// flusher's [`Action::FlushDone`] comes later, after those of earlier
+    /// flushers.
+    pub fn flush_workqueue(&mut self, now: SimTime) -> FlushOutcome {
+        self.n.flushes += 1;
+        if self.in_flight.is_empty() {
+            debug_assert!(self.flushers.is_empty());
+            return FlushOutcome::Done;
+        }
+        self.n.flushes_waited += 1;
+        let id = FlushId(self.next_flush);
+        self.next_flush += 1;
+        self.flushers.push_back(Flusher {
+            id,
+            snapshot: self.next_seq,
+            since: now,
+        });
+        FlushOutcome::Wait(id)
+    }
+
+    /// `work_pending`: the item is queued or its delayed timer is armed.
+    pub fn work_pending(&self, work: WorkId) -> bool {
+        self.items
+            .get(&work)
+            .is_some_and(|i| i.pending != Pending::No)
+    }
+
+    /// The item is executing (started, [`Self::work_done`] not yet called).
+    pub fn work_running(&self, work: WorkId) -> bool {
+        self.items.get(&work).is_some_and(|i| i.running.is_some())
+    }
+
+    /// When the item's armed delayed-work timer fires, if one is armed.
+    pub fn timer_expires(&self, work: WorkId) -> Option<SimTime> {
+        match self.items.get(&work)?.pending {
+            Pending::Timer { expires, .. } => Some(expires),
+            _ => None,
+        }
+    }
+
+    /// Instances in flight (queued to a pwq or executing) on all pwqs.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Flushers waiting.
+    pub fn flushers_waiting(&self) -> usize {
+        self.flushers.len()
+    }
+
+    /// `nr_active` of the pwq that a queue on `cpu` uses.
+    pub fn nr_active(&self, cpu: Cpu) -> u32 {
+        self.pwqs[self.pwq_index(cpu)].nr_active
+    }
+
+    /// The inactive list, oldest first, of the pwq that a queue on `cpu`
+    /// uses.
+    pub fn inactive(&self, cpu: Cpu) -> Vec<WorkId> {
+        self.pwqs[self.pwq_index(cpu)]
+            .inactive
+            .iter()
+            .copied()
+            .collect()
+    }
+
+    /// Per-pwq statistics, in CPU order.
+    pub fn pwq_stats(&self) -> Vec<PwqStats> {
+        self.pwqs
+            .iter()
+            .map(|p| PwqStats {
+                cpu: p.cpu,
+                nr_active: p.nr_active,
+                inactive: p.inactive.len(),
+                queued: p.queued,
+                started: p.started,
+                executed: p.executed,
+                max_inactive: p.max_inactive,
+            })
+            .collect()
+    }
+
+    /// Counters, name and value, in a fixed order.
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        let n = &self.n;
+        vec![
+            ("queued", n.queued),
+            ("queue_noops", n.queue_noops),
+            ("timers_armed", n.timers_armed),
+            ("timers_fired", n.timers_fired),
+            ("grabbed", n.grabbed),
+            ("started", n.started),
+            ("executed", n.executed),
+            ("start_wait_ns_total", n.start_wait_ns_total),
+            ("start_wait_ns_max", n.start_wait_ns_max),
+            ("max_inactive", n.max_inactive),
+            ("flushes", n.flushes),
+            ("flushes_waited", n.flushes_waited),
+            ("flush_wait_ns_total", n.flush_wait_ns_total),
+            ("flush_wait_ns_max", n.flush_wait_ns_max),
+        ]
+    }
+
+    /// The pwq of a queue from `cpu`: the CPU's on a per-CPU workqueue (R33
+    /// uses the current CPU), the only one otherwise.
+    fn pwq_index(&self, cpu: Cpu) -> usize {
+        match self.kind {
+            WqKind::PerCpu { cpus } => {
+                assert!(
+                    cpu.0 < cpus,
+                    "workqueue {}: per-CPU queue on {cpu:?}, which is not one of its {cpus} CPUs",
+                    self.name
+                );
+                cpu.0 as usize
+            }
+            WqKind::Unbound | WqKind::Ordered => 0,
+        }
+    }
+
+    /// `__queue_delayed_work` (R35) for an item that is not pending.
+    fn __queue_delayed_work(
+        &mut self,
+        now: SimTime,
+        work: WorkId,
+        cpu: Cpu,
+        delay: Dur,
+        out: &mut Vec<Action>,
+    ) {
+        if delay == Dur::ZERO {
+            self.__queue_work(now, work, cpu, out);
+            return;
+        }
+        // Check the CPU now, not when the timer fires.
+        self.pwq_index(cpu);
+        let expires = now + delay;
+        self.items.entry(work).or_default().pending = Pending::Timer { cpu, expires };
+        self.n.timers_armed += 1;
+        out.push(Action::ArmTimer(work, expires));
+    }
+
+    /// `__queue_work` (R33) for an item that is not pending: to the pwq it
+    /// executes on if it executes (non-reentrancy), else to `cpu`'s; takes
+    /// the next flush sequence number (`nr_in_flight[color]++`); active if
+    /// the inactive list is empty and `nr_active < max_active`, else at the
+    /// tail of the inactive list.
+    fn __queue_work(&mut self, now: SimTime, work: WorkId, cpu: Cpu, out: &mut Vec<Action>) {
+        let running = self.items.get(&work).and_then(|i| i.running);
+        let pwq = match running {
+            Some(r) => r.pwq,
+            None => self.pwq_index(cpu),
+        };
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.in_flight.insert(seq);
+        self.n.queued += 1;
+        let max_active = self.max_active;
+        let p = &mut self.pwqs[pwq];
+        p.queued += 1;
+        let active = p.inactive.is_empty() && p.nr_active < max_active;
+        if active {
+            p.nr_active += 1;
+        } else {
+            p.inactive.push_back(work);
+            p.max_inactive = p.max_inactive.max(p.inactive.len());
+            self.n.max_inactive = self.n.max_inactive.max(p.inactive.len() as u64);
+        }
+        let q = Queued {
+            pwq,
+            seq,
+            at: now,
+            active,
+        };
+        self.items.entry(work).or_default().pending = Pending::Queued(q);
+        if active && running.is_none() {
+            self.start(now, work, q, out);
+        }
+    }
+
+    /// `process_one_work` begins: the pending instance executes.
+    fn start(&mut self, now: SimTime, work: WorkId, q: Queued, out: &mut Vec<Action>) {
+        let item = self.items.get_mut(&work).expect("a queued item exists");
+        debug_assert!(q.active && item.running.is_none());
+        item.pending = Pending::No;
+        item.running = Some(Running {
+            pwq: q.pwq,
+            seq: q.seq,
+        });
+        let p = &mut self.pwqs[q.pwq];
+        p.started += 1;
+        self.n.started += 1;
+        let wait = now.since(q.at).ns();
+        self.n.start_wait_ns_total += wait;
+        self.n.start_wait_ns_max = self.n.start_wait_ns_max.max(wait);
+        out.push(Action::Start(work, p.cpu));
+    }
+
+    /// `pwq_activate_first_inactive` (R33): if a slot is free, the oldest
+    /// inactive item becomes active and starts, unless its own earlier run
+    /// still executes (then it waits on the worklist for it).
+    fn pwq_activate_first_inactive(&mut self, now: SimTime, pwq: usize, out: &mut Vec<Action>) {
+        let p = &mut self.pwqs[pwq];
+        if p.nr_active >= self.max_active {
+            return;
+        }
+        let Some(work) = p.inactive.pop_front() else {
+            return;
+        };
+        p.nr_active += 1;
+        let item = self.items.get_mut(&work).expect("an inactive item exists");
+        let Pending::Queued(mut q) = item.pending else {
+            unreachable!("inactive item {work:?} is not queued");
+        };
+        q.active = true;
+        item.pending = Pending::Queued(q);
+        if item.running.is_none() {
+            self.start(now, work, q, out);
+        }
+    }
+
+    /// `try_to_grab_pending` (R35): takes the pending instance, if any: kills
+    /// its timer, or takes it off the worklist (freeing its slot, which
+    /// activates the oldest inactive item) or the inactive list; then
+    /// `nr_in_flight[color]-1`, which may release flushers. Returns whether
+    /// the item was pending.
+    fn try_to_grab_pending(&mut self, now: SimTime, work: WorkId, out: &mut Vec<Action>) -> bool {
+        let Some(item) = self.items.get_mut(&work) else {
+            return false;
+        };
+        let pending = std::mem::replace(&mut item.pending, Pending::No);
+        match pending {
+            Pending::No => return false,
+            Pending::Timer { .. } => {}
+            Pending::Queued(q) => {
+                let p = &mut self.pwqs[q.pwq];
+                if q.active {
+                    p.nr_active -= 1;
+                    self.pwq_activate_first_inactive(now, q.pwq, out);
+                } else {
+                    let i = p
+                        .inactive
+                        .iter()
+                        .position(|&w| w == work)
+                        .expect("an inactive item is on its pwq's inactive list");
+                    p.inactive.remove(i);
+                }
+                self.in_flight.remove(&q.seq);
+                self.flush_check(now, out);
+            }
+        }
+        self.n.grabbed += 1;
+        true
+    }
+
+    /// Releases, in order, the flushers whose earlier instances have all
+    /// completed (`flush_workqueue_prep_pwqs` / the flush color cascade).
+    fn flush_check(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let oldest = self.in_flight.first().copied();
+        while let Some(f) = self.flushers.front().copied() {
+            if oldest.is_some_and(|s| s < f.snapshot) {
+                break;
+            }
+            self.flushers.pop_front();
+            let wait = now.since(f.since).ns();
+            self.n.flush_wait_ns_total += wait;
+            self.n.flush_wait_ns_max = self.n.flush_wait_ns_max.max(wait);
+            out.push(Action::FlushDone(f.id));
+        }
+    }
+
+    /// Checks the structural invariants (tests only).
+    #[cfg(test)]
+    fn check_invariants(&self) {
+        let mut in_flight = BTreeSet::new();
+        let mut active = vec![0u32; self.pwqs.len()];
+        for (&w, item) in &self.items {
+            if let Some(r) = item.running {
+                active[r.pwq] += 1;
+                assert!(in_flight.insert(r.seq));
+            }
+            if let Pending::Queued(q) = item.pending {
+                assert!(in_flight.insert(q.seq));
+                let on_list = self.pwqs[q.pwq].inactive.contains(&w);
+                assert_eq!(on_list, !q.active, "{w:?}");
+                if q.active {
+                    active[q.pwq] += 1;
+                    // An active pending instance only waits for its own run.
+                    assert_eq!(item.running.map(|r| r.pwq), Some(q.pwq));
+                }
+                if let Some(r) = item.running {
+                    assert_eq!(r.pwq, q.pwq, "non-reentrancy");
+                    assert!(r.seq < q.seq);
+                }
+            }
+        }
+        assert_eq!(in_flight, self.in_flight);
+        for (p, &a) in self.pwqs.iter().zip(&active) {
+            assert_eq!(p.nr_active, a);
+            assert!(p.nr_active <= self.max_active);
+            if !p.inactive.is_empty() {
+                assert_eq!(p.nr_active, self.max_active);
+            }
+        }
+        let oldest = self.in_flight.first().copied();
+        let mut last = 0;
+        for f in &self.flushers {
+            assert!(oldest.is_some_and(|s| s < f.snapshot));
+            assert!(f.snapshot >= last);
+            last = f.snapshot;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Scripted micro-scenarios, one rule each (KERNEL-SEMANTICS.md
+    //! R32-R36, R40/R41): fixed calls in a fixed order, the exact actions
+    //! asserted.
+    use super::*;
+    use Action::{ArmTimer, FlushDone, Start};
+
+    const MS: u64 = 1_000_000;
+
+    /// A workqueue and a clock.
+    struct H {
+        wq: Workqueue,
+        now: SimTime,
+    }
+
+    fn w(n: u32) -> WorkId {
+        WorkId(n)
+    }
+    fn c(n: u32) -> Cpu {
+        Cpu(n)
+    }
+    fn ms(n: u64) -> SimTime {
+        SimTime(n * MS)
+    }
+    fn none() -> Vec<Action> {
+        Vec::new()
+    }
+
+    impl H {
+        fn new(kind: WqKind, max_active: u32) -> H {
+            H {
+                wq: Workqueue::new("test", kind, max_active),
+                now: SimTime::ZERO,
+            }
+        }
+        fn percpu(cpus: u32, max_active: u32) -> H {
+            H::new(WqKind::PerCpu { cpus }, max_active)
+        }
+        fn at_ms(&mut self, n: u64) -> &mut Self {
+            self.now = ms(n);
+            self
+        }
+        fn queue(&mut self, work: u32, cpu: u32) -> (bool, Vec<Action>) {
+            let mut out = Vec::new();
+            let r = self.wq.queue_work(self.now, w(work), c(cpu), &mut out);
+            self.wq.check_invariants();
+            (r, out)
+        }
+        fn delayed(&mut self, work: u32, cpu: u32, delay_ms: u64) -> (bool, Vec<Action>) {
+            let mut out = Vec::new();
+            let r = self.wq.queue_delayed_work(
+                self.now,
+                w(work),
+                c(cpu),
+                Dur::from_ms(delay_ms),
+                &mut out,
+            );
+            self.wq.check_invariants();
+            (r, out)
+        }
+        fn fire(&mut self, work: u32) -> (bool, Vec<Action>) {
+            let mut out = Vec::new();
+            let r = self.wq.delayed_timer_fired(self.now, w(work), &mut out);
+            self.wq.check_invariants();
+            (r, out)
+        }
+        fn modify(&mut self, work: u32, cpu: u32, delay_ms: u64) -> (bool, Vec<Action>) {
+            let mut out = Vec::new();
+            let r = self.wq.mod_delayed_work(
+                self.now,
+                w(work),
+                c(cpu),
+                Dur::from_ms(delay_ms),
+                &mut out,
+            );
+            self.wq.check_invariants();
+            (r, out)
+        }
+        fn cancel(&mut self, work: u32) -> (bool, Vec<Action>) {
+            let mut out = Vec::new();
+            let r = self.wq.cancel_delayed_work(self.now, w(work), &mut out);
+            self.wq.check_invariants();
+            (r, out)
+        }
+        fn done(&mut self, work: u32) -> Vec<Action> {
+            let mut out = Vec::new();
+            self.wq.work_done(self.now, w(work), &mut out);
+            self.wq.check_invariants();
+            out
+        }
+        fn flush(&mut self) -> FlushOutcome {
+            let r = self.wq.flush_workqueue(self.now);
+            self.wq.check_invariants();
+            r
+        }
+        fn counter(&self, name: &str) -> u64 {
+            self.wq
+                .counters()
+                .into_iter()
+                .find(|c| c.0 == name)
+                .unwrap()
+                .1
+        }
+    }
+
+    #[test]
+    fn r32_max_active_defaults_and_clamps() {
+        assert_eq!(
+            [0, 1, 256, 512, 513, 10_000].map(wq_clamp_max_active),
+            [256, 1, 256, 512, 512, 512]
+        );
+        assert_eq!(
+            Workqueue::new("a", WqKind::Unbound, 0).max_active(),
+            WQ_DFL_ACTIVE
+        );
+        assert_eq!(
+            Workqueue::new("b", WqKind::PerCpu { cpus: 2 }, 4096).max_active(),
+            WQ_MAX_ACTIVE
+        );
+        assert_eq!(Workqueue::new("c", WqKind::Ordered, 8).max_active(), 1);
+    }
+
+    #[test]
+    fn r32_max_active_is_per_cpu_pwq() {
+        let mut h = H::percpu(2, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(2, 0), (true, none()));
+        // CPU 1 has its own pwq and its own limit.
+        assert_eq!(h.queue(3, 1), (true, vec![Start(w(3), c(1))]));
+        assert_eq!((h.wq.nr_active(c(0)), h.wq.inactive(c(0))), (1, vec![w(2)]));
+        assert_eq!((h.wq.nr_active(c(1)), h.wq.inactive(c(1))), (1, vec![]));
+        // An unbound workqueue has one pwq: the same calls queue 3 too.
+        let mut u = H::new(WqKind::Unbound, 1);
+        assert_eq!(u.queue(1, 0), (true, vec![Start(w(1), Cpu::ANY)]));
+        assert_eq!(u.queue(2, 0), (true, none()));
+        assert_eq!(u.queue(3, 1), (true, none()));
+        assert_eq!(u.wq.inactive(c(1)), vec![w(2), w(3)]);
+    }
+
+    #[test]
+    fn r33_completion_activates_the_oldest_inactive_item() {
+        let mut h = H::percpu(1, 2);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(2, 0), (true, vec![Start(w(2), c(0))]));
+        for n in 3..=5 {
+            assert_eq!(h.queue(n, 0), (true, none()));
+        }
+        assert_eq!(h.wq.inactive(c(0)), vec![w(3), w(4), w(5)]);
+        assert_eq!(h.at_ms(1).done(2), vec![Start(w(3), c(0))]);
+        assert_eq!(h.at_ms(2).done(1), vec![Start(w(4), c(0))]);
+        assert_eq!(h.at_ms(3).done(4), vec![Start(w(5), c(0))]);
+        assert_eq!(h.done(3), none());
+        assert_eq!(h.done(5), none());
+        assert_eq!(h.wq.nr_active(c(0)), 0);
+        assert_eq!(h.counter("max_inactive"), 3);
+        // Item 5 waited from 0 to 3 ms for a slot.
+        assert_eq!(h.counter("start_wait_ns_max"), 3 * MS);
+        let s = h.wq.pwq_stats()[0];
+        assert_eq!(
+            (s.queued, s.started, s.executed, s.max_inactive),
+            (5, 5, 5, 3)
+        );
+    }
+
+    #[test]
+    fn r33_pending_item_is_not_queued_twice() {
+        let mut h = H::percpu(2, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(2, 0), (true, none()));
+        // 2 is pending (inactive): queueing it again, from any CPU, is a no-op.
+        assert_eq!(h.queue(2, 0), (false, none()));
+        assert_eq!(h.queue(2, 1), (false, none()));
+        assert_eq!(h.wq.inactive(c(0)), vec![w(2)]);
+        // An armed delayed timer is pending too.
+        assert_eq!(
+            h.delayed(3, 1, 1000),
+            (true, vec![ArmTimer(w(3), ms(1000))])
+        );
+        assert_eq!(h.queue(3, 1), (false, none()));
+        assert_eq!(h.delayed(3, 1, 10), (false, none()));
+        assert_eq!(h.wq.timer_expires(w(3)), Some(ms(1000)));
+        assert_eq!((h.counter("queued"), h.counter("queue_noops")), (2, 4));
+    }
+
+    #[test]
+    fn r33_running_item_can_be_queued_again() {
+        // max_active 2: the second run is active at once but waits for the
+        // first on the pwq it executes on (CPU 0), even when queued from CPU 1.
+        let mut h = H::percpu(2, 2);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert!(h.wq.work_running(w(1)) && !h.wq.work_pending(w(1)));
+        assert_eq!(h.queue(1, 1), (true, none()));
+        assert!(h.wq.work_running(w(1)) && h.wq.work_pending(w(1)));
+        assert_eq!((h.wq.nr_active(c(0)), h.wq.nr_active(c(1))), (2, 0));
+        assert_eq!(h.queue(1, 1), (false, none()));
+        assert_eq!(h.done(1), vec![Start(w(1), c(0))]);
+        assert_eq!(h.done(1), none());
+        // max_active 1: the second run is inactive behind its first.
+        let mut h = H::percpu(2, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(1, 1), (true, none()));
+        assert_eq!(h.wq.inactive(c(0)), vec![w(1)]);
+        assert_eq!(h.done(1), vec![Start(w(1), c(0))]);
+        assert_eq!(h.done(1), none());
+        // Not executing any more: it goes to the CPU that queues it.
+        assert_eq!(h.queue(1, 1), (true, vec![Start(w(1), c(1))]));
+    }
+
+    #[test]
+    fn r34_ordered_workqueue_runs_one_at_a_time_in_fifo_order() {
+        let mut h = H::new(WqKind::Ordered, 0);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), Cpu::ANY)]));
+        assert_eq!(h.queue(2, 1), (true, none()));
+        assert_eq!(h.queue(3, 0), (true, none()));
+        assert_eq!(h.queue(4, 3), (true, none()));
+        assert_eq!(h.done(1), vec![Start(w(2), Cpu::ANY)]);
+        assert_eq!(h.done(2), vec![Start(w(3), Cpu::ANY)]);
+        assert_eq!(h.done(3), vec![Start(w(4), Cpu::ANY)]);
+        assert_eq!(h.done(4), none());
+    }
+
+    #[test]
+    fn r35_delayed_work_is_queued_when_its_timer_fires() {
+        let mut h = H::percpu(2, 1);
+        // A zero delay queues now.
+        assert_eq!(h.delayed(1, 0, 0), (true, vec![Start(w(1), c(0))]));
+        // Armed on CPU 1 for 1 s: pending, but not in flight.
+        assert_eq!(
+            h.delayed(2, 1, 1000),
+            (true, vec![ArmTimer(w(2), ms(1000))])
+        );
+        assert!(h.wq.work_pending(w(2)));
+        assert_eq!(h.wq.in_flight(), 1);
+        // A fire before the expiry is a dead timer.
+        assert_eq!(h.at_ms(999).fire(2), (false, none()));
+        // It fires on the CPU that armed it.
+        assert_eq!(h.at_ms(1000).fire(2), (true, vec![Start(w(2), c(1))]));
+        assert_eq!(h.fire(2), (false, none()));
+        // Fired behind a busy CPU 0: inactive there.
+        assert_eq!(h.delayed(3, 0, 5), (true, vec![ArmTimer(w(3), ms(1005))]));
+        assert_eq!(h.at_ms(1005).fire(3), (true, none()));
+        assert_eq!(h.wq.inactive(c(0)), vec![w(3)]);
+        assert_eq!(h.done(1), vec![Start(w(3), c(0))]);
+        assert_eq!(
+            (h.counter("timers_armed"), h.counter("timers_fired")),
+            (2, 2)
+        );
+    }
+
+    #[test]
+    fn r35_mod_delayed_work_with_zero_delay_moves_a_pending_item_to_the_tail() {
+        let mut h = H::percpu(1, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(2, 0), (true, none()));
+        assert_eq!(h.queue(3, 0), (true, none()));
+        // A flush taken now waits for 1, 2 and 3.
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(0)));
+        // 2 was pending: it moves behind 3, with the current color, so the
+        // flush no longer waits for it.
+        assert_eq!(h.modify(2, 0, 0), (true, none()));
+        assert_eq!(h.wq.inactive(c(0)), vec![w(3), w(2)]);
+        assert_eq!(h.done(1), vec![Start(w(3), c(0))]);
+        assert_eq!(h.done(3), vec![Start(w(2), c(0)), FlushDone(FlushId(0))]);
+        // Executing and not pending: false, and a second run is queued.
+        assert_eq!(h.modify(2, 0, 0), (false, none()));
+        assert_eq!(h.done(2), vec![Start(w(2), c(0))]);
+        assert_eq!(h.done(2), none());
+        // Idle and not pending: false, queued now.
+        assert_eq!(h.modify(4, 0, 0), (false, vec![Start(w(4), c(0))]));
+        assert_eq!(h.counter("grabbed"), 1);
+    }
+
+    #[test]
+    fn r35_mod_delayed_work_rearms_an_armed_timer() {
+        let mut h = H::percpu(2, 1);
+        assert_eq!(
+            h.delayed(1, 0, 1000),
+            (true, vec![ArmTimer(w(1), ms(1000))])
+        );
+        assert_eq!(
+            h.at_ms(500).modify(1, 1, 1000),
+            (true, vec![ArmTimer(w(1), ms(1500))])
+        );
+        // The first timer was killed.
+        assert_eq!(h.at_ms(1000).fire(1), (false, none()));
+        // The new one queues on the CPU that re-armed it.
+        assert_eq!(h.at_ms(1500).fire(1), (true, vec![Start(w(1), c(1))]));
+        // An armed timer modified to zero queues now.
+        assert_eq!(
+            h.delayed(2, 0, 1000),
+            (true, vec![ArmTimer(w(2), ms(2500))])
+        );
+        assert_eq!(
+            h.at_ms(1600).modify(2, 0, 0),
+            (true, vec![Start(w(2), c(0))])
+        );
+        assert_eq!(h.at_ms(2500).fire(2), (false, none()));
+        // A queued (inactive) item modified to a delay leaves its pwq and
+        // waits for its timer.
+        assert_eq!(h.queue(3, 0), (true, none()));
+        assert_eq!(h.modify(3, 0, 10), (true, vec![ArmTimer(w(3), ms(2510))]));
+        assert_eq!(h.wq.inactive(c(0)), vec![]);
+        assert_eq!(h.done(2), none());
+    }
+
+    #[test]
+    fn r35_cancel_delayed_work_drops_the_pending_instance_only() {
+        let mut h = H::percpu(1, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(2, 0), (true, none()));
+        assert_eq!(h.delayed(3, 0, 10), (true, vec![ArmTimer(w(3), ms(10))]));
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(0)));
+        assert_eq!(h.cancel(3), (true, none()));
+        assert_eq!(h.at_ms(10).fire(3), (false, none()));
+        // The executing instance is not cancelled.
+        assert_eq!(h.cancel(1), (false, none()));
+        assert!(h.wq.work_running(w(1)));
+        assert_eq!(h.done(1), vec![Start(w(2), c(0))]);
+        // Cancelling the last instance the flush waits for releases it.
+        assert_eq!(h.queue(4, 0), (true, none()));
+        assert_eq!(h.done(2), vec![Start(w(4), c(0)), FlushDone(FlushId(0))]);
+        // Grabbing an activated second run frees its slot.
+        let mut h = H::percpu(1, 2);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(1, 0), (true, none()));
+        assert_eq!(h.queue(2, 0), (true, none()));
+        assert_eq!(h.cancel(1), (true, vec![Start(w(2), c(0))]));
+        assert_eq!(h.done(1), none());
+        assert_eq!(h.done(2), none());
+        assert_eq!(h.cancel(1), (false, none()));
+    }
+
+    #[test]
+    fn r36_flush_waits_for_everything_queued_before_it_on_all_cpus() {
+        let mut h = H::percpu(2, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(2, 0), (true, none()));
+        assert_eq!(h.queue(3, 1), (true, vec![Start(w(3), c(1))]));
+        // A delayed item whose timer fired before the flush counts.
+        assert_eq!(h.delayed(4, 1, 5), (true, vec![ArmTimer(w(4), ms(5))]));
+        assert_eq!(h.at_ms(5).fire(4), (true, none()));
+        assert_eq!(h.at_ms(6).flush(), FlushOutcome::Wait(FlushId(0)));
+        assert_eq!(h.at_ms(7).done(1), vec![Start(w(2), c(0))]);
+        assert_eq!(h.done(3), vec![Start(w(4), c(1))]);
+        assert_eq!(h.done(2), none());
+        assert_eq!(h.at_ms(9).done(4), vec![FlushDone(FlushId(0))]);
+        assert_eq!(h.counter("flush_wait_ns_max"), 3 * MS);
+    }
+
+    #[test]
+    fn r36_flush_ignores_later_items_and_unfired_timers() {
+        let mut h = H::percpu(2, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(
+            h.delayed(2, 0, 1000),
+            (true, vec![ArmTimer(w(2), ms(1000))])
+        );
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(0)));
+        // Later items, even one queued behind the flushed one and one that
+        // keeps being requeued, do not hold the flush (no livelock).
+        assert_eq!(h.queue(3, 0), (true, none()));
+        assert_eq!(h.queue(4, 1), (true, vec![Start(w(4), c(1))]));
+        assert_eq!(h.done(4), none());
+        assert_eq!(h.queue(4, 1), (true, vec![Start(w(4), c(1))]));
+        assert_eq!(h.done(1), vec![Start(w(3), c(0)), FlushDone(FlushId(0))]);
+        // The timer is still armed; when it fires, the item is new work.
+        assert_eq!(h.wq.timer_expires(w(2)), Some(ms(1000)));
+        assert_eq!(h.at_ms(1000).fire(2), (true, none()));
+        assert_eq!(h.wq.inactive(c(0)), vec![w(2)]);
+    }
+
+    #[test]
+    fn r36_flush_with_nothing_in_flight_completes_at_once() {
+        let mut h = H::percpu(2, 1);
+        assert_eq!(h.flush(), FlushOutcome::Done);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.done(1), none());
+        assert_eq!(h.flush(), FlushOutcome::Done);
+        // An armed timer is not in flight.
+        assert_eq!(
+            h.delayed(2, 1, 1000),
+            (true, vec![ArmTimer(w(2), ms(1000))])
+        );
+        assert_eq!(h.flush(), FlushOutcome::Done);
+        assert_eq!((h.counter("flushes"), h.counter("flushes_waited")), (3, 0));
+    }
+
+    #[test]
+    fn r36_flushers_complete_in_order() {
+        let mut h = H::percpu(2, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(0)));
+        assert_eq!(h.queue(2, 1), (true, vec![Start(w(2), c(1))]));
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(1)));
+        // Nothing new since flush 1, yet flush 2 waits behind it.
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(2)));
+        assert_eq!(h.queue(3, 1), (true, none()));
+        // 2 completes first; flush 1 still waits for 1, as flush 0 does.
+        assert_eq!(h.done(2), vec![Start(w(3), c(1))]);
+        assert_eq!(h.wq.flushers_waiting(), 3);
+        assert_eq!(
+            h.done(1),
+            vec![
+                FlushDone(FlushId(0)),
+                FlushDone(FlushId(1)),
+                FlushDone(FlushId(2))
+            ]
+        );
+        // 3 came after all three flushes.
+        assert_eq!(h.done(3), none());
+    }
+
+    #[test]
+    fn r40_flush_waits_for_a_backlog_on_a_max_active_1_per_cpu_queue() {
+        // R41: cgroup_pidlist_destroy_wq = alloc_workqueue(name, 0, 1).
+        const K: u32 = 5;
+        let mut h = H {
+            wq: Workqueue::new("cgroup_pidlist_destroy", WqKind::PerCpu { cpus: 4 }, 1),
+            now: SimTime::ZERO,
+        };
+        let delay = CGROUP_PIDLIST_DESTROY_DELAY.ns() / MS;
+        // Pidlists 1..K of other cgroups were read on CPU 2; their destroy
+        // timers fire there together: one runs, K-1 wait.
+        for n in 1..=K {
+            assert_eq!(
+                h.delayed(n, 2, delay),
+                (true, vec![ArmTimer(w(n), ms(delay))])
+            );
+        }
+        // Pidlist 100 of yet another cgroup has an armed timer on CPU 2.
+        assert_eq!(
+            h.at_ms(10).delayed(100, 2, delay),
+            (true, vec![ArmTimer(w(100), ms(10 + delay))])
+        );
+        assert_eq!(h.at_ms(delay).fire(1), (true, vec![Start(w(1), c(2))]));
+        for n in 2..=K {
+            assert_eq!(h.fire(n), (true, none()));
+        }
+        // R40: css_free of the removed cgroup runs elsewhere, finds nothing
+        // of its own pending, and flushes the whole workqueue.
+        assert_eq!(h.at_ms(delay + 1).flush(), FlushOutcome::Wait(FlushId(0)));
+        for n in 1..K {
+            assert_eq!(
+                h.at_ms(delay + 1 + u64::from(n)).done(n),
+                vec![Start(w(n + 1), c(2))]
+            );
+        }
+        assert_eq!(h.wq.flushers_waiting(), 1);
+        assert_eq!(
+            h.at_ms(delay + 1 + u64::from(K)).done(K),
+            vec![FlushDone(FlushId(0))]
+        );
+        // The armed timer was not waited for.
+        assert_eq!(h.wq.timer_expires(w(100)), Some(ms(10 + delay)));
+        assert_eq!(h.counter("flush_wait_ns_max"), u64::from(K) * MS);
+        assert_eq!(h.wq.pwq_stats()[2].max_inactive, K as usize - 1);
+    }
+
+    #[test]
+    fn r40_own_pidlist_modified_to_zero_delay_is_flushed_behind_the_backlog() {
+        let mut h = H::percpu(2, 1);
+        // Other cgroups' fired items on CPU 0, own pidlist armed on CPU 0.
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(2, 0), (true, none()));
+        assert_eq!(
+            h.delayed(9, 0, 1000),
+            (true, vec![ArmTimer(w(9), ms(1000))])
+        );
+        // Under pidlist_mutex: mod_delayed_work(wq, own, 0) queues at the tail.
+        assert_eq!(h.modify(9, 0, 0), (true, none()));
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(0)));
+        assert_eq!(h.done(1), vec![Start(w(2), c(0))]);
+        assert_eq!(h.done(2), vec![Start(w(9), c(0))]);
+        assert_eq!(h.done(9), vec![FlushDone(FlushId(0))]);
+    }
+
+    /// A deterministic random script of every operation; the invariants are
+    /// checked after each call. Flushers must come back in order, not
+    /// before every item executing when they were taken has returned, and
+    /// all of them once everything has run.
+    #[test]
+    fn invariants_hold_under_a_deterministic_random_script() {
+        for (kind, max_active) in [
+            (WqKind::PerCpu { cpus: 3 }, 1),
+            (WqKind::PerCpu { cpus: 2 }, 2),
+            (WqKind::Unbound, 3),
+            (WqKind::Ordered, 0),
+        ] {
+            let mut h = H::new(kind, max_active);
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            let mut rnd = |n: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % n
+            };
+            let cpus = match kind {
+                WqKind::PerCpu { cpus } => cpus,
+                _ => 4,
+            };
+            let mut running: Vec<u32> = Vec::new();
+            let mut timers: Vec<(SimTime, u32)> = Vec::new();
+            let mut done_count = BTreeMap::<u32, u64>::new();
+            // Per waiting flusher: (item, completions it needs) for every
+            // item executing when it was taken.
+            let mut flushes: VecDeque<(FlushId, Vec<(u32, u64)>)> = VecDeque::new();
+            let mut t = 0;
+            let step = |h: &mut H,
+                        acts: Vec<Action>,
+                        running: &mut Vec<u32>,
+                        timers: &mut Vec<(SimTime, u32)>,
+                        flushes: &mut VecDeque<(FlushId, Vec<(u32, u64)>)>,
+                        done_count: &BTreeMap<u32, u64>| {
+                for a in acts {
+                    match a {
+                        Start(wk, cpu) => {
+                            assert!(!running.contains(&wk.0), "non-reentrancy");
+                            assert_eq!(
+                                cpu == Cpu::ANY,
+                                !matches!(h.wq.kind(), WqKind::PerCpu { .. })
+                            );
+                            running.push(wk.0);
+                        }
+                        ArmTimer(wk, at) => timers.push((at, wk.0)),
+                        FlushDone(id) => {
+                            let (first, needs) = flushes.pop_front().expect("a flusher waits");
+                            assert_eq!(first, id, "flushers complete in order");
+                            for (wk, need) in needs {
+                                assert!(done_count.get(&wk).copied().unwrap_or(0) >= need);
+                            }
+                        }
+                    }
+                }
+            };
+            for _ in 0..4000 {
+                t += rnd(3);
+                h.now = ms(t);
+                let work = rnd(8) as u32;
+                let cpu = rnd(u64::from(cpus)) as u32;
+                let acts = match rnd(8) {
+                    0 | 1 => h.queue(work, cpu).1,
+                    2 => {
+                        let d = rnd(4);
+                        h.delayed(work, cpu, d).1
+                    }
+                    3 => {
+                        let d = rnd(3);
+                        h.modify(work, cpu, d).1
+                    }
+                    4 => h.cancel(work).1,
+                    5 => match timers.iter().position(|&(at, _)| at <= h.now) {
+                        Some(i) => {
+                            let (_, wk) = timers.remove(i);
+                            h.fire(wk).1
+                        }
+                        None => none(),
+                    },
+                    6 => {
+                        let idle = h.wq.in_flight() == 0;
+                        match h.flush() {
+                            FlushOutcome::Wait(id) => {
+                                let needs = running
+                                    .iter()
+                                    .map(|&wk| (wk, done_count.get(&wk).copied().unwrap_or(0) + 1))
+                                    .collect();
+                                flushes.push_back((id, needs));
+                            }
+                            FlushOutcome::Done => assert!(idle),
+                        }
+                        none()
+                    }
+                    _ if running.is_empty() => none(),
+                    _ => {
+                        let wk = running.remove(rnd(running.len() as u64) as usize);
+                        *done_count.entry(wk).or_default() += 1;
+                        h.done(wk)
+                    }
+                };
+                step(
+                    &mut h,
+                    acts,
+                    &mut running,
+                    &mut timers,
+                    &mut flushes,
+                    &done_count,
+                );
+            }
+            // Run everything queued to the end, firing no timer: every
+            // flusher comes back.
+            while let Some(wk) = running.pop() {
+                *done_count.entry(wk).or_default() += 1;
+                let acts = h.done(wk);
+                step(
+                    &mut h,
+                    acts,
+                    &mut running,
+                    &mut timers,
+                    &mut flushes,
+                    &done_count,
+                );
+            }
+            assert!(flushes.is_empty());
+            assert_eq!(h.wq.in_flight(), 0);
+            assert_eq!(h.counter("started"), h.counter("executed"));
+            assert!(h.counter("flushes_waited") > 10 && h.counter("grabbed") > 10);
+        }
+    }
+}
