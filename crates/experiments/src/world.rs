@@ -21,7 +21,7 @@
 //! holding the lock, as `lock_stat` and `perf lock contention` see it; with
 //! unlimited CPUs that is the instant of the grant.
 
-use crate::scenario::compile::{Compiled, Instr, StatId};
+use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId};
 use models::cpu::{Cpu, CpuPool};
 use models::policy::AnyLock;
 use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};
@@ -45,6 +45,8 @@ enum Ev {
     Ready,
     /// (A memcg's slot) the OOM reaper's delay after a kill is over (R47).
     Reap,
+    /// (A work item's slot) its delayed-work timer fired (R35).
+    Timer,
 }
 
 /// `OOM_REAPER_DELAY` = 2 HZ (R47).
@@ -73,6 +75,8 @@ enum State {
     Running,
     /// On its CPU, spinning for a lock.
     Spinning,
+    /// A kworker with no work item.
+    Idle,
     Runnable,
     Sleeping,
     Blocked,
@@ -130,6 +134,12 @@ struct Task {
     over_high: u64,
     /// Killed by the OOM killer of this memcg; exits at its next step.
     killed: Option<u32>,
+    /// What `self` means in a work key: the task's index in its group, or
+    /// a kworker's current item's instance.
+    self_key: u32,
+    /// A kworker's workqueue, and the item it runs.
+    worker_of: Option<u32>,
+    work: Option<models::workqueue::WorkId>,
     /// The atomic on the current lock step's cache line is done (the step
     /// waited for the line and now takes effect).
     atomic_done: bool,
@@ -210,6 +220,17 @@ pub struct World<'c> {
     holds: Vec<SimTime>,
     /// The lock id + 1 held in each hold slot (0: none), same index as `holds`.
     held: Vec<u32>,
+    wqs: Vec<models::workqueue::Workqueue>,
+    idle_workers: Vec<std::collections::VecDeque<TaskId>>,
+    /// Items a workqueue started while all its kworkers were busy.
+    start_backlog: Vec<std::collections::VecDeque<models::workqueue::WorkId>>,
+    /// The workqueue of each item's armed timer.
+    timer_wq: Vec<u32>,
+    /// Tasks waiting in `flush_workqueue`, by (workqueue, flush).
+    flushers: std::collections::BTreeMap<(u32, u64), Vec<TaskId>>,
+    /// Tasks waiting in `cancel_delayed_work_sync` for a running item.
+    work_waiters: std::collections::BTreeMap<(u32, u32), Vec<TaskId>>,
+    wq_actions: Vec<models::workqueue::Action>,
     memcgs: Vec<models::memcg::Memcg>,
     /// Pages each task has charged to each memcg: `task * memcgs + m`.
     task_pages: Vec<u64>,
@@ -368,6 +389,9 @@ impl<'c> World<'c> {
                     }),
                     over_high: 0,
                     killed: None,
+                    self_key: i,
+                    worker_of: None,
+                    work: None,
                     hold_base: holds as u32,
                     span_base: spans as u32,
                     rep_base: reps as u32,
@@ -377,7 +401,75 @@ impl<'c> World<'c> {
                 reps += group.repeat_slots as usize;
             }
         }
+        // kworkers: tasks of no group until they run an item, with slots
+        // for the largest work program.
+        let work_groups = &c.groups[c.task_groups as usize..];
+        let wslots =
+            |f: fn(&GroupProg) -> u8| work_groups.iter().map(f).max().unwrap_or(0) as usize;
+        let (wh, ws, wr) = (
+            wslots(|g| g.hold_slots),
+            wslots(|g| g.span_slots),
+            wslots(|g| g.repeat_slots),
+        );
+        let mut idle_workers = Vec::new();
+        for (q, wq) in c.workqueues.iter().enumerate() {
+            let mut idle = std::collections::VecDeque::new();
+            for i in 0..wq.workers {
+                idle.push_back(tasks.len() as TaskId);
+                tasks.push(Task {
+                    group: c.task_groups.min(c.groups.len().saturating_sub(1) as u32),
+                    index: i,
+                    pc: 0,
+                    cpu: Cpu::ANY,
+                    state: State::Idle,
+                    resume: Resume::Nothing,
+                    since: SimTime::ZERO,
+                    rng: stream(
+                        seed,
+                        replication,
+                        &format!("kworker/{}", wq.name),
+                        u64::from(i),
+                    ),
+                    rt: false,
+                    sched: c.wake_latency.as_ref().map(|_| {
+                        stream(
+                            seed,
+                            replication,
+                            &format!("sched/kworker/{}", wq.name),
+                            u64::from(i),
+                        )
+                    }),
+                    burst_start: SimTime::ZERO,
+                    burst_end: SimTime::ZERO,
+                    in_burst: false,
+                    remaining: 0,
+                    atomic_done: false,
+                    charging: None,
+                    mem_rng: (!c.memcgs.is_empty()).then(|| {
+                        stream(
+                            seed,
+                            replication,
+                            &format!("memcg/kworker/{}", wq.name),
+                            u64::from(i),
+                        )
+                    }),
+                    over_high: 0,
+                    killed: None,
+                    self_key: 0,
+                    worker_of: Some(q as u32),
+                    work: None,
+                    hold_base: holds as u32,
+                    span_base: spans as u32,
+                    rep_base: reps as u32,
+                });
+                holds += wh;
+                spans += ws;
+                reps += wr;
+            }
+            idle_workers.push(idle);
+        }
         let ntasks = tasks.len();
+        let nitems = c.works.iter().map(|w| w.instances as usize).sum::<usize>();
         let cpu = match c.cpus {
             Some(n) => CpuPool::with_cpus(n),
             None => CpuPool::unlimited(),
@@ -408,7 +500,18 @@ impl<'c> World<'c> {
             preemptions: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
-            queue: SlotQueue::new(tasks.len() + c.memcgs.len(), Ev::Run),
+            queue: SlotQueue::new(ntasks + c.memcgs.len() + nitems, Ev::Run),
+            wqs: c
+                .workqueues
+                .iter()
+                .map(|w| models::workqueue::Workqueue::new(w.name.clone(), w.kind, w.max_active))
+                .collect(),
+            idle_workers,
+            start_backlog: vec![std::collections::VecDeque::new(); c.workqueues.len()],
+            timer_wq: vec![0; nitems],
+            flushers: std::collections::BTreeMap::new(),
+            work_waiters: std::collections::BTreeMap::new(),
+            wq_actions: Vec::new(),
             now: SimTime::ZERO,
             tasks,
             locks: c
@@ -818,6 +921,102 @@ impl<'c> World<'c> {
         }
     }
 
+    /// The item id of work type `work` and key `key` for task `t`.
+    fn work_id(
+        &self,
+        t: TaskId,
+        work: u32,
+        key: crate::scenario::steps::WorkKey,
+    ) -> models::workqueue::WorkId {
+        let spec = &self.c.works[work as usize];
+        let k = match key {
+            crate::scenario::steps::WorkKey::Index(i) => i,
+            crate::scenario::steps::WorkKey::SelfIndex => self.tasks[t as usize].self_key,
+        };
+        models::workqueue::WorkId(spec.offset + k.min(spec.instances - 1))
+    }
+
+    /// The CPU a per-CPU workqueue uses for `t`'s queue_work: its own
+    /// (R33); CPU 0 when CPUs are unlimited.
+    fn wq_cpu(&self, t: TaskId, wq: u32) -> Cpu {
+        match self.c.workqueues[wq as usize].kind {
+            models::workqueue::WqKind::PerCpu { cpus } => {
+                let c = self.tasks[t as usize].cpu;
+                Cpu(if c == Cpu::ANY { 0 } else { c.0 % cpus.max(1) })
+            }
+            _ => Cpu::ANY,
+        }
+    }
+
+    /// `t` sleeps until a flush or a work item it waits for completes.
+    fn block_waiting(&mut self, t: TaskId, pc: u32) {
+        let task = &mut self.tasks[t as usize];
+        task.pc = pc;
+        task.state = State::Blocked;
+        self.leave_cpu(t);
+    }
+
+    /// Carries out what a workqueue said: start items on kworkers, arm
+    /// timers, release flushers.
+    fn apply_wq_actions(&mut self, q: u32, mut out: Vec<models::workqueue::Action>) {
+        use models::workqueue::Action;
+        for a in out.drain(..) {
+            match a {
+                Action::Start(id, _cpu) => match self.idle_workers[q as usize].pop_front() {
+                    Some(w) => self.start_work(w, q, id),
+                    None => self.start_backlog[q as usize].push_back(id),
+                },
+                Action::ArmTimer(id, at) => {
+                    self.timer_wq[id.0 as usize] = q;
+                    let slot = self.tasks.len() + self.memcgs.len() + id.0 as usize;
+                    self.queue.set(slot, at, Ev::Timer);
+                }
+                Action::FlushDone(f) => {
+                    for t in self.flushers.remove(&(q, f.0)).unwrap_or_default() {
+                        self.wakeup(t, false);
+                    }
+                }
+            }
+        }
+        if self.wq_actions.is_empty() {
+            self.wq_actions = out;
+        }
+    }
+
+    /// kworker `w` runs item `id`: the item's program from the top.
+    fn start_work(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
+        let spec = self
+            .c
+            .works
+            .iter()
+            .find(|s| s.offset <= id.0 && id.0 < s.offset + s.instances)
+            .expect("item ids come from work types");
+        let task = &mut self.tasks[w as usize];
+        task.group = spec.group;
+        task.pc = 0;
+        task.self_key = id.0 - spec.offset;
+        task.work = Some(id);
+        task.state = State::Blocked;
+        debug_assert_eq!(task.worker_of, Some(q));
+        self.wakeup(w, false);
+    }
+
+    /// kworker `w` returned from item `id` (`process_one_work` ends).
+    fn work_done(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
+        let mut out = std::mem::take(&mut self.wq_actions);
+        self.wqs[q as usize].work_done(self.now, id, &mut out);
+        for t in self.work_waiters.remove(&(q, id.0)).unwrap_or_default() {
+            self.wakeup(t, false);
+        }
+        self.tasks[w as usize].state = State::Idle;
+        self.leave_cpu(w);
+        match self.start_backlog[q as usize].pop_front() {
+            Some(next) => self.start_work(w, q, next),
+            None => self.idle_workers[q as usize].push_back(w),
+        }
+        self.apply_wq_actions(q, out);
+    }
+
     /// Tasks the OOM killer of memcg `m` may kill, preferred first: the
     /// configured groups in order (else every task that charged it), the
     /// task with the most pages first (R46: the largest).
@@ -1029,6 +1228,65 @@ impl<'c> World<'c> {
                 });
             }
             match code[pc as usize] {
+                Instr::QueueWork {
+                    wq,
+                    work,
+                    key,
+                    delay,
+                } => {
+                    pc += 1;
+                    let id = self.work_id(t, work, key);
+                    let cpu = self.wq_cpu(t, wq);
+                    let mut out = std::mem::take(&mut self.wq_actions);
+                    let now = self.now;
+                    match delay {
+                        None => {
+                            self.wqs[wq as usize].queue_work(now, id, cpu, &mut out);
+                        }
+                        Some(d) => {
+                            let d = sim::Dur(c.dists[d as usize].sample(&mut self.tasks[ti].rng));
+                            self.wqs[wq as usize].queue_delayed_work(now, id, cpu, d, &mut out);
+                        }
+                    }
+                    self.apply_wq_actions(wq, out);
+                }
+                Instr::ModDelayedWork {
+                    wq,
+                    work,
+                    key,
+                    delay,
+                } => {
+                    pc += 1;
+                    let id = self.work_id(t, work, key);
+                    let cpu = self.wq_cpu(t, wq);
+                    let d = sim::Dur(c.dists[delay as usize].sample(&mut self.tasks[ti].rng));
+                    let mut out = std::mem::take(&mut self.wq_actions);
+                    self.wqs[wq as usize].mod_delayed_work(self.now, id, cpu, d, &mut out);
+                    self.apply_wq_actions(wq, out);
+                }
+                Instr::CancelWorkSync { wq, work, key } => {
+                    pc += 1;
+                    let id = self.work_id(t, work, key);
+                    let mut out = std::mem::take(&mut self.wq_actions);
+                    self.wqs[wq as usize].cancel_delayed_work(self.now, id, &mut out);
+                    self.apply_wq_actions(wq, out);
+                    if self.wqs[wq as usize].work_running(id) {
+                        self.work_waiters.entry((wq, id.0)).or_default().push(t);
+                        self.block_waiting(t, pc);
+                        return Ok(());
+                    }
+                }
+                Instr::FlushWorkqueue { wq } => {
+                    pc += 1;
+                    match self.wqs[wq as usize].flush_workqueue(self.now) {
+                        models::workqueue::FlushOutcome::Done => {}
+                        models::workqueue::FlushOutcome::Wait(f) => {
+                            self.flushers.entry((wq, f.0)).or_default().push(t);
+                            self.block_waiting(t, pc);
+                            return Ok(());
+                        }
+                    }
+                }
                 Instr::Charge { memcg, pages } => {
                     if self.charge(t, pc, memcg, pages) {
                         return Ok(());
@@ -1178,6 +1436,10 @@ impl<'c> World<'c> {
                 Instr::Exit => {
                     let task = &mut self.tasks[ti];
                     task.pc = pc;
+                    if let (Some(q), Some(id)) = (task.worker_of, task.work.take()) {
+                        self.work_done(t, q, id);
+                        return Ok(());
+                    }
                     task.state = State::Exited;
                     self.leave_cpu(t);
                     return Ok(());
@@ -1190,7 +1452,9 @@ impl<'c> World<'c> {
     /// `progress` now and then with the simulated time reached.
     pub fn run(&mut self, progress: &mut dyn FnMut(SimTime)) -> Result<(), RunError> {
         for t in 0..self.tasks.len() as TaskId {
-            self.make_runnable(t);
+            if self.tasks[t as usize].state != State::Idle {
+                self.make_runnable(t);
+            }
         }
         while let Some((at, t, ev)) = self.queue.pop() {
             if t >= self.tasks.len() {
@@ -1199,7 +1463,20 @@ impl<'c> World<'c> {
                     return Ok(());
                 }
                 self.now = at;
-                self.oom_reap(t - self.tasks.len());
+                let k = t - self.tasks.len();
+                if k < self.memcgs.len() {
+                    self.oom_reap(k);
+                } else {
+                    let item = (k - self.memcgs.len()) as u32;
+                    let q = self.timer_wq[item as usize];
+                    let mut out = std::mem::take(&mut self.wq_actions);
+                    self.wqs[q as usize].delayed_timer_fired(
+                        at,
+                        models::workqueue::WorkId(item),
+                        &mut out,
+                    );
+                    self.apply_wq_actions(q, out);
+                }
                 continue;
             }
             let t = t as TaskId;
@@ -1227,7 +1504,9 @@ impl<'c> World<'c> {
                         self.run_task(t)?;
                     }
                 }
-                Ev::Reap => unreachable!("reaper events live in memcg slots"),
+                Ev::Reap | Ev::Timer => {
+                    unreachable!("reaper and timer events live in their own slots")
+                }
                 Ev::Ready => {
                     if let Some(cpu) = self.take_cpu(t) {
                         self.tasks[t as usize].cpu = cpu;
@@ -1253,7 +1532,7 @@ impl<'c> World<'c> {
                             crate::scenario::compile::mode_label(l.kind, mode)
                         )
                     }
-                    Resume::Nothing => "?".into(),
+                    Resume::Nothing => "a flush or a work item (workqueue)".into(),
                 };
                 format!(
                     "{} blocked on {what} since t={} at {}",
@@ -1324,6 +1603,14 @@ impl<'c> World<'c> {
             for (name, v) in self.locks[i].counters() {
                 counters.push(Counter {
                     subject: format!("{}/{name}", l.name),
+                    value: v,
+                });
+            }
+        }
+        for (q, wq) in self.wqs.iter().enumerate() {
+            for (k, v) in wq.counters() {
+                counters.push(Counter {
+                    subject: format!("wq/{}/{k}", c.workqueues[q].name),
                     value: v,
                 });
             }

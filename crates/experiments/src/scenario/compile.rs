@@ -18,7 +18,9 @@
 use super::doc::{DistDef, Doc, LockDef};
 use super::error::ScenarioError;
 use super::source::Source;
-use super::steps::{parse_program, DistRef, LockOp, Node, Origin, Step, StepKind};
+use super::steps::{
+    parse_program, DistRef, LockOp, Node, Origin, Step, StepKind, WorkKey, WorkRef,
+};
 use indexmap::IndexMap;
 use models::{LockKind, Mode};
 use output::Metric;
@@ -109,6 +111,27 @@ pub enum Instr {
         memcg: u32,
         pages: u64,
     },
+    /// `queue_work` / `queue_delayed_work` of work type `work`, item `key`.
+    QueueWork {
+        wq: u32,
+        work: u32,
+        key: WorkKey,
+        delay: Option<DistId>,
+    },
+    ModDelayedWork {
+        wq: u32,
+        work: u32,
+        key: WorkKey,
+        delay: DistId,
+    },
+    CancelWorkSync {
+        wq: u32,
+        work: u32,
+        key: WorkKey,
+    },
+    FlushWorkqueue {
+        wq: u32,
+    },
     Exit,
 }
 
@@ -140,6 +163,25 @@ pub struct GroupProg {
     pub repeat_slots: u8,
     /// Real-time scheduling class.
     pub rt: bool,
+}
+
+/// A workqueue of the scenario.
+#[derive(Clone, Debug)]
+pub struct WorkqueueSpec {
+    pub name: String,
+    pub kind: models::workqueue::WqKind,
+    pub max_active: u32,
+    pub workers: u32,
+}
+
+/// A work item type: its program (a group of `groups` with no tasks of
+/// its own) and its items' ids `offset..offset + instances`.
+#[derive(Clone, Debug)]
+pub struct WorkSpec {
+    pub name: String,
+    pub group: u32,
+    pub instances: u32,
+    pub offset: u32,
 }
 
 /// A memory cgroup of the scenario.
@@ -178,6 +220,10 @@ pub struct Compiled {
     pub stats: Vec<StatSpec>,
     pub groups: Vec<GroupProg>,
     pub memcgs: Vec<MemcgSpec>,
+    pub workqueues: Vec<WorkqueueSpec>,
+    pub works: Vec<WorkSpec>,
+    /// Programs `0..task_groups` are task groups; the rest run work items.
+    pub task_groups: u32,
 }
 
 /// The label of a mode in subjects: `read`/`write` for an rwsem, `lock` for
@@ -372,6 +418,9 @@ struct Ctx<'a> {
     calls: Vec<String>,
     depth: u8,
     max_depth: u8,
+    /// How many values `self` takes in this program (a group's count, or a
+    /// work type's instances).
+    self_count: u32,
 }
 
 impl Ctx<'_> {
@@ -502,11 +551,96 @@ impl Ctx<'_> {
                 };
                 self.push(instr, o);
             }
+            StepKind::QueueWork { wq, item, delay } => {
+                let (wq, work, key) = self.work_ref(o, wq, item)?;
+                let delay = delay.as_ref().map(|d| self.dist(o, d)).transpose()?;
+                self.push(
+                    Instr::QueueWork {
+                        wq,
+                        work,
+                        key,
+                        delay,
+                    },
+                    o,
+                );
+            }
+            StepKind::ModDelayedWork { wq, item, delay } => {
+                let (wq, work, key) = self.work_ref(o, wq, item)?;
+                let delay = self.dist(o, delay)?;
+                self.push(
+                    Instr::ModDelayedWork {
+                        wq,
+                        work,
+                        key,
+                        delay,
+                    },
+                    o,
+                );
+            }
+            StepKind::CancelDelayedWorkSync { wq, item } => {
+                let (wq, work, key) = self.work_ref(o, wq, item)?;
+                self.push(Instr::CancelWorkSync { wq, work, key }, o);
+            }
+            StepKind::FlushWorkqueue(wq) => {
+                let wq = self.wq_index(o, wq)?;
+                self.push(Instr::FlushWorkqueue { wq }, o);
+            }
             StepKind::Repeat(_) | StepKind::Loop | StepKind::WithProb(_) | StepKind::End => {
                 unreachable!("blocks are nested by parse_program")
             }
         }
         Ok(())
+    }
+
+    fn wq_index(&self, o: &Origin, name: &str) -> Result<u32, ScenarioError> {
+        self.doc
+            .workqueues
+            .get_index_of(name)
+            .map(|i| i as u32)
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.doc.workqueues.keys().map(|s| s.as_str()).collect();
+                o.error(format!(
+                    "no workqueue `{name}` in [workqueues]; defined: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })
+    }
+
+    fn work_ref(
+        &self,
+        o: &Origin,
+        wq: &str,
+        item: &WorkRef,
+    ) -> Result<(u32, u32, WorkKey), ScenarioError> {
+        let wq = self.wq_index(o, wq)?;
+        let Some((work, _, def)) = self.doc.works.get_full(item.name.as_str()) else {
+            let known: Vec<&str> = self.doc.works.keys().map(|s| s.as_str()).collect();
+            return Err(o.error(format!(
+                "no work `{}` in [works]; defined: {}",
+                item.name,
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        };
+        let instances = def.get_ref().instances.as_ref().map_or(1, |n| *n.get_ref());
+        let needed = match item.key {
+            WorkKey::Index(i) => i + 1,
+            WorkKey::SelfIndex => self.self_count,
+        };
+        if needed > instances {
+            return Err(o.error(format!(
+                "`{}` has {instances} instance(s) (`instances` in [works.{}]); this step needs {needed}",
+                item.name, item.name
+            )));
+        }
+        Ok((wq, work as u32, item.key))
     }
 
     fn lock_step(&mut self, o: &Origin, op: LockOp, name: &str) -> Result<(), ScenarioError> {
@@ -910,12 +1044,66 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
     let mut stats = IndexMap::new();
     let mut ops = IndexMap::new();
     let mut groups = Vec::new();
-    for (gname, def) in &doc.tasks {
-        let nodes = parse_program(
-            src,
-            &format!("tasks.{gname}.program"),
-            &def.get_ref().program,
-        )?;
+    // Task groups, then one program per work type (run by kworkers).
+    struct Prog<'d> {
+        field: String,
+        name: &'d str,
+        items: &'d [Spanned<String>],
+        count: u32,
+        self_count: u32,
+        span: std::ops::Range<usize>,
+        class: Option<&'d Spanned<String>>,
+    }
+    let mut progs: Vec<Prog> = doc
+        .tasks
+        .iter()
+        .map(|(n, d)| Prog {
+            field: format!("tasks.{n}"),
+            name: n,
+            items: &d.get_ref().program,
+            count: *d.get_ref().count.get_ref(),
+            self_count: *d.get_ref().count.get_ref(),
+            span: d.span(),
+            class: d.get_ref().class.as_ref(),
+        })
+        .collect();
+    let mut works = Vec::new();
+    let mut offset = 0u32;
+    for (n, d) in &doc.works {
+        if doc.tasks.contains_key(n) {
+            return Err(ScenarioError::new(
+                src.locate(Some(d.span())),
+                format!("works.{n}"),
+                format!("`{n}` is also a task group; give the work type another name"),
+            ));
+        }
+        let instances = d.get_ref().instances.as_ref().map_or(1, |i| *i.get_ref());
+        works.push(WorkSpec {
+            name: n.clone(),
+            group: progs.len() as u32,
+            instances,
+            offset,
+        });
+        offset = offset.checked_add(instances).ok_or_else(|| {
+            ScenarioError::new(
+                src.locate(Some(d.span())),
+                format!("works.{n}.instances"),
+                "too many instances",
+            )
+        })?;
+        progs.push(Prog {
+            field: format!("works.{n}"),
+            name: n,
+            items: &d.get_ref().program,
+            count: 0,
+            self_count: instances,
+            span: d.span(),
+            class: None,
+        });
+    }
+    for pr in &progs {
+        let gname = pr.name;
+        let nodes = parse_program(src, &format!("{}.program", pr.field), pr.items)?;
         let mut ctx = Ctx {
             src,
             doc,
@@ -933,29 +1121,30 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             calls: Vec::new(),
             depth: 0,
             max_depth: 0,
+            self_count: pr.self_count,
         };
         ctx.nodes(&nodes)?;
         if let Some((l, _, at)) = ctx.held.iter().flatten().next() {
             return Err(at.error(format!(
-                "task group `{gname}` ends its program still holding `{}` (taken here)",
+                "`{gname}` ends its program still holding `{}` (taken here)",
                 locks[*l as usize].name
             )));
         }
         if let Some((n, at)) = ctx.spans.iter().flatten().next() {
             return Err(at.error(format!(
-                "task group `{gname}` ends its program with span `{n}` still open"
+                "`{gname}` ends its program with span `{n}` still open"
             )));
         }
         let end_origin = Origin {
-            location: src.locate(Some(def.span())),
-            field: format!("tasks.{gname}.program"),
+            location: src.locate(Some(pr.span.clone())),
+            field: format!("{}.program", pr.field),
         };
         ctx.push(Instr::Exit, &end_origin);
         let (hold_slots, span_slots) = (ctx.held.len(), ctx.spans.len());
         if hold_slots > 255 || span_slots > 255 || ctx.max_depth == u8::MAX {
             return Err(end_origin.error("more than 255 nested locks, spans or repeats"));
         }
-        let rt = match &def.get_ref().class {
+        let rt = match pr.class {
             None => false,
             Some(c) => match c.get_ref().as_str() {
                 "normal" => false,
@@ -963,7 +1152,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
                 other => {
                     return Err(ScenarioError::new(
                         src.locate(Some(c.span())),
-                        format!("tasks.{gname}.class"),
+                        format!("{}.class", pr.field),
                         format!("unknown class `{other}`; expected `normal` or `rt`"),
                     ))
                 }
@@ -971,13 +1160,58 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         };
         groups.push(GroupProg {
             rt,
-            name: gname.clone(),
-            count: *def.get_ref().count.get_ref(),
+            name: gname.to_string(),
+            count: pr.count,
             code: ctx.code,
             origins: ctx.origins,
             hold_slots: hold_slots as u8,
             span_slots: span_slots as u8,
             repeat_slots: ctx.max_depth,
+        });
+    }
+    let task_groups = doc.tasks.len() as u32;
+    let mut workqueues = Vec::new();
+    for (name, def) in &doc.workqueues {
+        use models::workqueue::{wq_clamp_max_active, WqKind};
+        let d = def.get_ref();
+        let kind = match d.kind.as_ref().map(|k| (k.get_ref().as_str(), k.span())) {
+            None | Some(("percpu", _)) => WqKind::PerCpu {
+                cpus: cpus.unwrap_or(1),
+            },
+            Some(("unbound", _)) => WqKind::Unbound,
+            Some(("ordered", _)) => WqKind::Ordered,
+            Some((other, span)) => {
+                return Err(ScenarioError::new(
+                    src.locate(Some(span)),
+                    format!("workqueues.{name}.kind"),
+                    format!("unknown kind `{other}`; expected percpu, unbound or ordered"),
+                ))
+            }
+        };
+        let max_active = match kind {
+            WqKind::Ordered => 1,
+            _ => wq_clamp_max_active(d.max_active.unwrap_or(0)),
+        };
+        let limit = match kind {
+            WqKind::PerCpu { cpus } => max_active.saturating_mul(cpus),
+            _ => max_active,
+        };
+        let workers = match &d.workers {
+            Some(w) if *w.get_ref() == 0 => {
+                return Err(ScenarioError::new(
+                    src.locate(Some(w.span())),
+                    format!("workqueues.{name}.workers"),
+                    "at least one kworker is needed",
+                ))
+            }
+            Some(w) => *w.get_ref(),
+            None => limit.min(64),
+        };
+        workqueues.push(WorkqueueSpec {
+            name: name.clone(),
+            kind,
+            max_active,
+            workers,
         });
     }
     let mut memcgs = Vec::new();
@@ -1012,6 +1246,9 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         stats,
         groups,
         memcgs,
+        workqueues,
+        works,
+        task_groups,
     })
 }
 

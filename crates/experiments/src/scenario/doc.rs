@@ -21,6 +21,37 @@ pub struct Doc {
     pub tasks: IndexMap<String, Spanned<TaskDef>>,
     #[serde(default)]
     pub memcg: IndexMap<String, Spanned<MemcgDef>>,
+    #[serde(default)]
+    pub workqueues: IndexMap<String, Spanned<WorkqueueDef>>,
+    #[serde(default)]
+    pub works: IndexMap<String, Spanned<WorkDef>>,
+}
+
+/// A workqueue (`[workqueues.NAME]`, R32-R34).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkqueueDef {
+    /// `percpu` (default), `unbound` or `ordered`.
+    #[serde(default)]
+    pub kind: Option<Spanned<String>>,
+    /// max_active per pool_workqueue (0: WQ_DFL_ACTIVE = 256).
+    #[serde(default)]
+    pub max_active: Option<u32>,
+    /// kworkers that can run its items at once (default: its concurrency
+    /// limit, at most 64). Worker creation (R38) is not modelled.
+    #[serde(default)]
+    pub workers: Option<Spanned<u32>>,
+}
+
+/// A work item type (`[works.NAME]`): the program its work function runs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkDef {
+    pub program: Vec<Spanned<String>>,
+    /// Distinct items of this type, addressed as `NAME[0]`..`NAME[n-1]`
+    /// or `NAME[self]` (default 1).
+    #[serde(default)]
+    pub instances: Option<Spanned<u32>>,
 }
 
 /// A memory cgroup (`[memcg.NAME]`), charged by `charge NAME N` steps.

@@ -9,6 +9,45 @@ use super::source::Source;
 use sim::dist::{parse_inline, Dist};
 use toml::Spanned;
 
+/// A work item in a step: `NAME`, `NAME[3]` or `NAME[self]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkRef {
+    pub name: String,
+    pub key: WorkKey,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WorkKey {
+    Index(u32),
+    /// The queueing task's index within its group.
+    SelfIndex,
+}
+
+fn work_ref(o: &Origin, kw: &str, text: &str) -> Result<WorkRef, ScenarioError> {
+    let (name, key) = match text.split_once('[') {
+        None => (text, WorkKey::Index(0)),
+        Some((n, rest)) => {
+            let k = rest
+                .strip_suffix(']')
+                .ok_or_else(|| o.error(format!("`{kw}`: `{text}` lacks its `]`")))?;
+            let key = if k == "self" {
+                WorkKey::SelfIndex
+            } else {
+                WorkKey::Index(k.parse().map_err(|_| {
+                    o.error(format!(
+                        "`{kw}`: key `{k}` of `{text}` is neither `self` nor a number"
+                    ))
+                })?)
+            };
+            (n, key)
+        }
+    };
+    Ok(WorkRef {
+        name: name_arg(o, kw, name, "a work item name")?,
+        key,
+    })
+}
+
 /// Where a step came from: for errors.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
@@ -75,6 +114,26 @@ pub enum StepKind {
     Charge(String, u64),
     /// `uncharge G N`.
     Uncharge(String, u64),
+    /// `queue_work W ITEM[KEY] [delay D]` (R33, R35).
+    QueueWork {
+        wq: String,
+        item: WorkRef,
+        delay: Option<DistRef>,
+    },
+    /// `mod_delayed_work W ITEM[KEY] D` (R35).
+    ModDelayedWork {
+        wq: String,
+        item: WorkRef,
+        delay: DistRef,
+    },
+    /// `cancel_delayed_work_sync W ITEM[KEY]`: cancel a pending instance and
+    /// wait for a running one.
+    CancelDelayedWorkSync {
+        wq: String,
+        item: WorkRef,
+    },
+    /// `flush_workqueue W` (R36).
+    FlushWorkqueue(String),
     Repeat(u64),
     Loop,
     WithProb(f64),
@@ -95,7 +154,8 @@ pub enum Node {
 }
 
 const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
-mutex_lock, mutex_unlock, charge, uncharge, span_begin, span_end, call, repeat, loop, with_prob, end";
+mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, mod_delayed_work, cancel_delayed_work_sync, \
+flush_workqueue, span_begin, span_end, call, repeat, loop, with_prob, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
@@ -197,6 +257,59 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         "span_begin" => StepKind::SpanBegin(name_arg(o, kw, arg, "a span name")?),
         "span_end" => StepKind::SpanEnd(name_arg(o, kw, arg, "a span name")?),
         "call" => StepKind::Call(name_arg(o, kw, arg, "an operation name")?),
+        "queue_work" | "queue_delayed_work" | "mod_delayed_work" | "cancel_delayed_work_sync" => {
+            let words: Vec<&str> = arg.splitn(3, char::is_whitespace).map(str::trim).collect();
+            let usage = || {
+                o.error(format!(
+                    "`{kw} {arg}`: expected `{kw} WORKQUEUE ITEM{}`",
+                    match kw {
+                        "queue_work" => " [delay D]",
+                        "mod_delayed_work" => " DELAY",
+                        _ => "",
+                    }
+                ))
+            };
+            if words.len() < 2 {
+                return Err(usage());
+            }
+            let wq = name_arg(o, kw, words[0], "a workqueue name")?;
+            let item = work_ref(o, kw, words[1])?;
+            match kw {
+                "queue_work" => {
+                    let delay = match words.get(2) {
+                        None => None,
+                        Some(rest) => match rest.strip_prefix("delay") {
+                            Some(d) => Some(dist_arg(o, kw, d.trim())?),
+                            None => return Err(usage()),
+                        },
+                    };
+                    StepKind::QueueWork { wq, item, delay }
+                }
+                "queue_delayed_work" => match words.get(2) {
+                    Some(d) => StepKind::QueueWork {
+                        wq,
+                        item,
+                        delay: Some(dist_arg(o, kw, d)?),
+                    },
+                    None => return Err(usage()),
+                },
+                "mod_delayed_work" => match words.get(2) {
+                    Some(d) => StepKind::ModDelayedWork {
+                        wq,
+                        item,
+                        delay: dist_arg(o, kw, d)?,
+                    },
+                    None => return Err(usage()),
+                },
+                _ => {
+                    if words.len() > 2 {
+                        return Err(usage());
+                    }
+                    StepKind::CancelDelayedWorkSync { wq, item }
+                }
+            }
+        }
+        "flush_workqueue" => StepKind::FlushWorkqueue(name_arg(o, kw, arg, "a workqueue name")?),
         "charge" | "uncharge" => {
             let (g, amount) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
             let g = name_arg(

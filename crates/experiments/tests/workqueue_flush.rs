@@ -1,0 +1,127 @@
+//! Workqueues in the world (R32-R36, R40/R41): work items run their
+//! programs on kworkers; `flush_workqueue` waits for the backlog queued
+//! before it.
+
+mod common;
+
+use common::run_text;
+use output::Metric;
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+#[test]
+fn r36_r40_flush_latency_is_the_backlog_ahead_of_it_times_the_work_latency() {
+    // cgroup_pidlist_destroy_wq's shape (R41): per-CPU, max_active 1. One
+    // CPU; a producer queues K = 20 items of 500 us each, then a flusher
+    // flushes: it waits for all 20, one after another (max_active 1), so
+    // its flush takes 20 x 500 us = 10 ms.
+    let text = r#"
+[scenario]
+name = "flush"
+duration = "1s"
+cpus = 1
+[workqueues.destroy_wq]
+kind = "percpu"
+max_active = 1
+[works.destroy]
+instances = 20
+program = ["cpu 500us"]
+[tasks.producer]
+count = 20
+program = ["queue_work destroy_wq destroy[self]"]
+[tasks.flusher]
+count = 1
+program = ["span_begin flush", "flush_workqueue destroy_wq", "span_end flush"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Span, "flush/flusher").unwrap().hist.max(),
+        10 * MS
+    );
+    assert_eq!(r.counter("wq/destroy_wq/executed"), Some(20));
+    // An unbound queue with max_active 4 on 4 CPUs runs 4 items at once:
+    // the same backlog drains in 5 x 500 us.
+    let wide = text.replace("cpus = 1", "cpus = 4").replace(
+        "kind = \"percpu\"\nmax_active = 1",
+        "kind = \"unbound\"\nmax_active = 4",
+    );
+    let r = run_text(&wide, 1);
+    assert_eq!(
+        r.series(Metric::Span, "flush/flusher").unwrap().hist.max(),
+        2500 * US
+    );
+}
+
+#[test]
+fn r36_flush_does_not_wait_for_an_armed_timer_and_r35_mod_delayed_work_moves_it() {
+    // An item armed 1 s ahead is not waited for (R36); mod_delayed_work
+    // with delay 0 queues it now (R35), and a flush after that waits for it.
+    let text = r#"
+[scenario]
+name = "timers"
+duration = "5s"
+[workqueues.wq]
+kind = "unbound"
+max_active = 1
+[works.w]
+program = ["cpu 2ms"]
+[tasks.t]
+count = 1
+program = [
+  "queue_delayed_work wq w 1s",
+  "span_begin early", "flush_workqueue wq", "span_end early",
+  "mod_delayed_work wq w 0",
+  "span_begin late", "flush_workqueue wq", "span_end late",
+]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(r.series(Metric::Span, "early/t").unwrap().hist.max(), 0);
+    assert_eq!(r.series(Metric::Span, "late/t").unwrap().hist.max(), 2 * MS);
+    assert_eq!(
+        r.counter("wq/wq/executed"),
+        Some(1),
+        "the timer was taken over, not fired again"
+    );
+}
+
+#[test]
+fn work_items_take_locks_like_tasks_and_show_under_their_own_name() {
+    // The pidlist destroy work takes its cgroup's pidlist_mutex (R41),
+    // held by a reader building a large pidlist (R42): the work waits, and
+    // so does a flusher behind it.
+    let text = r#"
+[scenario]
+name = "pidlist"
+duration = "1s"
+cpus = 2
+[locks.pidlist_mutex]
+kind = "mutex"
+[workqueues.pidlist_wq]
+max_active = 1
+[works.pidlist_destroy]
+program = ["mutex_lock pidlist_mutex", "cpu 10us", "mutex_unlock pidlist_mutex"]
+[tasks.reader]
+count = 1
+program = ["mutex_lock pidlist_mutex", "cpu 30ms", "mutex_unlock pidlist_mutex"]
+[tasks.rmdir]
+count = 1
+program = ["sleep 1ms", "queue_work pidlist_wq pidlist_destroy",
+           "span_begin destroy_all", "flush_workqueue pidlist_wq", "span_end destroy_all"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Wait, "pidlist_mutex/lock/pidlist_destroy")
+            .unwrap()
+            .hist
+            .max(),
+        29 * MS
+    );
+    assert_eq!(
+        r.series(Metric::Span, "destroy_all/rmdir")
+            .unwrap()
+            .hist
+            .max(),
+        29 * MS + 10 * US
+    );
+}
