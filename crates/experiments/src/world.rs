@@ -1328,7 +1328,13 @@ impl<'c> World<'c> {
                     mode,
                     wait,
                     slot,
+                    dynamic,
                 } => {
+                    let lock = if dynamic {
+                        lock + self.tasks[ti].self_key
+                    } else {
+                        lock
+                    };
                     if !self.tasks[ti].atomic_done {
                         self.tasks[ti].since = self.now;
                     }
@@ -1375,7 +1381,13 @@ impl<'c> World<'c> {
                     mode,
                     hold,
                     slot,
+                    dynamic,
                 } => {
+                    let lock = if dynamic {
+                        lock + self.tasks[ti].self_key
+                    } else {
+                        lock
+                    };
                     if self.line_atomic(t, lock) > 0 {
                         self.tasks[ti].pc = pc;
                         return Ok(());
@@ -1388,7 +1400,17 @@ impl<'c> World<'c> {
                     with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                     self.apply_wakes(lock);
                 }
-                Instr::Downgrade { lock, slot, hold } => {
+                Instr::Downgrade {
+                    lock,
+                    slot,
+                    hold,
+                    dynamic,
+                } => {
+                    let lock = if dynamic {
+                        lock + self.tasks[ti].self_key
+                    } else {
+                        lock
+                    };
                     pc += 1;
                     let base = self.tasks[ti].hold_base as usize;
                     let held = self.now.since(self.holds[base + slot as usize]).0;

@@ -57,17 +57,21 @@ pub enum Instr {
         sleep: bool,
         next: u32,
     },
+    /// `dynamic`: `lock` is a family's first lock and the task's own key
+    /// (`self`) picks the instance at run time.
     Acquire {
         lock: LockId,
         mode: Mode,
         wait: StatId,
         slot: u8,
+        dynamic: bool,
     },
     Release {
         lock: LockId,
         mode: Mode,
         hold: StatId,
         slot: u8,
+        dynamic: bool,
     },
     /// `downgrade_write`: the write hold in `slot` ends (recorded under
     /// `hold`) and a read hold starts in the same slot.
@@ -75,6 +79,7 @@ pub enum Instr {
         lock: LockId,
         slot: u8,
         hold: StatId,
+        dynamic: bool,
     },
     SpanBegin {
         slot: u8,
@@ -225,6 +230,9 @@ pub struct Compiled {
     /// Programs `0..task_groups` are task groups; the rest run work items.
     pub task_groups: u32,
 }
+
+/// Marks, in the static checks, a family lock taken with the `self` key.
+const SELF_LOCK: LockId = 1 << 31;
 
 /// The label of a mode in subjects: `read`/`write` for an rwsem, `lock` for
 /// a mutex.
@@ -405,7 +413,8 @@ struct Ctx<'a> {
     src: &'a Source,
     doc: &'a Doc,
     group: &'a str,
-    lock_ids: &'a IndexMap<String, LockId>,
+    /// A lock's first id and its number of instances (1 unless a family).
+    lock_ids: &'a IndexMap<String, (LockId, u32)>,
     locks: &'a [LockSpec],
     named_dists: &'a IndexMap<String, DistId>,
     dists: &'a mut Vec<Dist>,
@@ -585,11 +594,33 @@ impl Ctx<'_> {
                 let wq = self.wq_index(o, wq)?;
                 self.push(Instr::FlushWorkqueue { wq }, o);
             }
-            StepKind::Repeat(_) | StepKind::Loop | StepKind::WithProb(_) | StepKind::End => {
+            StepKind::Repeat(_)
+            | StepKind::RepeatParam(_)
+            | StepKind::Loop
+            | StepKind::WithProb(_)
+            | StepKind::End => {
                 unreachable!("blocks are nested by parse_program")
             }
         }
         Ok(())
+    }
+
+    fn param(&self, o: &Origin, name: &str) -> Result<u64, ScenarioError> {
+        self.doc
+            .params
+            .get(name)
+            .map(|v| *v.get_ref())
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.doc.params.keys().map(|s| s.as_str()).collect();
+                o.error(format!(
+                    "no parameter `{name}` in [params]; defined: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })
     }
 
     fn wq_index(&self, o: &Origin, name: &str) -> Result<u32, ScenarioError> {
@@ -643,8 +674,27 @@ impl Ctx<'_> {
         Ok((wq, work as u32, item.key))
     }
 
-    fn lock_step(&mut self, o: &Origin, op: LockOp, name: &str) -> Result<(), ScenarioError> {
-        let Some(&lock) = self.lock_ids.get(name) else {
+    fn lock_step(&mut self, o: &Origin, op: LockOp, full: &str) -> Result<(), ScenarioError> {
+        // `name` or `family[KEY]`.
+        let (name, key) = match full.split_once('[') {
+            None => (full, None),
+            Some((n, rest)) => {
+                let k = rest
+                    .strip_suffix(']')
+                    .ok_or_else(|| o.error(format!("`{full}` lacks its `]`")))?;
+                let key = if k == "self" {
+                    WorkKey::SelfIndex
+                } else {
+                    WorkKey::Index(k.parse().map_err(|_| {
+                        o.error(format!(
+                            "key `{k}` of `{full}` is neither `self` nor a number"
+                        ))
+                    })?)
+                };
+                (n, Some(key))
+            }
+        };
+        let Some(&(base, instances)) = self.lock_ids.get(name) else {
             let known: Vec<&str> = self.lock_ids.keys().map(|s| s.as_str()).collect();
             return Err(o.error(format!(
                 "no lock `{name}` in [locks]; declared: {}",
@@ -655,12 +705,39 @@ impl Ctx<'_> {
                 }
             )));
         };
-        let kind = self.locks[lock as usize].kind;
+        let is_family = self
+            .doc
+            .locks
+            .get(name)
+            .is_some_and(|d| d.get_ref().instances.is_some());
+        // The lock id the static checks track (a `self` key is one lock of
+        // its own), and the id and run-time flag the instruction carries.
+        let (lock, instr_lock, dynamic) = match (is_family, key) {
+            (false, None) => (base, base, false),
+            (false, Some(_)) => {
+                return Err(o.error(format!("`{name}` is not a family of locks (no `instances`); drop the `[...]`")))
+            }
+            (true, None) => {
+                return Err(o.error(format!("`{name}` is a family of {instances} locks: name one, `{name}[0]` or `{name}[self]`")))
+            }
+            (true, Some(WorkKey::Index(i))) if i < instances => (base + i, base + i, false),
+            (true, Some(WorkKey::Index(_))) => {
+                return Err(o.error(format!("`{full}`: `{name}` has {instances} instances, 0 to {}", instances - 1)))
+            }
+            (true, Some(WorkKey::SelfIndex)) if self.self_count <= instances => (base | SELF_LOCK, base, true),
+            (true, Some(WorkKey::SelfIndex)) => {
+                return Err(o.error(format!(
+                    "`{full}`: `self` takes {} values here but `{name}` has {instances} instances",
+                    self.self_count
+                )))
+            }
+        };
+        let kind = self.locks[base as usize].kind;
         if op == LockOp::Downgrade {
             if kind != LockKind::Rwsem {
                 return Err(o.error(format!("`downgrade_write {name}`: `{name}` is a mutex")));
             }
-            let policy = &self.locks[lock as usize].policy;
+            let policy = &self.locks[base as usize].policy;
             if !models::policy::supports_downgrade(kind, policy) {
                 return Err(o.error(format!(
                     "`downgrade_write {name}`: policy `{policy}` has no downgrade; use linux, fifo or none"
@@ -687,9 +764,10 @@ impl Ctx<'_> {
             self.stat(Metric::Hold, format!("{name}/read/{}", self.group));
             self.push(
                 Instr::Downgrade {
-                    lock,
+                    lock: instr_lock,
                     slot: slot as u8,
                     hold,
+                    dynamic,
                 },
                 o,
             );
@@ -726,10 +804,11 @@ impl Ctx<'_> {
             self.stat(Metric::Hold, format!("{name}/{label}/{}", self.group));
             self.push(
                 Instr::Acquire {
-                    lock,
+                    lock: instr_lock,
                     mode,
                     wait,
                     slot: slot as u8,
+                    dynamic,
                 },
                 o,
             );
@@ -757,10 +836,11 @@ impl Ctx<'_> {
             let hold = self.stat(Metric::Hold, format!("{name}/{label}/{}", self.group));
             self.push(
                 Instr::Release {
-                    lock,
+                    lock: instr_lock,
                     mode,
                     hold,
                     slot: slot as u8,
+                    dynamic,
                 },
                 o,
             );
@@ -787,8 +867,16 @@ impl Ctx<'_> {
             .iter()
             .map(|h| h.as_ref().map(|x| x.0.clone()))
             .collect();
+        let param_count = match &head.kind {
+            StepKind::RepeatParam(name) => Some(self.param(o, name)?),
+            _ => None,
+        };
         match head.kind {
-            StepKind::Repeat(count) => {
+            StepKind::Repeat(_) | StepKind::RepeatParam(_) => {
+                let count = match head.kind {
+                    StepKind::Repeat(n) => n,
+                    _ => param_count.expect("resolved above"),
+                };
                 let depth = self.depth;
                 self.depth += 1;
                 self.max_depth = self.max_depth.max(self.depth);
@@ -860,7 +948,7 @@ impl Ctx<'_> {
                 let n: Vec<&str> = v
                     .iter()
                     .flatten()
-                    .map(|l| self.locks[*l as usize].name.as_str())
+                    .map(|l| self.locks[(*l & !SELF_LOCK) as usize].name.as_str())
                     .collect();
                 if n.is_empty() {
                     "nothing".into()
@@ -908,6 +996,9 @@ impl Ctx<'_> {
                 },
                 Node::Block { head, body } => match head.kind {
                     StepKind::Repeat(n) if n > 0 => self.advances_time(body)?,
+                    StepKind::RepeatParam(ref p) if self.param(&head.origin, p)? > 0 => {
+                        self.advances_time(body)?
+                    }
                     StepKind::WithProb(p) if p >= 1.0 => self.advances_time(body)?,
                     // An inner loop never returns: the outer pass never completes.
                     StepKind::Loop => true,
@@ -1025,8 +1116,30 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
     let mut locks = Vec::new();
     let mut lock_ids = IndexMap::new();
     for (name, def) in &doc.locks {
-        lock_ids.insert(name.clone(), locks.len() as LockId);
-        locks.push(build_lock(src, name, def)?);
+        let spec = build_lock(src, name, def)?;
+        match def.get_ref().instances {
+            None => {
+                lock_ids.insert(name.clone(), (locks.len() as LockId, 1));
+                locks.push(spec);
+            }
+            Some(n) => {
+                // A family: one lock per instance, `name[0]` ... `name[n-1]`.
+                if n == 0 || n > 1 << 20 {
+                    return Err(ScenarioError::new(
+                        src.locate(Some(def.span())),
+                        format!("locks.{name}.instances"),
+                        "expected 1 to 1048576 instances",
+                    ));
+                }
+                lock_ids.insert(name.clone(), (locks.len() as LockId, n));
+                for i in 0..n {
+                    locks.push(LockSpec {
+                        name: format!("{name}[{i}]"),
+                        ..spec.clone()
+                    });
+                }
+            }
+        }
     }
     let mut dists = Vec::new();
     let mut named_dists = IndexMap::new();

@@ -23,6 +23,10 @@ pub struct Doc {
     pub memcg: IndexMap<String, Spanned<MemcgDef>>,
     #[serde(default)]
     pub workqueues: IndexMap<String, Spanned<WorkqueueDef>>,
+    /// Whole-number parameters, used as `repeat $name` (e.g. the kernfs
+    /// nodes of a cgroup, R58); `--set params.name=N` changes them.
+    #[serde(default)]
+    pub params: IndexMap<String, Spanned<u64>>,
     #[serde(default)]
     pub works: IndexMap<String, Spanned<WorkDef>>,
 }
@@ -167,6 +171,10 @@ pub struct LockDef {
     /// Lock policy; `linux` by default.
     #[serde(default)]
     pub policy: Option<Spanned<String>>,
+    /// A family of locks, one per instance (`i_rwsem[dir]`,
+    /// `pidlist_mutex[cgroup]`), named `NAME[0]`.. or `NAME[self]` in steps.
+    #[serde(default)]
+    pub instances: Option<u32>,
     /// CONFIG_*_SPIN_ON_OWNER (default true): writers spin on a running
     /// owner.
     #[serde(default)]

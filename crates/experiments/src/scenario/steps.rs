@@ -135,6 +135,8 @@ pub enum StepKind {
     /// `flush_workqueue W` (R36).
     FlushWorkqueue(String),
     Repeat(u64),
+    /// `repeat $name`: as many times as `[params] name`.
+    RepeatParam(String),
     Loop,
     WithProb(f64),
     End,
@@ -326,6 +328,9 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
                 StepKind::Uncharge(g, pages)
             }
         }
+        "repeat" if arg.starts_with('$') => {
+            StepKind::RepeatParam(name_arg(o, kw, &arg[1..], "a parameter name after `$`")?)
+        }
         "repeat" => match arg.replace('_', "").parse::<u64>() {
             Ok(n) => StepKind::Repeat(n),
             Err(_) => {
@@ -373,7 +378,10 @@ pub fn parse_program(
             None => &mut top,
         };
         match step.kind {
-            StepKind::Repeat(_) | StepKind::Loop | StepKind::WithProb(_) => {
+            StepKind::Repeat(_)
+            | StepKind::RepeatParam(_)
+            | StepKind::Loop
+            | StepKind::WithProb(_) => {
                 stack.push((step, Vec::new()));
             }
             StepKind::End => match stack.pop() {
@@ -395,7 +403,7 @@ pub fn parse_program(
     }
     if let Some((head, _)) = stack.pop() {
         let kw = match head.kind {
-            StepKind::Repeat(_) => "repeat",
+            StepKind::Repeat(_) | StepKind::RepeatParam(_) => "repeat",
             StepKind::Loop => "loop",
             _ => "with_prob",
         };
