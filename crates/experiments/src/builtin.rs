@@ -27,6 +27,9 @@ pub const BUILTINS: &[Builtin] = &[
     },
 ];
 
+/// Built-in libraries a scenario can `include`.
+pub const LIBRARIES: &[(&str, &str)] = &[("kernfs", include_str!("../scenarios/lib/kernfs.toml"))];
+
 pub fn find(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)
 }

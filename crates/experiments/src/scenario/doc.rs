@@ -109,6 +109,11 @@ pub struct Header {
     /// `[variants.NAME]` in file order.
     #[serde(default)]
     pub variants: Option<Vec<String>>,
+    /// Libraries of definitions this scenario builds on: a built-in name
+    /// (`kernfs`) or a path relative to the scenario; its own tables
+    /// override theirs.
+    #[serde(default)]
+    pub include: Vec<String>,
     /// CONFIG_HZ: 100, 250 (default), 300 or 1000. Sets jiffies, hence the
     /// rwsem handoff timeout (R14).
     #[serde(default)]

@@ -53,7 +53,8 @@ fn get<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a Spanned<DeValue<'i>>
 impl ScenarioFile {
     /// Reads the variant list and checks `--set` syntax; the file is parsed
     /// again per variant.
-    pub fn new(source: Source) -> Result<Self, ScenarioError> {
+    pub fn new(mut source: Source) -> Result<Self, ScenarioError> {
+        load_includes(&mut source)?;
         for (i, arg) in source.sets.iter().enumerate() {
             if !arg.contains('=') {
                 return Err(ScenarioError::new(
@@ -173,6 +174,101 @@ impl ScenarioFile {
     }
 }
 
+/// Moves every span of an included file's tree into its offset region.
+fn shift<'i>(v: Spanned<DeValue<'i>>, off: usize) -> Spanned<DeValue<'i>> {
+    let span = v.span();
+    let value = match v.into_inner() {
+        DeValue::Table(t) => DeValue::Table(shift_table(t, off)),
+        DeValue::Array(mut a) => {
+            for e in a.iter_mut() {
+                let inner = std::mem::replace(e, Spanned::new(0..0, DeValue::Boolean(false)));
+                *e = shift(inner, off);
+            }
+            DeValue::Array(a)
+        }
+        other => other,
+    };
+    Spanned::new(span.start + off..span.end + off, value)
+}
+
+fn shift_table<'i>(t: DeTable<'i>, off: usize) -> DeTable<'i> {
+    let mut out = DeTable::default();
+    for (k, v) in t {
+        let ks = k.span();
+        out.insert(
+            Spanned::new(ks.start + off..ks.end + off, k.into_inner()),
+            shift(v, off),
+        );
+    }
+    out
+}
+
+/// Reads the files a scenario includes (`scenario.include`): a built-in
+/// library by name, or a path relative to the scenario.
+fn load_includes(src: &mut Source) -> Result<(), ScenarioError> {
+    let root = parse_root(src)?;
+    let Some(header) = get(root.get_ref(), "scenario") else {
+        return Ok(());
+    };
+    let DeValue::Table(header) = header.get_ref() else {
+        return Ok(());
+    };
+    let Some(list) = get(header, "include") else {
+        return Ok(());
+    };
+    let bad = |span| {
+        ScenarioError::new(
+            src.locate(Some(span)),
+            "scenario.include",
+            format!(
+                "expected a list of built-in libraries ({}) or file paths",
+                crate::builtin::LIBRARIES
+                    .iter()
+                    .map(|l| l.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    };
+    let DeValue::Array(items) = list.get_ref() else {
+        return Err(bad(list.span()));
+    };
+    let mut includes = Vec::new();
+    for item in items.iter() {
+        let DeValue::String(name) = item.get_ref() else {
+            return Err(bad(item.span()));
+        };
+        let name = name.to_string();
+        let text = match crate::builtin::LIBRARIES.iter().find(|l| l.0 == name) {
+            Some(l) => l.1.to_string(),
+            None => {
+                let path = match &src.dir {
+                    Some(d) => d.join(&name),
+                    None => std::path::PathBuf::from(&name),
+                };
+                std::fs::read_to_string(&path).map_err(|e| {
+                    ScenarioError::new(
+                        src.locate(Some(item.span())),
+                        "scenario.include",
+                        format!(
+                            "cannot read {}: {e} (built-in libraries: kernfs)",
+                            path.display()
+                        ),
+                    )
+                })?
+            }
+        };
+        let shown = if crate::builtin::LIBRARIES.iter().any(|l| l.0 == name) {
+            format!("builtin:{name}")
+        } else {
+            name
+        };
+        includes.push(super::source::Included { name: shown, text });
+    }
+    src.includes = includes;
+    Ok(())
+}
+
 /// Merges `overlay` into `base`: tables key by key, anything else replaces.
 fn merge<'i>(base: &mut DeTable<'i>, overlay: DeTable<'i>) {
     for (k, v) in overlay {
@@ -281,6 +377,30 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
     let root_span = root.span();
     let mut root = root.into_inner();
     let overlays = root.remove("variants");
+    if !src.includes.is_empty() {
+        // Libraries first, in order; the scenario's own tables over them.
+        let mut acc = DeTable::default();
+        for (i, inc) in src.includes.iter().enumerate() {
+            let lib = DeTable::parse(&inc.text).map_err(|e| {
+                let at = e
+                    .span()
+                    .map(|s| Source::include_base(i) + s.start..Source::include_base(i) + s.end);
+                ScenarioError::new(
+                    src.locate(at),
+                    "",
+                    format!("not valid TOML: {}", e.message()),
+                )
+            })?;
+            let mut lib = shift_table(lib.into_inner(), Source::include_base(i));
+            if lib.contains_key("variants") || lib.get("scenario").is_some() {
+                lib.remove("variants");
+                lib.remove("scenario");
+            }
+            merge(&mut acc, lib);
+        }
+        merge(&mut acc, root);
+        root = acc;
+    }
     if variant != file.base {
         let Some(DeValue::Table(mut all)) = overlays.map(|v| v.into_inner()) else {
             unreachable!("variant names come from the variants table")

@@ -17,7 +17,20 @@ pub struct Source {
     /// against; `None` for built-ins (they ship no data files).
     pub dir: Option<std::path::PathBuf>,
     pub sets: Vec<String>,
+    /// Included files (`scenario.include`), in order.
+    pub includes: Vec<Included>,
 }
+
+/// An included file's name and text. Its byte offsets live in a region of
+/// their own, [`Source::include_base`] onwards, so errors in it name it.
+#[derive(Clone, Debug)]
+pub struct Included {
+    pub name: String,
+    pub text: String,
+}
+
+/// Span offsets at and above this belong to included files.
+const INCLUDE_REGION: usize = 1 << 40;
 
 impl Source {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
@@ -26,6 +39,7 @@ impl Source {
             text: text.into(),
             dir: None,
             sets: Vec::new(),
+            includes: Vec::new(),
         }
     }
 
@@ -46,8 +60,28 @@ impl Source {
     }
 
     /// `file:line` for a span in the file, `--set arg` for a `--set` span.
+    /// Where the offsets of the `i`-th included file start.
+    pub fn include_base(i: usize) -> usize {
+        INCLUDE_REGION * (i + 1)
+    }
+
     pub fn locate(&self, span: Option<Range<usize>>) -> String {
         match span {
+            Some(s) if s.start >= INCLUDE_REGION => {
+                let i = s.start / INCLUDE_REGION - 1;
+                match self.includes.get(i) {
+                    Some(inc) => {
+                        let off = (s.start % INCLUDE_REGION).min(inc.text.len());
+                        let line = inc.text.as_bytes()[..off]
+                            .iter()
+                            .filter(|&&b| b == b'\n')
+                            .count()
+                            + 1;
+                        format!("{}:{line}", inc.name)
+                    }
+                    None => self.name.clone(),
+                }
+            }
             Some(s) if s.start > self.text.len() => {
                 let i = s.start - self.text.len() - 1;
                 match self.sets.get(i) {
