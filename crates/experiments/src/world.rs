@@ -47,7 +47,12 @@ enum Ev {
     Reap,
     /// (A work item's slot) its delayed-work timer fired (R35).
     Timer,
+    /// (A memcg's second slot) background release tick.
+    Release,
 }
+
+/// Period of a memcg's background release.
+const RELEASE_TICK: sim::Dur = sim::Dur(10_000_000);
 
 /// `OOM_REAPER_DELAY` = 2 HZ (R47).
 const OOM_REAPER_DELAY: sim::Dur = sim::Dur(2_000_000_000);
@@ -139,6 +144,8 @@ struct Task {
     self_key: u32,
     /// A kworker's workqueue, and the item it runs.
     worker_of: Option<u32>,
+    /// A kworker not yet created: its first item waits for its creation.
+    cold: bool,
     work: Option<models::workqueue::WorkId>,
     /// The atomic on the current lock step's cache line is done (the step
     /// waited for the line and now takes effect).
@@ -232,6 +239,8 @@ pub struct World<'c> {
     work_waiters: std::collections::BTreeMap<(u32, u32), Vec<TaskId>>,
     wq_actions: Vec<models::workqueue::Action>,
     memcgs: Vec<models::memcg::Memcg>,
+    /// Background release owed but not yet applied (fractional pages).
+    released: Vec<f64>,
     /// Pages each task has charged to each memcg: `task * memcgs + m`.
     task_pages: Vec<u64>,
     /// Per memcg: reclaim time, throttle time, OOM exits, OOM reaps.
@@ -391,6 +400,7 @@ impl<'c> World<'c> {
                     killed: None,
                     self_key: i,
                     worker_of: None,
+                    cold: false,
                     work: None,
                     hold_base: holds as u32,
                     span_base: spans as u32,
@@ -457,6 +467,7 @@ impl<'c> World<'c> {
                     killed: None,
                     self_key: 0,
                     worker_of: Some(q as u32),
+                    cold: i >= wq.warm_workers,
                     work: None,
                     hold_base: holds as u32,
                     span_base: spans as u32,
@@ -500,7 +511,8 @@ impl<'c> World<'c> {
             preemptions: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
-            queue: SlotQueue::new(ntasks + c.memcgs.len() + nitems, Ev::Run),
+            queue: SlotQueue::new(ntasks + c.memcgs.len() + nitems + c.memcgs.len(), Ev::Run),
+            released: vec![0.0; c.memcgs.len()],
             wqs: c
                 .workqueues
                 .iter()
@@ -998,6 +1010,16 @@ impl<'c> World<'c> {
         task.work = Some(id);
         task.state = State::Blocked;
         debug_assert_eq!(task.worker_of, Some(q));
+        if std::mem::take(&mut task.cold) {
+            // The manager creates this kworker first (R38).
+            let lat = &self.c.workqueues[q as usize].create_latency;
+            let d = lat.sample(&mut self.tasks[w as usize].rng);
+            if d > 0 {
+                self.tasks[w as usize].state = State::Runnable;
+                self.schedule(w, self.now + sim::Dur(d), Ev::Ready);
+                return;
+            }
+        }
         self.wakeup(w, false);
     }
 
@@ -1083,6 +1105,16 @@ impl<'c> World<'c> {
         self.tasks[ti].charging = None;
         self.tasks[ti].state = State::Exited;
         self.leave_cpu(t);
+    }
+
+    /// Background release of memcg `m`: `release_rate` pages per second,
+    /// applied every tick; the next tick is scheduled in `slot`.
+    fn release_tick(&mut self, m: usize, slot: usize) {
+        let owed = self.released[m] + self.c.memcgs[m].release_rate * RELEASE_TICK.as_secs_f64();
+        let pages = owed.floor();
+        self.released[m] = owed - pages;
+        self.memcgs[m].uncharge(pages as u64);
+        self.queue.set(slot, self.now + RELEASE_TICK, Ev::Release);
     }
 
     /// The OOM reaper of memcg `m` (R47): the victim has not exited; its
@@ -1478,6 +1510,13 @@ impl<'c> World<'c> {
                 self.make_runnable(t);
             }
         }
+        let release_base = self.tasks.len() + self.memcgs.len() + self.timer_wq.len();
+        for (m, spec) in self.c.memcgs.iter().enumerate() {
+            if spec.release_rate > 0.0 {
+                self.queue
+                    .set(release_base + m, SimTime::ZERO + RELEASE_TICK, Ev::Release);
+            }
+        }
         while let Some((at, t, ev)) = self.queue.pop() {
             if t >= self.tasks.len() {
                 if at >= self.horizon {
@@ -1486,8 +1525,11 @@ impl<'c> World<'c> {
                 }
                 self.now = at;
                 let k = t - self.tasks.len();
+                let nitems = self.timer_wq.len();
                 if k < self.memcgs.len() {
                     self.oom_reap(k);
+                } else if k >= self.memcgs.len() + nitems {
+                    self.release_tick(k - self.memcgs.len() - nitems, t);
                 } else {
                     let item = (k - self.memcgs.len()) as u32;
                     let q = self.timer_wq[item as usize];
@@ -1526,8 +1568,8 @@ impl<'c> World<'c> {
                         self.run_task(t)?;
                     }
                 }
-                Ev::Reap | Ev::Timer => {
-                    unreachable!("reaper and timer events live in their own slots")
+                Ev::Reap | Ev::Timer | Ev::Release => {
+                    unreachable!("reaper, timer and release events live in their own slots")
                 }
                 Ev::Ready => {
                     if let Some(cpu) = self.take_cpu(t) {

@@ -142,3 +142,57 @@ fn an_unblocked_victim_exits_at_once() {
     assert_eq!(alloc, 17 * MS);
     assert_eq!(r.counter("memcg/box/oom_exits"), Some(1));
 }
+
+#[test]
+fn r48_memory_high_throttles_inside_the_charge_with_the_kernel_penalty() {
+    // 10% over high with 128 pages of debt (> one batch): the charge itself
+    // sleeps the penalty (R48), locks held; at HZ 250 a jiffy is 4 ms.
+    let text = r#"
+[scenario]
+name = "high"
+duration = "10s"
+[memcg.box]
+max = "1000000 pages"
+high = "100000 pages"
+initial = "110000 pages"
+[tasks.t]
+count = 1
+program = ["span_begin alloc", "charge box 128 pages", "span_end alloc"]
+"#;
+    let r = run_text(text, 1);
+    let jiffies = models::memcg::high_penalty_jiffies(110_128, 100_000, 128, 250);
+    assert!(jiffies > 250 && jiffies < 500, "{jiffies}");
+    assert_eq!(
+        r.series(Metric::Span, "alloc/t").unwrap().hist.max(),
+        jiffies * 4 * MS
+    );
+    assert_eq!(r.counter("memcg/box/high_throttles"), Some(1));
+    assert_eq!(r.counter("memcg/box/throttle_ns"), Some(jiffies * 4 * MS));
+}
+
+#[test]
+fn background_release_ends_a_reclaim_loop_that_makes_no_progress() {
+    // Reclaim never frees (reclaim_success 0), but 3200 pages/s leave in
+    // the background (32 every 10 ms): the charge goes through at the first
+    // attempt that ends after the first release, at 10 ms.
+    let text = r#"
+[scenario]
+name = "release"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+initial = "1000 pages"
+reclaim = "5ms"
+reclaim_success = 0.0
+release_rate = 3200.0
+[tasks.t]
+count = 1
+program = ["span_begin alloc", "charge box 1 page", "span_end alloc"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Span, "alloc/t").unwrap().hist.max(),
+        10 * MS
+    );
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(2));
+}

@@ -125,3 +125,32 @@ program = ["sleep 1ms", "queue_work pidlist_wq pidlist_destroy",
         29 * MS + 10 * US
     );
 }
+
+#[test]
+fn r38_a_kworker_created_on_first_use_delays_its_first_item() {
+    let text = r#"
+[scenario]
+name = "create"
+duration = "1s"
+[workqueues.wq]
+kind = "unbound"
+max_active = 1
+workers = 1
+warm_workers = 0
+create_latency = "100us"
+[works.w]
+program = ["cpu 1ms"]
+[tasks.t]
+count = 1
+program = [
+  "span_begin first", "queue_work wq w", "flush_workqueue wq", "span_end first",
+  "span_begin second", "queue_work wq w", "flush_workqueue wq", "span_end second",
+]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Span, "first/t").unwrap().hist.max(),
+        MS + 100 * US
+    );
+    assert_eq!(r.series(Metric::Span, "second/t").unwrap().hist.max(), MS);
+}

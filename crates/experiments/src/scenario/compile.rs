@@ -177,6 +177,10 @@ pub struct WorkqueueSpec {
     pub kind: models::workqueue::WqKind,
     pub max_active: u32,
     pub workers: u32,
+    /// kworkers that exist at the start; the rest are created on first use.
+    pub warm_workers: u32,
+    /// Time to create a kworker (R38).
+    pub create_latency: Dist,
 }
 
 /// A work item type: its program (a group of `groups` with no tasks of
@@ -201,6 +205,8 @@ pub struct MemcgSpec {
     /// Chance an attempt frees `reclaim_pages`.
     pub reclaim_success: f64,
     pub reclaim_pages: u64,
+    /// Background release, pages per second.
+    pub release_rate: f64,
     /// Task groups (indices) the OOM killer may kill, preferred first.
     pub oom_victims: Vec<u32>,
 }
@@ -1320,11 +1326,23 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             Some(w) => *w.get_ref(),
             None => limit.min(64),
         };
+        let create_latency = match &d.create_latency {
+            Some(v) => sim::dist::parse_inline(v.get_ref()).map_err(|e| {
+                ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    format!("workqueues.{name}.create_latency"),
+                    e.to_string(),
+                )
+            })?,
+            None => Dist::constant(Dur::ZERO),
+        };
         workqueues.push(WorkqueueSpec {
             name: name.clone(),
             kind,
             max_active,
             workers,
+            warm_workers: d.warm_workers.unwrap_or(workers).min(workers),
+            create_latency,
         });
     }
     let mut memcgs = Vec::new();
@@ -1423,6 +1441,17 @@ fn build_memcg(
         reclaim,
         reclaim_success,
         reclaim_pages: d.reclaim_pages.as_ref().map_or(32, |p| *p.get_ref()),
+        release_rate: match &d.release_rate {
+            Some(r) if *r.get_ref() >= 0.0 && r.get_ref().is_finite() => *r.get_ref(),
+            Some(r) => {
+                return Err(ScenarioError::new(
+                    src.locate(Some(r.span())),
+                    field("release_rate"),
+                    "expected pages per second, 0 or more",
+                ))
+            }
+            None => 0.0,
+        },
         oom_victims,
     })
 }

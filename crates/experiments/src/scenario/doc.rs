@@ -45,6 +45,14 @@ pub struct WorkqueueDef {
     /// limit, at most 64). Worker creation (R38) is not modelled.
     #[serde(default)]
     pub workers: Option<Spanned<u32>>,
+    /// kworkers that exist at the start (default: all); the others are
+    /// created on first use, which takes `create_latency` (R38).
+    #[serde(default)]
+    pub warm_workers: Option<u32>,
+    /// Time to create a kworker (`kthread_create_on_node`), a duration or
+    /// distribution (default 0).
+    #[serde(default)]
+    pub create_latency: Option<Spanned<String>>,
 }
 
 /// A work item type (`[works.NAME]`): the program its work function runs.
@@ -79,6 +87,10 @@ pub struct MemcgDef {
     /// Pages a successful attempt frees (default 32, SWAP_CLUSTER_MAX).
     #[serde(default)]
     pub reclaim_pages: Option<Spanned<u64>>,
+    /// Memory freed in the background (pages per second, e.g. file cache
+    /// written back and dropped), applied every 10 ms. Default 0.
+    #[serde(default)]
+    pub release_rate: Option<Spanned<f64>>,
     /// Task groups the OOM killer may kill, in order of preference
     /// (the largest first is the kernel's choice; name them so).
     #[serde(default)]
