@@ -92,6 +92,8 @@ struct RunPlan {
     opts: RunOptions,
     out: Option<PathBuf>,
     histograms: usize,
+    /// Waits and spans only (the default job's one-screen view).
+    compact: bool,
 }
 
 fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
@@ -130,6 +132,7 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
         },
         out: a.out,
         histograms: a.histograms,
+        compact: false,
     })
 }
 
@@ -140,7 +143,15 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     write_run_dir(&dir, &out.result, &out.manifest)?;
-    print!("{}", terminal::summary_table(&out.result));
+    if p.compact {
+        use output::Metric;
+        print!(
+            "{}",
+            terminal::summary_table_of(&out.result, &[Metric::Wait, Metric::Span])
+        );
+    } else {
+        print!("{}", terminal::summary_table(&out.result));
+    }
     for (variant, s) in terminal::worst_series(&out.result, p.histograms) {
         println!();
         print!("{}", terminal::log2_histogram(variant, s));
@@ -168,7 +179,7 @@ fn list() {
 fn run_builtins() -> anyhow::Result<()> {
     for b in BUILTINS {
         println!("=== {}: {}\n", b.name, b.summary);
-        let plan = plan_run(RunArgs {
+        let mut plan = plan_run(RunArgs {
             experiment: b.name.into(),
             variants: vec![],
             seed: None,
@@ -178,12 +189,16 @@ fn run_builtins() -> anyhow::Result<()> {
             out: None,
             jobs: 0,
             max_events: None,
-            histograms: 2,
+            histograms: 1,
         })?;
+        plan.compact = true;
         execute_run(plan)?;
         println!();
     }
-    println!("Run `convoy list` for the experiments, `convoy run EXP` for one, `convoy bench` for the benchmark.");
+    println!(
+        "Waits and spans above; holds and counters too in out/<experiment>/summary.csv.\n\
+         Run `convoy list` for the experiments, `convoy run EXP` for one, `convoy bench` for the benchmark."
+    );
     Ok(())
 }
 

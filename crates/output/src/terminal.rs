@@ -43,12 +43,21 @@ pub fn bpftrace_bound(v: u64) -> String {
 
 /// The summary table of an experiment, one row per series and counter.
 pub fn summary_table(r: &ExperimentResult) -> String {
+    summary_table_of(
+        r,
+        &[Metric::Wait, Metric::Hold, Metric::Span, Metric::Counter],
+    )
+}
+
+/// The summary table restricted to some metrics (a compact view: waits and
+/// spans only).
+pub fn summary_table_of(r: &ExperimentResult, metrics: &[Metric]) -> String {
     let mut rows: Vec<[String; 9]> = vec![[
         "variant", "metric", "subject", "count", "mean", "p50", "p99", "p99.9", "max",
     ]
     .map(String::from)];
     for v in &r.variants {
-        for s in &v.series {
+        for s in v.series.iter().filter(|s| metrics.contains(&s.metric)) {
             let h = &s.hist;
             rows.push([
                 v.variant.clone(),
@@ -62,7 +71,11 @@ pub fn summary_table(r: &ExperimentResult) -> String {
                 human_ns(h.max()),
             ]);
         }
-        for c in &v.counters {
+        for c in v
+            .counters
+            .iter()
+            .filter(|_| metrics.contains(&Metric::Counter))
+        {
             rows.push([
                 v.variant.clone(),
                 Metric::Counter.as_str().into(),
@@ -109,7 +122,7 @@ pub fn log2_histogram(variant: &str, s: &Series) -> String {
         } else {
             format!("[{}, {})", bpftrace_bound(b.lo), bpftrace_bound(b.hi))
         };
-        let bar = (b.count as u128 * 52).div_ceil(top as u128) as usize;
+        let bar = (b.count as u128 * 52 / top as u128) as usize;
         let _ = writeln!(out, "{label:<20}{:>8} |{:<52}|", b.count, "@".repeat(bar));
     }
     out
