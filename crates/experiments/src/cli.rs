@@ -32,6 +32,35 @@ pub enum Command {
     Run(RunArgs),
     /// Run the bench-convoy performance benchmark (BENCH-CONVOY.md).
     Bench(BenchFlags),
+    /// Run variants with common random numbers and print a before/after
+    /// table (72 columns) per wait and span subject, with ratios.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Built-in experiment name or path to a scenario file.
+    #[arg(value_name = "EXP|FILE")]
+    pub experiment: String,
+    /// The variant the others are compared with (default: the first).
+    #[arg(long, value_name = "V")]
+    pub base: Option<String>,
+    /// Variants to compare with the base (repeatable; default: all others).
+    #[arg(long = "with", value_name = "V")]
+    pub with: Vec<String>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Replications; the table adds the min/median/max over them.
+    #[arg(long, default_value_t = 1)]
+    pub reps: u64,
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[arg(long, default_value_t = 0)]
+    pub jobs: usize,
 }
 
 #[derive(Args, Debug)]
@@ -202,6 +231,48 @@ fn run_builtins() -> anyhow::Result<()> {
     Ok(())
 }
 
+fn compare(a: CompareArgs) -> anyhow::Result<()> {
+    let src = builtin::source(&a.experiment, &[])?;
+    let all = ScenarioFile::new(src)?.variants;
+    let base = a.base.clone().unwrap_or_else(|| all[0].clone());
+    let with: Vec<String> = if a.with.is_empty() {
+        all.iter().filter(|v| **v != base).cloned().collect()
+    } else {
+        a.with.clone()
+    };
+    let variants: Vec<String> = std::iter::once(base).chain(with).collect();
+    let plan = plan_run(RunArgs {
+        experiment: a.experiment,
+        variants,
+        seed: a.seed,
+        duration: a.duration,
+        sets: a.sets,
+        reps: a.reps,
+        out: a.out,
+        jobs: a.jobs,
+        max_events: None,
+        histograms: 0,
+    })?;
+    let out = runner::run(&plan.file, &plan.opts)?;
+    let dir = plan
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
+    write_run_dir(&dir, &out.result, &out.manifest)?;
+    let table = terminal::compare_table(&out.result, &out.per_rep, 0);
+    output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
+    print!("{table}");
+    println!(
+        "{}: base `{}`, seed {}, {} replication(s); files in {}/",
+        out.result.experiment,
+        out.result.variants[0].variant,
+        out.manifest.seed,
+        plan.opts.reps,
+        dir.display()
+    );
+    Ok(())
+}
+
 pub fn main_with(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => run_builtins(),
@@ -213,6 +284,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             execute_run(plan_run(a)?)?;
             Ok(())
         }
+        Some(Command::Compare(a)) => compare(a),
         Some(Command::Bench(f)) => {
             sim::time::parse_duration(&f.duration)
                 .with_context(|| format!("--duration {}", f.duration))?;

@@ -56,7 +56,10 @@ pub enum RunnerError {
 }
 
 pub struct RunOutput {
+    /// Replications pooled per variant.
     pub result: ExperimentResult,
+    /// Each replication on its own, `[variant][rep]`, for spreads.
+    pub per_rep: Vec<Vec<VariantResult>>,
     pub manifest: Manifest,
     pub wall: Duration,
 }
@@ -175,12 +178,14 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         pb.finish_and_clear();
     }
     let mut variants: Vec<VariantResult> = Vec::new();
+    let mut per_rep: Vec<Vec<VariantResult>> = vec![Vec::new(); prepared.len()];
     for ((v, _rep), r) in jobs.iter().zip(results) {
         let r = r?;
         match variants.get_mut(*v) {
             Some(acc) => acc.merge(&r),
-            None => variants.push(r),
+            None => variants.push(r.clone()),
         }
+        per_rep[*v].push(r);
     }
     let experiment = prepared
         .first()
@@ -211,6 +216,7 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
             experiment,
             variants,
         },
+        per_rep,
         manifest,
         wall: start.elapsed(),
     })

@@ -177,3 +177,42 @@ fn no_arguments_runs_every_builtin_and_writes_results() {
         }
     }
 }
+
+#[test]
+fn compare_prints_a_72_column_table_with_ratios_and_spreads() {
+    let d = tempfile::tempdir().unwrap();
+    let o = convoy(
+        &[
+            "compare",
+            "writer-parks-readers",
+            "--duration",
+            "2s",
+            "--reps",
+            "3",
+            "--out",
+            "c",
+        ],
+        d.path(),
+    );
+    let s = String::from_utf8_lossy(&o.stdout);
+    for line in s.lines() {
+        assert!(
+            line.chars().count() <= 72,
+            "too wide ({}): {line}",
+            line.chars().count()
+        );
+    }
+    assert!(s.contains("wait kernfs_rwsem/write/writer"), "{s}");
+    assert!(s.contains("x999") && s.contains("xmax"), "{s}");
+    assert!(s.contains("p99.9 over 3 reps, min/med/max:"), "{s}");
+    // The base against itself is 1.00; the short hold shrinks the writer's
+    // worst wait by two orders of magnitude.
+    let writer: Vec<&str> = s
+        .lines()
+        .skip_while(|l| *l != "wait kernfs_rwsem/write/writer")
+        .filter(|l| l.trim_start().starts_with("short-hold"))
+        .collect();
+    assert!(writer[0].trim_end().ends_with("0.01"), "{writer:?}");
+    let table = std::fs::read_to_string(d.path().join("c/compare.txt")).unwrap();
+    assert!(s.starts_with(&table[..200]));
+}

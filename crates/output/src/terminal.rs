@@ -128,6 +128,102 @@ pub fn log2_histogram(variant: &str, s: &Series) -> String {
     out
 }
 
+/// A before/after table, one block per wait or span subject, that fits a
+/// 72-column email: count, mean, p50, p99, p99.9, max per variant and the
+/// ratio of each variant's p99.9 and max to the base's. With `per_rep`
+/// holding more than one replication per variant, two spread lines give
+/// the min/median/max over replications of p99.9 and of max.
+pub fn compare_table(
+    r: &ExperimentResult,
+    per_rep: &[Vec<crate::VariantResult>],
+    base: usize,
+) -> String {
+    let mut out = String::new();
+    let Some(b) = r.variants.get(base) else {
+        return out;
+    };
+    let subjects: Vec<(Metric, &str)> = b
+        .series
+        .iter()
+        .filter(|s| matches!(s.metric, Metric::Wait | Metric::Span) && s.hist.count() > 0)
+        .map(|s| (s.metric, s.subject.as_str()))
+        .collect();
+    let ratio = |x: u64, y: u64| -> String {
+        match (x, y) {
+            (0, 0) => "1.00".into(),
+            (_, 0) => "inf".into(),
+            _ => format!("{:.2}", x as f64 / y as f64),
+        }
+    };
+    let spread = |vals: &mut Vec<u64>| -> String {
+        vals.sort_unstable();
+        let med = vals[vals.len() / 2];
+        format!(
+            "{}/{}/{}",
+            human_ns(vals[0]),
+            human_ns(med),
+            human_ns(vals[vals.len() - 1])
+        )
+    };
+    for (metric, subject) in subjects {
+        let _ = writeln!(out, "{} {subject}", metric.as_str());
+        let _ = writeln!(
+            out,
+            " {:<10} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>5} {:>5}",
+            "variant", "count", "mean", "p50", "p99", "p99.9", "max", "x999", "xmax"
+        );
+        let bh = &b.series(metric, subject).expect("base has it").hist;
+        for (vi, v) in r.variants.iter().enumerate() {
+            let Some(s) = v.series(metric, subject) else {
+                continue;
+            };
+            let h = &s.hist;
+            let name: String = v.variant.chars().take(10).collect();
+            let _ = writeln!(
+                out,
+                " {:<10} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>5} {:>5}",
+                name,
+                h.count(),
+                human_ns(h.mean()),
+                human_ns(h.quantile(0.5)),
+                human_ns(h.quantile(0.99)),
+                human_ns(h.quantile(0.999)),
+                human_ns(h.max()),
+                ratio(h.quantile(0.999), bh.quantile(0.999)),
+                ratio(h.max(), bh.max()),
+            );
+            let Some(reps) = per_rep.get(vi).filter(|r| r.len() > 1) else {
+                continue;
+            };
+            let mut p999: Vec<u64> = Vec::new();
+            let mut max: Vec<u64> = Vec::new();
+            for rep in reps {
+                if let Some(s) = rep.series(metric, subject) {
+                    p999.push(s.hist.quantile(0.999));
+                    max.push(s.hist.max());
+                }
+            }
+            if !p999.is_empty() {
+                let n = p999.len();
+                let _ = writeln!(
+                    out,
+                    " {:<10} p99.9 over {n} reps, min/med/max: {}",
+                    "",
+                    spread(&mut p999)
+                );
+                let _ = writeln!(
+                    out,
+                    " {:<10} max   over {n} reps, min/med/max: {}",
+                    "",
+                    spread(&mut max)
+                );
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The `n` series with the largest maximum (waits and spans first), with
 /// their variant, for the terminal.
 pub fn worst_series(r: &ExperimentResult, n: usize) -> Vec<(&str, &Series)> {
