@@ -16,6 +16,11 @@ pub const BUILTINS: &[Builtin] = &[
         text: include_str!("../scenarios/bench-convoy.toml"),
     },
     Builtin {
+        name: "rmdir-cost",
+        summary: "CASES.md case 1: empty cgroup-v2 leaf rmdir before/after the kernfs notify patch and fixes",
+        text: include_str!("../scenarios/rmdir-cost.toml"),
+    },
+    Builtin {
         name: "lock-policies",
         summary: "a reader stream, a periodic writer and a 100 ms reader under each rwsem policy",
         text: include_str!("../scenarios/lock-policies.toml"),

@@ -227,6 +227,8 @@ pub struct World<'c> {
     holds: Vec<SimTime>,
     /// The lock id + 1 held in each hold slot (0: none), same index as `holds`.
     held: Vec<u32>,
+    /// Values of the scenario's `count` counters.
+    user_counts: Vec<u64>,
     wqs: Vec<models::workqueue::Workqueue>,
     idle_workers: Vec<std::collections::VecDeque<TaskId>>,
     /// Items a workqueue started while all its kworkers were busy.
@@ -513,6 +515,7 @@ impl<'c> World<'c> {
             reps: vec![0; reps],
             queue: SlotQueue::new(ntasks + c.memcgs.len() + nitems + c.memcgs.len(), Ev::Run),
             released: vec![0.0; c.memcgs.len()],
+            user_counts: vec![0; c.counters.len()],
             wqs: c
                 .workqueues
                 .iter()
@@ -1308,6 +1311,10 @@ impl<'c> World<'c> {
                         return Ok(());
                     }
                 }
+                Instr::Count { counter } => {
+                    pc += 1;
+                    self.user_counts[counter as usize] += 1;
+                }
                 Instr::FlushWorkqueue { wq } => {
                     pc += 1;
                     match self.wqs[wq as usize].flush_workqueue(self.now) {
@@ -1670,6 +1677,12 @@ impl<'c> World<'c> {
                     value: v,
                 });
             }
+        }
+        for (name, &v) in c.counters.iter().zip(&self.user_counts) {
+            counters.push(Counter {
+                subject: name.clone(),
+                value: v,
+            });
         }
         for (q, wq) in self.wqs.iter().enumerate() {
             for (k, v) in wq.counters() {

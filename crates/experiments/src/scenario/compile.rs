@@ -137,6 +137,10 @@ pub enum Instr {
     FlushWorkqueue {
         wq: u32,
     },
+    /// `count`: add one to counter `counter`.
+    Count {
+        counter: u32,
+    },
     Exit,
 }
 
@@ -233,6 +237,8 @@ pub struct Compiled {
     pub memcgs: Vec<MemcgSpec>,
     pub workqueues: Vec<WorkqueueSpec>,
     pub works: Vec<WorkSpec>,
+    /// Counters of `count` steps, by id.
+    pub counters: Vec<String>,
     /// Programs `0..task_groups` are task groups; the rest run work items.
     pub task_groups: u32,
 }
@@ -426,6 +432,7 @@ struct Ctx<'a> {
     dists: &'a mut Vec<Dist>,
     stats: &'a mut IndexMap<(Metric, String), StatId>,
     ops: &'a mut IndexMap<String, Vec<Node>>,
+    counters: &'a mut IndexMap<String, u32>,
     code: Vec<Instr>,
     origins: Vec<Origin>,
     held: Vec<Option<(LockId, Mode, Origin)>>,
@@ -595,6 +602,12 @@ impl Ctx<'_> {
             StepKind::CancelDelayedWorkSync { wq, item } => {
                 let (wq, work, key) = self.work_ref(o, wq, item)?;
                 self.push(Instr::CancelWorkSync { wq, work, key }, o);
+            }
+            StepKind::Count(name) => {
+                let subject = format!("{name}/{}", self.group);
+                let n = self.counters.len() as u32;
+                let counter = *self.counters.entry(subject).or_insert(n);
+                self.push(Instr::Count { counter }, o);
             }
             StepKind::FlushWorkqueue(wq) => {
                 let wq = self.wq_index(o, wq)?;
@@ -1162,6 +1175,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
     }
     let mut stats = IndexMap::new();
     let mut ops = IndexMap::new();
+    let mut user_counters: IndexMap<String, u32> = IndexMap::new();
     let mut groups = Vec::new();
     // Task groups, then one program per work type (run by kworkers).
     struct Prog<'d> {
@@ -1233,6 +1247,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             dists: &mut dists,
             stats: &mut stats,
             ops: &mut ops,
+            counters: &mut user_counters,
             code: Vec::new(),
             origins: Vec::new(),
             held: Vec::new(),
@@ -1379,6 +1394,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         memcgs,
         workqueues,
         works,
+        counters: user_counters.into_keys().collect(),
         task_groups,
     })
 }

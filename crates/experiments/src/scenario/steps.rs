@@ -134,6 +134,9 @@ pub enum StepKind {
     },
     /// `flush_workqueue W` (R36).
     FlushWorkqueue(String),
+    /// `count NAME`: add one to the counter `NAME/group` (events a trace
+    /// would count, e.g. `ilookup` calls).
+    Count(String),
     Repeat(u64),
     /// `repeat $name`: as many times as `[params] name`.
     RepeatParam(String),
@@ -157,7 +160,7 @@ pub enum Node {
 
 const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
 mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, mod_delayed_work, cancel_delayed_work_sync, \
-flush_workqueue, span_begin, span_end, call, repeat, loop, with_prob, end";
+flush_workqueue, count, span_begin, span_end, call, repeat, loop, with_prob, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
@@ -312,6 +315,7 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
             }
         }
         "flush_workqueue" => StepKind::FlushWorkqueue(name_arg(o, kw, arg, "a workqueue name")?),
+        "count" => StepKind::Count(name_arg(o, kw, arg, "a counter name")?),
         "charge" | "uncharge" => {
             let (g, amount) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
             let g = name_arg(
