@@ -21,6 +21,11 @@ pub const BUILTINS: &[Builtin] = &[
         text: include_str!("../scenarios/rmdir-cost.toml"),
     },
     Builtin {
+        name: "revalidate-lock",
+        summary: "CASES.md case 4: kernfs_rwsem in dentry revalidation, before/after lockless revalidation",
+        text: include_str!("../scenarios/revalidate-lock.toml"),
+    },
+    Builtin {
         name: "lock-policies",
         summary: "a reader stream, a periodic writer and a 100 ms reader under each rwsem policy",
         text: include_str!("../scenarios/lock-policies.toml"),

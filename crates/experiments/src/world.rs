@@ -146,6 +146,8 @@ struct Task {
     worker_of: Option<u32>,
     /// A kworker not yet created: its first item waits for its creation.
     cold: bool,
+    /// Uses of `[seq]` work keys so far.
+    seq: u32,
     work: Option<models::workqueue::WorkId>,
     /// The atomic on the current lock step's cache line is done (the step
     /// waited for the line and now takes effect).
@@ -403,6 +405,7 @@ impl<'c> World<'c> {
                     self_key: i,
                     worker_of: None,
                     cold: false,
+                    seq: 0,
                     work: None,
                     hold_base: holds as u32,
                     span_base: spans as u32,
@@ -470,6 +473,7 @@ impl<'c> World<'c> {
                     self_key: 0,
                     worker_of: Some(q as u32),
                     cold: i >= wq.warm_workers,
+                    seq: 0,
                     work: None,
                     hold_base: holds as u32,
                     span_base: spans as u32,
@@ -938,15 +942,24 @@ impl<'c> World<'c> {
 
     /// The item id of work type `work` and key `key` for task `t`.
     fn work_id(
-        &self,
+        &mut self,
         t: TaskId,
         work: u32,
         key: crate::scenario::steps::WorkKey,
     ) -> models::workqueue::WorkId {
+        use crate::scenario::steps::WorkKey;
         let spec = &self.c.works[work as usize];
+        let task = &mut self.tasks[t as usize];
         let k = match key {
-            crate::scenario::steps::WorkKey::Index(i) => i,
-            crate::scenario::steps::WorkKey::SelfIndex => self.tasks[t as usize].self_key,
+            WorkKey::Index(i) => i,
+            WorkKey::SelfIndex => task.self_key,
+            WorkKey::Seq => {
+                let stride = self.c.groups[task.group as usize].count.max(1);
+                let k = (u64::from(task.seq) * u64::from(stride) + u64::from(task.index))
+                    % u64::from(spec.instances);
+                task.seq = task.seq.wrapping_add(1);
+                k as u32
+            }
         };
         models::workqueue::WorkId(spec.offset + k.min(spec.instances - 1))
     }
@@ -1368,7 +1381,13 @@ impl<'c> World<'c> {
                     wait,
                     slot,
                     dynamic,
+                    site,
                 } => {
+                    if let Some(site) = site {
+                        if !self.tasks[ti].atomic_done {
+                            self.user_counts[site as usize] += 1;
+                        }
+                    }
                     let lock = if dynamic {
                         lock + self.tasks[ti].self_key
                     } else {

@@ -65,6 +65,9 @@ pub enum Instr {
         wait: StatId,
         slot: u8,
         dynamic: bool,
+        /// The call-site counter (`L/<mode>_acquisitions/site/OP`, OP the
+        /// innermost operation), if the step is inside an operation.
+        site: Option<u32>,
     },
     Release {
         lock: LockId,
@@ -683,6 +686,7 @@ impl Ctx<'_> {
         let needed = match item.key {
             WorkKey::Index(i) => i + 1,
             WorkKey::SelfIndex => self.self_count,
+            WorkKey::Seq => 1,
         };
         if needed > instances {
             return Err(o.error(format!(
@@ -744,6 +748,9 @@ impl Ctx<'_> {
                 return Err(o.error(format!("`{full}`: `{name}` has {instances} instances, 0 to {}", instances - 1)))
             }
             (true, Some(WorkKey::SelfIndex)) if self.self_count <= instances => (base | SELF_LOCK, base, true),
+            (true, Some(WorkKey::Seq)) => {
+                return Err(o.error(format!("`{full}`: a lock is named by a number or `self`, not `seq`")))
+            }
             (true, Some(WorkKey::SelfIndex)) => {
                 return Err(o.error(format!(
                     "`{full}`: `self` takes {} values here but `{name}` has {instances} instances",
@@ -819,6 +826,16 @@ impl Ctx<'_> {
             }
             let slot = first_free(&mut self.held);
             self.held[slot] = Some((lock, mode, o.clone()));
+            let site = self.calls.last().map(|op| {
+                let prefix = if kind == LockKind::Mutex {
+                    String::new()
+                } else {
+                    format!("{label}_")
+                };
+                let subject = format!("{name}/{prefix}acquisitions/site/{op}");
+                let n = self.counters.len() as u32;
+                *self.counters.entry(subject).or_insert(n)
+            });
             let wait = self.stat(Metric::Wait, format!("{name}/{label}/{}", self.group));
             self.stat(Metric::Hold, format!("{name}/{label}/{}", self.group));
             self.push(
@@ -828,6 +845,7 @@ impl Ctx<'_> {
                     wait,
                     slot: slot as u8,
                     dynamic,
+                    site,
                 },
                 o,
             );

@@ -21,6 +21,10 @@ pub enum WorkKey {
     Index(u32),
     /// The queueing task's index within its group.
     SelfIndex,
+    /// A fresh item at each use (each removed cgroup has its own works):
+    /// the task's uses are numbered, interleaved with its group's other
+    /// tasks, modulo the work type's instances.
+    Seq,
 }
 
 fn work_ref(o: &Origin, kw: &str, text: &str) -> Result<WorkRef, ScenarioError> {
@@ -32,10 +36,12 @@ fn work_ref(o: &Origin, kw: &str, text: &str) -> Result<WorkRef, ScenarioError> 
                 .ok_or_else(|| o.error(format!("`{kw}`: `{text}` lacks its `]`")))?;
             let key = if k == "self" {
                 WorkKey::SelfIndex
+            } else if k == "seq" {
+                WorkKey::Seq
             } else {
                 WorkKey::Index(k.parse().map_err(|_| {
                     o.error(format!(
-                        "`{kw}`: key `{k}` of `{text}` is neither `self` nor a number"
+                        "`{kw}`: key `{k}` of `{text}` is not `self`, `seq` or a number"
                     ))
                 })?)
             };
