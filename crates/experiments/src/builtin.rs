@@ -21,6 +21,11 @@ pub const BUILTINS: &[Builtin] = &[
         text: include_str!("../scenarios/rmdir-cost.toml"),
     },
     Builtin {
+        name: "rmdir-churn",
+        summary: "CASES.md case 1's question: cgroup churn and cgroup-file readers, base/notify/inode-requested",
+        text: include_str!("../scenarios/rmdir-churn.toml"),
+    },
+    Builtin {
         name: "revalidate-lock",
         summary: "CASES.md case 4: kernfs_rwsem in dentry revalidation, before/after lockless revalidation",
         text: include_str!("../scenarios/revalidate-lock.toml"),

@@ -71,3 +71,33 @@ fn rmdir_cost_reproduces_case_1_targets_and_trace_counts() {
         );
     }
 }
+
+#[test]
+fn rmdir_churn_notify_slows_churn_and_inode_requested_recovers_part_of_it() {
+    let src = builtin::source("rmdir-churn", &["scenario.duration=300ms".into()]).unwrap();
+    let r = run(
+        &ScenarioFile::new(src).unwrap(),
+        &RunOptions {
+            jobs: 1,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
+    .result;
+    let removals = |v: &str| {
+        let v = r.variants.iter().find(|x| x.variant == v).unwrap();
+        v.series(Metric::Span, "rmdir/churner")
+            .unwrap()
+            .hist
+            .count()
+    };
+    let (base, notify, fixed) = (
+        removals("base"),
+        removals("notify"),
+        removals("inode-requested"),
+    );
+    assert!(
+        notify < base && fixed > notify && fixed < base,
+        "{base} {notify} {fixed}"
+    );
+}
