@@ -159,6 +159,50 @@ struct Task {
     rep_base: u32,
 }
 
+impl Task {
+    /// A task of `group` (or a kworker, whose group changes per item) with
+    /// its streams keyed by `name` and `index`, and its slot bases.
+    fn new(
+        c: &Compiled,
+        (seed, rep): (u64, u64),
+        name: &str,
+        group: u32,
+        index: u32,
+        (hold_base, span_base, rep_base): (usize, usize, usize),
+    ) -> Task {
+        let own = |kind: &str| stream(seed, rep, &format!("{kind}/{name}"), u64::from(index));
+        Task {
+            group,
+            index,
+            pc: 0,
+            cpu: Cpu::ANY,
+            state: State::Runnable,
+            resume: Resume::Nothing,
+            since: SimTime::ZERO,
+            rng: own("task"),
+            rt: c.groups.get(group as usize).is_some_and(|g| g.rt),
+            sched: c.wake_latency.as_ref().map(|_| own("sched")),
+            burst_start: SimTime::ZERO,
+            burst_end: SimTime::ZERO,
+            in_burst: false,
+            remaining: 0,
+            atomic_done: false,
+            charging: None,
+            mem_rng: (!c.memcgs.is_empty()).then(|| own("memcg")),
+            over_high: 0,
+            killed: None,
+            self_key: index,
+            worker_of: None,
+            cold: false,
+            seq: 0,
+            work: None,
+            hold_base: hold_base as u32,
+            span_base: span_base as u32,
+            rep_base: rep_base as u32,
+        }
+    }
+}
+
 struct Stat {
     hist: LatencyHist,
     windows: Windows,
@@ -366,51 +410,15 @@ impl<'c> World<'c> {
         let mut tasks = Vec::new();
         let (mut holds, mut spans, mut reps) = (0usize, 0usize, 0usize);
         for (g, group) in c.groups.iter().enumerate() {
-            let entity = format!("task/{}", group.name);
             for i in 0..group.count {
-                tasks.push(Task {
-                    group: g as u32,
-                    index: i,
-                    pc: 0,
-                    cpu: Cpu::ANY,
-                    state: State::Runnable,
-                    resume: Resume::Nothing,
-                    since: SimTime::ZERO,
-                    rng: stream(seed, replication, &entity, u64::from(i)),
-                    rt: group.rt,
-                    sched: c.wake_latency.as_ref().map(|_| {
-                        stream(
-                            seed,
-                            replication,
-                            &format!("sched/{}", group.name),
-                            u64::from(i),
-                        )
-                    }),
-                    burst_start: SimTime::ZERO,
-                    burst_end: SimTime::ZERO,
-                    in_burst: false,
-                    remaining: 0,
-                    atomic_done: false,
-                    charging: None,
-                    mem_rng: (!c.memcgs.is_empty()).then(|| {
-                        stream(
-                            seed,
-                            replication,
-                            &format!("memcg/{}", group.name),
-                            u64::from(i),
-                        )
-                    }),
-                    over_high: 0,
-                    killed: None,
-                    self_key: i,
-                    worker_of: None,
-                    cold: false,
-                    seq: 0,
-                    work: None,
-                    hold_base: holds as u32,
-                    span_base: spans as u32,
-                    rep_base: reps as u32,
-                });
+                tasks.push(Task::new(
+                    c,
+                    (seed, replication),
+                    &group.name,
+                    g as u32,
+                    i,
+                    (holds, spans, reps),
+                ));
                 holds += group.hold_slots as usize;
                 spans += group.span_slots as usize;
                 reps += group.repeat_slots as usize;
@@ -431,54 +439,20 @@ impl<'c> World<'c> {
             let mut idle = std::collections::VecDeque::new();
             for i in 0..wq.workers {
                 idle.push_back(tasks.len() as TaskId);
-                tasks.push(Task {
-                    group: c.task_groups.min(c.groups.len().saturating_sub(1) as u32),
-                    index: i,
-                    pc: 0,
-                    cpu: Cpu::ANY,
-                    state: State::Idle,
-                    resume: Resume::Nothing,
-                    since: SimTime::ZERO,
-                    rng: stream(
-                        seed,
-                        replication,
-                        &format!("kworker/{}", wq.name),
-                        u64::from(i),
-                    ),
-                    rt: false,
-                    sched: c.wake_latency.as_ref().map(|_| {
-                        stream(
-                            seed,
-                            replication,
-                            &format!("sched/kworker/{}", wq.name),
-                            u64::from(i),
-                        )
-                    }),
-                    burst_start: SimTime::ZERO,
-                    burst_end: SimTime::ZERO,
-                    in_burst: false,
-                    remaining: 0,
-                    atomic_done: false,
-                    charging: None,
-                    mem_rng: (!c.memcgs.is_empty()).then(|| {
-                        stream(
-                            seed,
-                            replication,
-                            &format!("memcg/kworker/{}", wq.name),
-                            u64::from(i),
-                        )
-                    }),
-                    over_high: 0,
-                    killed: None,
-                    self_key: 0,
-                    worker_of: Some(q as u32),
-                    cold: i >= wq.warm_workers,
-                    seq: 0,
-                    work: None,
-                    hold_base: holds as u32,
-                    span_base: spans as u32,
-                    rep_base: reps as u32,
-                });
+                let mut w = Task::new(
+                    c,
+                    (seed, replication),
+                    &format!("kworker/{}", wq.name),
+                    c.task_groups.min(c.groups.len().saturating_sub(1) as u32),
+                    i,
+                    (holds, spans, reps),
+                );
+                w.state = State::Idle;
+                w.rt = false;
+                w.self_key = 0;
+                w.worker_of = Some(q as u32);
+                w.cold = i >= wq.warm_workers;
+                tasks.push(w);
                 holds += wh;
                 spans += ws;
                 reps += wr;
