@@ -49,6 +49,45 @@ impl Mode {
     }
 }
 
+/// Who holds an rwsem under the simple policies: a reader count and a
+/// writer flag (their count word).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Holders {
+    pub readers: u32,
+    pub writer: bool,
+}
+
+impl Holders {
+    pub fn is_free(&self) -> bool {
+        self.readers == 0 && !self.writer
+    }
+
+    /// `mode` takes the lock (the caller checked it may).
+    pub fn take(&mut self, mode: Mode) {
+        match mode {
+            Mode::Read => self.readers += 1,
+            Mode::Write => {
+                debug_assert!(self.is_free(), "a writer needs the lock free");
+                self.writer = true;
+            }
+        }
+    }
+
+    /// A hold in `mode` ends.
+    pub fn release(&mut self, mode: Mode) {
+        match mode {
+            Mode::Read => {
+                debug_assert!(self.readers > 0, "up_read of a lock with no readers");
+                self.readers = self.readers.saturating_sub(1);
+            }
+            Mode::Write => {
+                debug_assert!(self.writer, "up_write of a lock with no writer");
+                self.writer = false;
+            }
+        }
+    }
+}
+
 /// The kind of lock a scenario declares.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum LockKind {

@@ -13,13 +13,12 @@
 //! readers behind writers, so it is the baseline against which the `linux`
 //! policy's extra rules are measured.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
 use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 pub struct FifoRwsem {
-    readers: u32,
-    writer: bool,
+    holders: Holders,
     queue: VecDeque<(TaskId, Mode)>,
 }
 
@@ -29,20 +28,20 @@ impl FifoRwsem {
     }
 
     fn is_free(&self) -> bool {
-        self.readers == 0 && !self.writer
+        self.holders.is_free()
     }
 
     fn grant_head(&mut self, wakes: &mut Vec<Wake>) {
         match self.queue.front() {
             Some(&(task, Mode::Write)) => {
                 self.queue.pop_front();
-                self.writer = true;
+                self.holders.writer = true;
                 wakes.push(Wake::Granted(task));
             }
             Some(&(_, Mode::Read)) => {
                 while let Some(&(task, Mode::Read)) = self.queue.front() {
                     self.queue.pop_front();
-                    self.readers += 1;
+                    self.holders.readers += 1;
                     wakes.push(Wake::Granted(task));
                 }
             }
@@ -65,12 +64,12 @@ impl LockPolicy for FifoRwsem {
     ) -> Acquire {
         if self.queue.is_empty() {
             match mode {
-                Mode::Read if !self.writer => {
-                    self.readers += 1;
+                Mode::Read if !self.holders.writer => {
+                    self.holders.readers += 1;
                     return Acquire::Granted;
                 }
                 Mode::Write if self.is_free() => {
-                    self.writer = true;
+                    self.holders.writer = true;
                     return Acquire::Granted;
                 }
                 _ => {}
@@ -81,16 +80,7 @@ impl LockPolicy for FifoRwsem {
     }
 
     fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
-        match mode {
-            Mode::Read => {
-                debug_assert!(self.readers > 0, "up_read of a lock with no readers");
-                self.readers = self.readers.saturating_sub(1);
-            }
-            Mode::Write => {
-                debug_assert!(self.writer, "up_write of a lock with no writer");
-                self.writer = false;
-            }
-        }
+        self.holders.release(mode);
         if self.is_free() {
             self.grant_head(wakes);
         }
@@ -99,12 +89,12 @@ impl LockPolicy for FifoRwsem {
     /// The writer becomes a reader; readers at the head of the queue join
     /// it (a writer at the head keeps waiting).
     fn downgrade(&mut self, _ctx: &LockCtx, _task: TaskId, wakes: &mut Vec<Wake>) {
-        debug_assert!(self.writer, "downgrade_write without a writer");
-        self.writer = false;
-        self.readers += 1;
+        debug_assert!(self.holders.writer, "downgrade_write without a writer");
+        self.holders.writer = false;
+        self.holders.readers += 1;
         while let Some(&(task, Mode::Read)) = self.queue.front() {
             self.queue.pop_front();
-            self.readers += 1;
+            self.holders.readers += 1;
             wakes.push(Wake::Granted(task));
         }
     }

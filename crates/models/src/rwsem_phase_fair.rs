@@ -17,13 +17,12 @@
 //! scenario) were phase-fair?": readers that arrive behind a queued writer
 //! still convoy, but only for one writer, not for the whole writer queue.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
 use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 pub struct PhaseFairRwsem {
-    readers: u32,
-    writer: bool,
+    holders: Holders,
     /// Readers waiting for the next reader phase, in arrival order.
     read_queue: VecDeque<TaskId>,
     /// Writers waiting, in arrival order.
@@ -36,12 +35,12 @@ impl PhaseFairRwsem {
     }
 
     fn is_free(&self) -> bool {
-        self.readers == 0 && !self.writer
+        self.holders.is_free()
     }
 
     fn grant_all_readers(&mut self, wakes: &mut Vec<Wake>) {
         for task in self.read_queue.drain(..) {
-            self.readers += 1;
+            self.holders.readers += 1;
             wakes.push(Wake::Granted(task));
         }
     }
@@ -49,7 +48,7 @@ impl PhaseFairRwsem {
     fn grant_first_writer(&mut self, wakes: &mut Vec<Wake>) -> bool {
         match self.write_queue.pop_front() {
             Some(task) => {
-                self.writer = true;
+                self.holders.writer = true;
                 wakes.push(Wake::Granted(task));
                 true
             }
@@ -72,8 +71,8 @@ impl LockPolicy for PhaseFairRwsem {
     ) -> Acquire {
         let writer_waits = !self.write_queue.is_empty();
         match mode {
-            Mode::Read if !self.writer && !writer_waits => {
-                self.readers += 1;
+            Mode::Read if !self.holders.writer && !writer_waits => {
+                self.holders.readers += 1;
                 Acquire::Granted
             }
             Mode::Read => {
@@ -81,7 +80,7 @@ impl LockPolicy for PhaseFairRwsem {
                 Acquire::Queued
             }
             Mode::Write if self.is_free() && !writer_waits => {
-                self.writer = true;
+                self.holders.writer = true;
                 Acquire::Granted
             }
             Mode::Write => {
@@ -94,18 +93,21 @@ impl LockPolicy for PhaseFairRwsem {
     fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
         match mode {
             Mode::Read => {
-                debug_assert!(self.readers > 0, "up_read of a lock with no readers");
-                self.readers = self.readers.saturating_sub(1);
+                debug_assert!(
+                    self.holders.readers > 0,
+                    "up_read of a lock with no readers"
+                );
+                self.holders.readers = self.holders.readers.saturating_sub(1);
                 // The last reader of a phase hands over to the first writer.
                 // (Readers only wait while a writer holds or waits, so with
                 // no writer waiting the reader queue is empty here.)
-                if self.readers == 0 && !self.grant_first_writer(wakes) {
+                if self.holders.readers == 0 && !self.grant_first_writer(wakes) {
                     self.grant_all_readers(wakes);
                 }
             }
             Mode::Write => {
-                debug_assert!(self.writer, "up_write of a lock with no writer");
-                self.writer = false;
+                debug_assert!(self.holders.writer, "up_write of a lock with no writer");
+                self.holders.writer = false;
                 // A writer's release opens a reader phase if any reader
                 // waits, however many writers wait.
                 if self.read_queue.is_empty() {

@@ -12,13 +12,12 @@
 //! readers are never parked behind a queued writer, which removes the reader
 //! convoy of the `fifo` and Linux locks at the price of writer starvation.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
 use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 pub struct ReaderPrefRwsem {
-    readers: u32,
-    writer: bool,
+    holders: Holders,
     /// Readers waiting for the writer that holds the lock to leave.
     read_queue: VecDeque<TaskId>,
     /// Writers waiting for the lock to be free, in arrival order.
@@ -31,7 +30,7 @@ impl ReaderPrefRwsem {
     }
 
     fn is_free(&self) -> bool {
-        self.readers == 0 && !self.writer
+        self.holders.is_free()
     }
 
     /// The lock is free: hand it to every queued reader, or else to the
@@ -39,11 +38,11 @@ impl ReaderPrefRwsem {
     fn grant_waiters(&mut self, wakes: &mut Vec<Wake>) {
         if !self.read_queue.is_empty() {
             for task in self.read_queue.drain(..) {
-                self.readers += 1;
+                self.holders.readers += 1;
                 wakes.push(Wake::Granted(task));
             }
         } else if let Some(task) = self.write_queue.pop_front() {
-            self.writer = true;
+            self.holders.writer = true;
             wakes.push(Wake::Granted(task));
         }
     }
@@ -62,8 +61,8 @@ impl LockPolicy for ReaderPrefRwsem {
         _wakes: &mut Vec<Wake>,
     ) -> Acquire {
         match mode {
-            Mode::Read if !self.writer => {
-                self.readers += 1;
+            Mode::Read if !self.holders.writer => {
+                self.holders.readers += 1;
                 Acquire::Granted
             }
             Mode::Read => {
@@ -73,7 +72,7 @@ impl LockPolicy for ReaderPrefRwsem {
             // A free lock has nobody queued: every release that frees it
             // grants the waiters, so the writer jumps no queue.
             Mode::Write if self.is_free() => {
-                self.writer = true;
+                self.holders.writer = true;
                 Acquire::Granted
             }
             Mode::Write => {
@@ -84,16 +83,7 @@ impl LockPolicy for ReaderPrefRwsem {
     }
 
     fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
-        match mode {
-            Mode::Read => {
-                debug_assert!(self.readers > 0, "up_read of a lock with no readers");
-                self.readers = self.readers.saturating_sub(1);
-            }
-            Mode::Write => {
-                debug_assert!(self.writer, "up_write of a lock with no writer");
-                self.writer = false;
-            }
-        }
+        self.holders.release(mode);
         if self.is_free() {
             self.grant_waiters(wakes);
         }

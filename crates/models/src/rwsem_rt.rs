@@ -23,7 +23,7 @@
 //! kernel wakes its top waiter, which takes the rtmutex when it runs (and may
 //! lose it to a steal), whereas here the grant is made at the release.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
 use std::collections::VecDeque;
 
 /// A queued task and its place in the priority order.
@@ -43,8 +43,7 @@ impl Waiter {
 
 #[derive(Debug, Default)]
 pub struct RtRwsem {
-    readers: u32,
-    writer: bool,
+    holders: Holders,
     /// Queued readers, sorted by [`Waiter::key`].
     read_queue: VecDeque<Waiter>,
     /// Queued writers, sorted by [`Waiter::key`].
@@ -59,7 +58,7 @@ impl RtRwsem {
     }
 
     fn is_free(&self) -> bool {
-        self.readers == 0 && !self.writer
+        self.holders.is_free()
     }
 
     fn enqueue(&mut self, ctx: &LockCtx, task: TaskId, mode: Mode) {
@@ -81,11 +80,11 @@ impl RtRwsem {
     /// else to every queued reader in priority order.
     fn grant_waiters(&mut self, wakes: &mut Vec<Wake>) {
         if let Some(w) = self.write_queue.pop_front() {
-            self.writer = true;
+            self.holders.writer = true;
             wakes.push(Wake::Granted(w.task));
         } else {
             for w in self.read_queue.drain(..) {
-                self.readers += 1;
+                self.holders.readers += 1;
                 wakes.push(Wake::Granted(w.task));
             }
         }
@@ -106,12 +105,12 @@ impl LockPolicy for RtRwsem {
     ) -> Acquire {
         let writer_queued = !self.write_queue.is_empty();
         match mode {
-            Mode::Read if !self.writer && !writer_queued => {
-                self.readers += 1;
+            Mode::Read if !self.holders.writer && !writer_queued => {
+                self.holders.readers += 1;
                 Acquire::Granted
             }
             Mode::Write if self.is_free() && !writer_queued => {
-                self.writer = true;
+                self.holders.writer = true;
                 Acquire::Granted
             }
             _ => {
@@ -122,16 +121,7 @@ impl LockPolicy for RtRwsem {
     }
 
     fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
-        match mode {
-            Mode::Read => {
-                debug_assert!(self.readers > 0, "up_read of a lock with no readers");
-                self.readers = self.readers.saturating_sub(1);
-            }
-            Mode::Write => {
-                debug_assert!(self.writer, "up_write of a lock with no writer");
-                self.writer = false;
-            }
-        }
+        self.holders.release(mode);
         if self.is_free() {
             self.grant_waiters(wakes);
         }

@@ -14,13 +14,12 @@
 //! that queued before them, which bounds writer latency and maximises the
 //! reader convoy behind them.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
 use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 pub struct WriterPrefRwsem {
-    readers: u32,
-    writer: bool,
+    holders: Holders,
     /// Readers waiting for no writer to hold or be queued, in arrival order.
     read_queue: VecDeque<TaskId>,
     /// Writers waiting for the lock to be free, in arrival order.
@@ -33,18 +32,18 @@ impl WriterPrefRwsem {
     }
 
     fn is_free(&self) -> bool {
-        self.readers == 0 && !self.writer
+        self.holders.is_free()
     }
 
     /// The lock is free: hand it to the first queued writer, or else to every
     /// queued reader.
     fn grant_waiters(&mut self, wakes: &mut Vec<Wake>) {
         if let Some(task) = self.write_queue.pop_front() {
-            self.writer = true;
+            self.holders.writer = true;
             wakes.push(Wake::Granted(task));
         } else {
             for task in self.read_queue.drain(..) {
-                self.readers += 1;
+                self.holders.readers += 1;
                 wakes.push(Wake::Granted(task));
             }
         }
@@ -65,8 +64,8 @@ impl LockPolicy for WriterPrefRwsem {
     ) -> Acquire {
         let writer_queued = !self.write_queue.is_empty();
         match mode {
-            Mode::Read if !self.writer && !writer_queued => {
-                self.readers += 1;
+            Mode::Read if !self.holders.writer && !writer_queued => {
+                self.holders.readers += 1;
                 Acquire::Granted
             }
             Mode::Read => {
@@ -74,7 +73,7 @@ impl LockPolicy for WriterPrefRwsem {
                 Acquire::Queued
             }
             Mode::Write if self.is_free() && !writer_queued => {
-                self.writer = true;
+                self.holders.writer = true;
                 Acquire::Granted
             }
             Mode::Write => {
@@ -85,16 +84,7 @@ impl LockPolicy for WriterPrefRwsem {
     }
 
     fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
-        match mode {
-            Mode::Read => {
-                debug_assert!(self.readers > 0, "up_read of a lock with no readers");
-                self.readers = self.readers.saturating_sub(1);
-            }
-            Mode::Write => {
-                debug_assert!(self.writer, "up_write of a lock with no writer");
-                self.writer = false;
-            }
-        }
+        self.holders.release(mode);
         if self.is_free() {
             self.grant_waiters(wakes);
         }
