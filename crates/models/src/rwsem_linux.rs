@@ -783,6 +783,21 @@ mod tests {
                 .unwrap()
                 .1
         }
+        /// Any other call on the lock, with a context at `now`; returns
+        /// what it returned and the wakes.
+        fn call<R>(
+            &mut self,
+            f: impl FnOnce(&mut LinuxRwsem, &LockCtx, &mut Vec<Wake>) -> R,
+        ) -> (R, Vec<Wake>) {
+            let mut w = Vec::new();
+            let ctx = LockCtx {
+                now: self.now,
+                hz: 250,
+                tasks: &self.view,
+            };
+            let r = f(&mut self.l, &ctx, &mut w);
+            (r, w)
+        }
     }
 
     fn none() -> Vec<Wake> {
@@ -915,16 +930,10 @@ mod tests {
         assert_eq!(h.acq(3, R), (Queued, none()));
         // The owner sleeps (e.g. in reclaim): the spinner stops and sleeps.
         h.view.off_cpu.borrow_mut().insert(1);
-        let mut w = Vec::new();
-        let ctx = LockCtx {
-            now: h.now,
-            hz: 250,
-            tasks: &h.view,
-        };
-        h.l.owner_off_cpu(&ctx, 1, &mut w);
+        let (_, w) = h.call(|l, c, w| l.owner_off_cpu(c, 1, w));
         assert_eq!(w, vec![Wake::SpinSlept(2)]);
         // A new writer does not even start spinning on an off-CPU owner.
-        assert_eq!(h.l.acquire(&ctx, 4, W, &mut Vec::new()), Queued);
+        assert_eq!(h.acq(4, W), (Queued, none()));
     }
 
     #[test]
@@ -1105,26 +1114,14 @@ mod tests {
         assert_eq!(h.acq(2, R).0, Queued);
         assert_eq!(h.acq(3, W).0, Queued);
         assert_eq!(h.acq(4, R).0, Queued);
-        let mut w = Vec::new();
-        let ctx = LockCtx {
-            now: h.now,
-            hz: 250,
-            tasks: &h.view,
-        };
-        h.l.downgrade(&ctx, 1, &mut w);
+        let (_, w) = h.call(|l, c, w| l.downgrade(c, 1, w));
         // Reader head: every queued reader, including the one behind writer 3.
         assert_eq!(w, vec![Wake::Granted(2), Wake::Granted(4)]);
         let mut h = H::new(false);
         assert_eq!(h.acq(1, W).0, Granted);
         assert_eq!(h.acq(2, W).0, Queued);
         assert_eq!(h.acq(3, R).0, Queued);
-        let mut w = Vec::new();
-        let ctx = LockCtx {
-            now: h.now,
-            hz: 250,
-            tasks: &h.view,
-        };
-        h.l.downgrade(&ctx, 1, &mut w);
+        let (_, w) = h.call(|l, c, w| l.downgrade(c, 1, w));
         assert_eq!(w, none(), "a writer heads: READ_OWNED wakes nobody");
     }
 
@@ -1134,13 +1131,8 @@ mod tests {
         assert_eq!(h.acq(1, R).0, Granted);
         assert_eq!(h.acq(2, W).0, Queued);
         assert_eq!(h.acq(3, R).0, Queued);
-        let mut w = Vec::new();
-        let ctx = LockCtx {
-            now: h.now,
-            hz: 250,
-            tasks: &h.view,
-        };
-        assert!(h.l.remove_waiter(&ctx, 2, &mut w));
+        let (ok, w) = h.call(|l, c, w| l.remove_waiter(c, 2, w));
+        assert!(ok);
         // The reader head is granted: the lock is reader-owned.
         assert_eq!(w, vec![Wake::Granted(3)]);
     }
@@ -1191,13 +1183,8 @@ mod tests {
         assert_eq!(h.acq(2, R).0, Granted);
         assert_eq!(h.acq(3, W).0, Queued);
         assert_eq!(h.acq(4, R).0, Queued);
-        let mut w = Vec::new();
-        let ctx = LockCtx {
-            now: h.now,
-            hz: 250,
-            tasks: &h.view,
-        };
-        assert!(h.l.remove_waiter(&ctx, 3, &mut w));
+        let (ok, w) = h.call(|l, c, w| l.remove_waiter(c, 3, w));
+        assert!(ok);
         assert_eq!(w, vec![Wake::Granted(4)]);
         // A writer enqueueing behind a reader head on a reader-owned lock
         // calls rwsem_cond_wake_waiter (R12), which grants the readers.
