@@ -172,6 +172,7 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     write_run_dir(&dir, &out.result, &out.manifest)?;
+    let plots = plots_note(&dir, &out.result);
     if p.compact {
         use output::Metric;
         print!(
@@ -185,6 +186,7 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         println!();
         print!("{}", terminal::log2_histogram(variant, s));
     }
+    println!("{plots}");
     println!(
         "\n{}: {} variant(s) x {} replication(s), {} events, {:.2}s wall; results in {}/",
         out.result.experiment,
@@ -195,6 +197,23 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         dir.display()
     );
     Ok(out)
+}
+
+/// Writes the plots of a run (PNG and SVG) and says where they are; a
+/// failure to plot is a warning, the CSV results stand.
+fn plots_note(dir: &std::path::Path, r: &output::ExperimentResult) -> String {
+    match output::plots::write_plots(dir, r, 4) {
+        Ok(files) if files.is_empty() => String::new(),
+        Ok(files) => format!(
+            "plots: {} files in {}/ (*-percentiles, *-log2, *-windows; .png and .svg)",
+            files.len(),
+            dir.display()
+        ),
+        Err(e) => {
+            eprintln!("convoy: warning: no plots: {e}");
+            String::new()
+        }
+    }
 }
 
 fn list() {
@@ -259,9 +278,11 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     write_run_dir(&dir, &out.result, &out.manifest)?;
+    let plots = plots_note(&dir, &out.result);
     let table = terminal::compare_table(&out.result, &out.per_rep, 0);
     output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
     print!("{table}");
+    println!("{plots}");
     println!(
         "{}: base `{}`, seed {}, {} replication(s); files in {}/",
         out.result.experiment,

@@ -176,6 +176,17 @@ fn no_arguments_runs_every_builtin_and_writes_results() {
             assert!(d.path().join("out").join(exp).join(f).exists(), "{exp}/{f}");
         }
     }
+    let figures = std::fs::read_dir(d.path().join("out/writer-parks-readers"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "png")
+        })
+        .count();
+    assert!(figures > 0, "no PNG figures written");
 }
 
 #[test]

@@ -10,6 +10,7 @@
 //! runs a simulation or reads a scenario.
 
 pub mod files;
+pub mod plots;
 pub mod results;
 pub mod terminal;
 

@@ -202,16 +202,17 @@ impl LatencyHist {
     }
 
     /// Samples in increasing order of value, as (value, count) at HDR
-    /// resolution: for CDF plots.
+    /// resolution, zeros first: for CDF plots.
     pub fn recorded(&self) -> Vec<(u64, u64)> {
-        self.hdr
-            .iter_recorded()
-            .map(|v| {
+        let zeros = (self.zeros > 0).then_some((0, self.zeros));
+        zeros
+            .into_iter()
+            .chain(self.hdr.iter_recorded().map(|v| {
                 (
                     self.hdr.highest_equivalent(v.value_iterated_to()),
                     v.count_at_value(),
                 )
-            })
+            }))
             .collect()
     }
 }

@@ -1,0 +1,541 @@
+//! Plots of a run, PNG and SVG (plotters), for the subjects a reader looks
+//! at first: the wait and span series with the largest maxima.
+//!
+//! For each chosen subject, three figures, variants overlaid:
+//! - `*-percentiles`: the latency distribution on a log time axis against
+//!   percentiles on a "nines" axis (p50, p90, p99, p99.9, ...), so tails
+//!   are as readable as medians;
+//! - `*-log2`: bpftrace-style log2 buckets, variants side by side;
+//! - `*-windows`: the maximum per window over simulated time (when the
+//!   run spans two windows or more).
+//!
+//! Text needs a font: DejaVu Sans, read once from the system (Debian's
+//! fonts-dejavu-core). Without it no plot is written and the caller is told
+//! why; CSV files are unaffected.
+
+use crate::files::write_atomic;
+use crate::results::{ExperimentResult, Metric, Series};
+use crate::terminal::human_ns;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Where the font is looked for.
+const FONT_PATHS: &[&str] = &[
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("no font for plot text (looked for {}); install fonts-dejavu-core", FONT_PATHS.join(", "))]
+    NoFont,
+    #[error("cannot draw {path}: {message}")]
+    Draw { path: PathBuf, message: String },
+}
+
+/// Registers DejaVu Sans as plotters' "sans-serif", once.
+fn font() -> Result<(), PlotError> {
+    static FONT: OnceLock<bool> = OnceLock::new();
+    let ok = *FONT.get_or_init(|| {
+        FONT_PATHS.iter().any(|p| match std::fs::read(p) {
+            Ok(bytes) => {
+                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
+            }
+            Err(_) => false,
+        })
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(PlotError::NoFont)
+    }
+}
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+fn color(i: usize) -> RGBColor {
+    COLORS[i % COLORS.len()]
+}
+
+/// A file name for a subject: `kernfs_rwsem/read/oomd` -> `wait-kernfs_rwsem-read-oomd`.
+pub fn file_stem(metric: Metric, subject: &str) -> String {
+    let s: String = subject
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{}-{s}", metric.as_str())
+}
+
+/// The subjects to plot: wait and span series with samples, the largest
+/// maxima over all variants first, at most `n`.
+pub fn chosen_subjects(r: &ExperimentResult, n: usize) -> Vec<(Metric, String)> {
+    let mut best: Vec<(u64, Metric, String)> = Vec::new();
+    for v in &r.variants {
+        for s in v
+            .series
+            .iter()
+            .filter(|s| matches!(s.metric, Metric::Wait | Metric::Span))
+        {
+            if s.hist.count() == 0 {
+                continue;
+            }
+            match best
+                .iter_mut()
+                .find(|b| b.1 == s.metric && b.2 == s.subject)
+            {
+                Some(b) => b.0 = b.0.max(s.hist.max()),
+                None => best.push((s.hist.max(), s.metric, s.subject.clone())),
+            }
+        }
+    }
+    best.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| (a.1, &a.2).cmp(&(b.1, &b.2))));
+    best.into_iter().take(n).map(|b| (b.1, b.2)).collect()
+}
+
+/// Figure size in pixels.
+const W: u32 = 1000;
+const H: u32 = 600;
+
+/// An RGB buffer of `W` x `H` as a PNG file's bytes.
+fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, W, H);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.write_header()?.write_image_data(rgb)?;
+    Ok(out)
+}
+
+/// Writes the three figures of each chosen subject as PNG and SVG into
+/// `dir`; returns the files written.
+pub fn write_plots(
+    dir: &Path,
+    r: &ExperimentResult,
+    subjects: usize,
+) -> Result<Vec<PathBuf>, PlotError> {
+    font()?;
+    let mut written = Vec::new();
+    for (metric, subject) in chosen_subjects(r, subjects) {
+        let series: Vec<(&str, &Series)> = r
+            .variants
+            .iter()
+            .filter_map(|v| v.series(metric, &subject).map(|s| (v.variant.as_str(), s)))
+            .collect();
+        let stem = file_stem(metric, &subject);
+        let title = format!("{} {} ({})", r.experiment, subject, metric.as_str());
+        // A run of one window has no course over time to show.
+        let windows = series.iter().map(|s| s.1.windows.len()).max().unwrap_or(0);
+        let kinds: &[&str] = if windows >= 2 {
+            &["percentiles", "log2", "windows"]
+        } else {
+            &["percentiles", "log2"]
+        };
+        for &kind in kinds {
+            let png = format!("{stem}-{kind}.png");
+            let svg = format!("{stem}-{kind}.svg");
+            let err = |name: &str, e: String| PlotError::Draw {
+                path: dir.join(name),
+                message: e,
+            };
+            // Both are drawn in memory and written whole (write_atomic), so
+            // an interrupted run never leaves half a figure.
+            let mut rgb = vec![0u8; (W * H * 3) as usize];
+            {
+                let root = BitMapBackend::with_buffer(&mut rgb, (W, H)).into_drawing_area();
+                draw(kind, &root, &title, &series).map_err(|e| err(&png, e))?;
+                root.present().map_err(|e| err(&png, e.to_string()))?;
+            }
+            let bytes = encode_png(&rgb).map_err(|e| err(&png, e.to_string()))?;
+            write_atomic(dir, &png, &bytes).map_err(|e| err(&png, e.to_string()))?;
+            let mut text = String::new();
+            {
+                let root = SVGBackend::with_string(&mut text, (W, H)).into_drawing_area();
+                draw(kind, &root, &title, &series).map_err(|e| err(&svg, e))?;
+                root.present().map_err(|e| err(&svg, e.to_string()))?;
+            }
+            write_atomic(dir, &svg, text.as_bytes()).map_err(|e| err(&svg, e.to_string()))?;
+            let (png, svg) = (dir.join(png), dir.join(svg));
+            written.push(png);
+            written.push(svg);
+        }
+    }
+    Ok(written)
+}
+
+/// One figure on any backend (PNG or SVG).
+fn draw<DB: DrawingBackend>(
+    kind: &str,
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    series: &[(&str, &Series)],
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    match kind {
+        "percentiles" => draw_percentiles(root, title, series),
+        "log2" => draw_log2(root, title, series),
+        _ => draw_windows(root, title, series),
+    }
+}
+
+/// The variants' legend, boxed, at `pos`.
+fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    pos: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 15))
+        .position(pos)
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
+/// Nines: -log10(1 - q); p50 -> 0.30, p90 -> 1, p99 -> 2, p99.9 -> 3.
+fn nines(q: f64) -> f64 {
+    -(1.0 - q).max(1e-9).log10()
+}
+
+fn draw_percentiles<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    series: &[(&str, &Series)],
+) -> Result<(), String> {
+    let max_ns = series
+        .iter()
+        .map(|s| s.1.hist.max())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let min_ns = series
+        .iter()
+        .flat_map(|s| {
+            s.1.hist
+                .recorded()
+                .into_iter()
+                .map(|(v, _)| v)
+                .find(|&v| v > 0)
+        })
+        .min()
+        .unwrap_or(1)
+        .max(1);
+    let top = series
+        .iter()
+        .map(|s| nines(1.0 - 1.0 / s.1.hist.count().max(1) as f64))
+        .fold(1.0f64, f64::max)
+        .ceil()
+        .min(6.0);
+    let mut chart = ChartBuilder::on(root)
+        .caption(format!("{title}: percentiles"), ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            ((min_ns as f64 / 2.0)..(max_ns as f64 * 2.0)).log_scale(),
+            0.0..top,
+        )
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("latency (log scale)")
+        .y_desc("percentile")
+        .x_label_formatter(&|v| human_ns(*v as u64))
+        .y_labels(top as usize + 1)
+        .y_label_formatter(&|y| {
+            let q = 1.0 - 10f64.powf(-y);
+            format!(
+                "p{}",
+                format!("{:.4}", q * 100.0)
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+            )
+        })
+        .label_style(("sans-serif", 15))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, (name, s)) in series.iter().enumerate() {
+        let n = s.hist.count() as f64;
+        let mut seen = 0u64;
+        let mut pts = Vec::new();
+        for (v, c) in s.hist.recorded() {
+            seen += c;
+            if v == 0 {
+                // Off the log axis; the curve starts at the zeros' percentile.
+                continue;
+            }
+            let q = seen as f64 / n;
+            pts.push((v.max(1) as f64, nines(q.min(1.0 - 1.0 / (n + 1.0)))));
+        }
+        let c = color(i);
+        chart
+            .draw_series(LineSeries::new(pts, c.stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label(format!("{name} (max {})", human_ns(s.hist.max())))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+    }
+    legend(&mut chart, SeriesLabelPosition::LowerRight)
+}
+
+fn draw_log2<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    series: &[(&str, &Series)],
+) -> Result<(), String> {
+    // Bucket index k: [0] -> 0, [2^(k-1), 2^k) -> k.
+    let idx = |lo: u64| {
+        if lo == 0 {
+            0
+        } else {
+            64 - lo.leading_zeros() as usize
+        }
+    };
+    let mut kmin = usize::MAX;
+    let mut kmax = 1;
+    let mut cmax = 1u64;
+    for (_, s) in series {
+        for b in s.hist.log2_buckets() {
+            kmin = kmin.min(idx(b.lo));
+            kmax = kmax.max(idx(b.lo));
+            cmax = cmax.max(b.count);
+        }
+    }
+    let kmin = kmin.min(kmax);
+    // Label every bucket while they fit, else every other one.
+    let step = if kmax - kmin > 16 { 2 } else { 1 };
+    let nv = series.len().max(1) as f64;
+    let mut chart = ChartBuilder::on(root)
+        .caption(format!("{title}: log2 histogram"), ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (kmin as f64 - 0.5)..(kmax as f64 + 0.5),
+            (0.5f64..(cmax as f64 * 2.0)).log_scale(),
+        )
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc("bucket lower bound")
+        .y_desc("count (log scale)")
+        .x_labels(kmax - kmin + 1)
+        .x_label_formatter(&|k| {
+            let k = k.round() as u32;
+            if !(k as usize - kmin).is_multiple_of(step) {
+                String::new()
+            } else if k == 0 {
+                "0".into()
+            } else {
+                human_ns(1u64 << (k - 1).min(62))
+            }
+        })
+        .y_label_formatter(&|c| human_count(*c))
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, (name, s)) in series.iter().enumerate() {
+        let c = color(i);
+        let w = 0.8 / nv;
+        let off = -0.4 + w * i as f64;
+        chart
+            .draw_series(s.hist.log2_buckets().into_iter().map(move |b| {
+                let x = idx(b.lo) as f64 + off;
+                Rectangle::new([(x, 0.5), (x + w, b.count as f64)], c.filled())
+            }))
+            .map_err(|e| e.to_string())?
+            .label(name.to_string())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+    }
+    legend(&mut chart, SeriesLabelPosition::MiddleRight)
+}
+
+fn draw_windows<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    series: &[(&str, &Series)],
+) -> Result<(), String> {
+    let width_s = series
+        .first()
+        .map_or(10.0, |s| s.1.windows.width().as_secs_f64());
+    let nwin = series
+        .iter()
+        .map(|s| s.1.windows.len())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.1.windows.iter().map(|(_, b)| b.max))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!(
+                "{title}: max per {} window",
+                human_ns((width_s * 1e9) as u64)
+            ),
+            ("sans-serif", 22),
+        )
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..(nwin as f64 * width_s), 0.0..(ymax as f64 * 1.1))
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("simulated time (s)")
+        .y_desc("max in window")
+        .y_label_formatter(&|v| human_ns(*v as u64))
+        .label_style(("sans-serif", 15))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, (name, s)) in series.iter().enumerate() {
+        let c = color(i);
+        let pts: Vec<(f64, f64)> = s
+            .windows
+            .iter()
+            .map(|(t, b)| (t.0 as f64 / 1e9 + width_s / 2.0, b.max as f64))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label(name.to_string())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+        chart
+            .draw_series(pts.into_iter().map(move |p| Circle::new(p, 3, c.filled())))
+            .map_err(|e| e.to_string())?;
+    }
+    legend(&mut chart, SeriesLabelPosition::MiddleRight)
+}
+
+/// Counts as a reader says them: 950, 12k, 3.4M.
+fn human_count(c: f64) -> String {
+    let (v, unit) = match c {
+        c if c >= 1e9 => (c / 1e9, "G"),
+        c if c >= 1e6 => (c / 1e6, "M"),
+        c if c >= 1e3 => (c / 1e3, "k"),
+        c => (c, ""),
+    };
+    format!("{}{unit}", format!("{v:.1}").trim_end_matches(".0"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::VariantResult;
+    use sim::stats::{LatencyHist, Windows};
+    use sim::{Dur, SimTime};
+
+    fn variant(name: &str, subject: &str, samples: &[u64]) -> VariantResult {
+        let mut hist = LatencyHist::new();
+        let mut windows = Windows::new(Dur::from_secs(1));
+        for (i, &v) in samples.iter().enumerate() {
+            hist.record(v);
+            windows.record(SimTime(i as u64 * 400_000_000), v);
+        }
+        VariantResult {
+            variant: name.into(),
+            series: vec![Series {
+                metric: Metric::Wait,
+                subject: subject.into(),
+                hist,
+                windows,
+            }],
+            counters: vec![],
+            horizon: SimTime(2_000_000_000),
+            events: 0,
+            replications: 1,
+        }
+    }
+
+    #[test]
+    fn nines_axis_puts_p99_at_two_and_p999_at_three() {
+        assert!((nines(0.99) - 2.0).abs() < 1e-9);
+        assert!((nines(0.999) - 3.0).abs() < 1e-9);
+        assert_eq!(nines(1.0), 9.0);
+    }
+
+    #[test]
+    fn counts_read_as_people_say_them() {
+        assert_eq!(human_count(950.0), "950");
+        assert_eq!(human_count(10_000.0), "10k");
+        assert_eq!(human_count(3_400_000.0), "3.4M");
+    }
+
+    #[test]
+    fn subjects_with_the_largest_maxima_come_first() {
+        let r = ExperimentResult {
+            experiment: "x".into(),
+            variants: vec![
+                variant("a", "L/read/small", &[5, 10]),
+                variant("b", "L/read/big", &[0, 7_000]),
+                variant("c", "L/read/empty", &[]),
+            ],
+        };
+        let got = chosen_subjects(&r, 4);
+        assert_eq!(
+            got,
+            vec![
+                (Metric::Wait, "L/read/big".to_string()),
+                (Metric::Wait, "L/read/small".to_string())
+            ]
+        );
+        assert_eq!(file_stem(Metric::Wait, "L/read/big"), "wait-L-read-big");
+    }
+
+    #[test]
+    fn writes_whole_png_and_svg_files_for_each_figure() {
+        let r = ExperimentResult {
+            experiment: "x".into(),
+            variants: vec![
+                variant("base", "L/read/g", &[0, 0, 900, 1_500, 40_000]),
+                variant("patched", "L/read/g", &[0, 800, 1_000, 2_000]),
+            ],
+        };
+        let d = tempfile::tempdir().unwrap();
+        match write_plots(d.path(), &r, 4) {
+            Err(PlotError::NoFont) => return, // a machine without DejaVu: warned, not failed
+            Err(e) => panic!("{e}"),
+            Ok(files) => {
+                assert_eq!(files.len(), 6);
+                for f in files {
+                    let bytes = std::fs::read(&f).unwrap();
+                    if f.extension().unwrap() == "png" {
+                        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", f.display());
+                    } else {
+                        let text = String::from_utf8(bytes).unwrap();
+                        assert!(text.trim_end().ends_with("</svg>"), "{}", f.display());
+                        assert!(text.contains("patched"), "legend in {}", f.display());
+                    }
+                }
+            }
+        }
+        let names: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert!(
+            names.iter().all(|n| !n.starts_with('.')),
+            "temp files left: {names:?}"
+        );
+    }
+}
