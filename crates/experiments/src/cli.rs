@@ -35,6 +35,20 @@ pub enum Command {
     /// Run variants with common random numbers and print a before/after
     /// table (72 columns) per wait and span subject, with ratios.
     Compare(CompareArgs),
+    /// Run the built-in experiments and check the model against every
+    /// calibration target of CASES.md; exits 1 if one is not met.
+    Validate(ValidateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Simulated duration of each run, overriding the experiments' own.
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long, default_value_t = 0)]
+    pub jobs: usize,
 }
 
 #[derive(Args, Debug)]
@@ -216,6 +230,22 @@ fn plots_note(dir: &std::path::Path, r: &output::ExperimentResult) -> String {
     }
 }
 
+fn validate(a: &ValidateArgs) -> anyhow::Result<bool> {
+    let mut sets = Vec::new();
+    if let Some(d) = &a.duration {
+        sim::time::parse_duration(d).with_context(|| format!("--duration {d}"))?;
+        sets.push(format!("scenario.duration={d}"));
+    }
+    let opts = RunOptions {
+        seed: a.seed,
+        jobs: a.jobs,
+        ..RunOptions::default()
+    };
+    let rows = crate::validate::validate(&sets, &opts)?;
+    print!("{}", crate::validate::format(&rows));
+    Ok(crate::validate::all_met(&rows))
+}
+
 fn list() {
     let w = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(0);
     for b in BUILTINS {
@@ -294,7 +324,12 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn main_with(cli: Cli) -> anyhow::Result<()> {
+/// Runs a command; `Ok(false)` means it ran and found a failure to report
+/// through the exit status (a target `validate` did not meet).
+pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
+    if let Some(Command::Validate(a)) = &cli.command {
+        return validate(a);
+    }
     match cli.command {
         None => run_builtins(),
         Some(Command::List) => {
@@ -319,5 +354,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<()> {
             print!("{}", bench::format(&r));
             Ok(())
         }
+        Some(Command::Validate(_)) => unreachable!("handled above"),
     }
+    .map(|()| true)
 }

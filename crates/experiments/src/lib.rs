@@ -8,6 +8,7 @@
 //!   order, plus the manifest;
 //! - [`builtin`]: the experiments shipped in `scenarios/`;
 //! - [`bench`]: the `bench-convoy` benchmark (BENCH-CONVOY.md);
+//! - [`validate`]: the model against the calibration targets of CASES.md;
 //! - [`cli`]: flags to a validated plan to a run.
 
 pub mod bench;
@@ -15,4 +16,5 @@ pub mod builtin;
 pub mod cli;
 pub mod runner;
 pub mod scenario;
+pub mod validate;
 pub mod world;
