@@ -1638,39 +1638,40 @@ impl<'c> World<'c> {
                 }
             })
             .collect();
-        let mut counters = Vec::new();
+        // Lock counters per lock class, as /proc/lock_stat shows them: the
+        // instances of a family (`pidlist_mutex[3]`) add up under its name.
+        let mut by_class: Vec<(String, u64)> = Vec::new();
+        let mut add = |class: &str, name: &str, value: u64| {
+            let subject = format!("{class}/{name}");
+            match by_class.iter_mut().rev().find(|(s, _)| *s == subject) {
+                Some((_, v)) => *v += value,
+                None => by_class.push((subject, value)),
+            }
+        };
         for (i, l) in c.locks.iter().enumerate() {
+            let class = l.name.split('[').next().unwrap_or(&l.name);
             let modes: &[(Mode, &str)] = match l.kind {
                 LockKind::Rwsem => &[(Mode::Read, "read_"), (Mode::Write, "write_")],
                 LockKind::Mutex => &[(Mode::Write, "")],
             };
             for &(m, prefix) in modes {
-                counters.push(Counter {
-                    subject: format!("{}/{prefix}acquisitions", l.name),
-                    value: self.acquisitions[i][mode_index(m)],
-                });
-                counters.push(Counter {
-                    subject: format!("{}/{prefix}contentions", l.name),
-                    value: self.contentions[i][mode_index(m)],
-                });
+                let acquisitions = self.acquisitions[i][mode_index(m)];
+                let contentions = self.contentions[i][mode_index(m)];
+                add(class, &format!("{prefix}acquisitions"), acquisitions);
+                add(class, &format!("{prefix}contentions"), contentions);
             }
             if l.line.is_some() {
-                counters.push(Counter {
-                    subject: format!("{}/line_transfers", l.name),
-                    value: self.line_transfers[i],
-                });
-                counters.push(Counter {
-                    subject: format!("{}/line_wait_ns", l.name),
-                    value: self.line_wait_ns[i],
-                });
+                add(class, "line_transfers", self.line_transfers[i]);
+                add(class, "line_wait_ns", self.line_wait_ns[i]);
             }
             for (name, v) in self.locks[i].counters() {
-                counters.push(Counter {
-                    subject: format!("{}/{name}", l.name),
-                    value: v,
-                });
+                add(class, name, v);
             }
         }
+        let mut counters: Vec<Counter> = by_class
+            .into_iter()
+            .map(|(subject, value)| Counter { subject, value })
+            .collect();
         for (name, &v) in c.counters.iter().zip(&self.user_counts) {
             counters.push(Counter {
                 subject: name.clone(),

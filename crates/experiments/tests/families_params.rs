@@ -46,6 +46,15 @@ fn each_task_takes_its_own_instance_and_shared_instances_contend() {
             .max(),
         MS
     );
+    // Counters are per lock class, as in /proc/lock_stat: 4 own + 2 shared
+    // acquisitions, one contention, and no per-instance subjects.
+    assert_eq!(r.counter("i_rwsem/write_acquisitions"), Some(6));
+    assert_eq!(r.counter("i_rwsem/write_contentions"), Some(1));
+    assert!(
+        r.counters.iter().all(|c| !c.subject.contains('[')),
+        "{:?}",
+        r.counters
+    );
 }
 
 #[test]
