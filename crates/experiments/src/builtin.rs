@@ -1,12 +1,16 @@
 //! Built-in experiments: scenario files compiled into the binary.
 
 use crate::scenario::{ScenarioError, Source};
+use output::Metric;
 use std::path::Path;
 
 pub struct Builtin {
     pub name: &'static str,
     pub summary: &'static str,
     pub text: &'static str,
+    /// The figures the experiment exists to show: its lines in the default
+    /// job's one-screen overview.
+    pub headline: &'static [(Metric, &'static str)],
 }
 
 pub const BUILTINS: &[Builtin] = &[
@@ -14,31 +18,40 @@ pub const BUILTINS: &[Builtin] = &[
         name: "bench-convoy",
         summary: "the performance benchmark of BENCH-CONVOY.md: 64 readers, 4 writers, FIFO rwsem",
         text: include_str!("../scenarios/bench-convoy.toml"),
+        headline: &[(Metric::Wait, "lock/read/readers")],
     },
     Builtin {
         name: "rmdir-cost",
         summary: "CASES.md case 1: empty cgroup-v2 leaf rmdir before/after the kernfs notify patch and fixes",
         text: include_str!("../scenarios/rmdir-cost.toml"),
+        headline: &[(Metric::Span, "rmdir/bench")],
     },
     Builtin {
         name: "rmdir-churn",
         summary: "CASES.md case 1's question: cgroup churn and cgroup-file readers, base/notify/inode-requested",
         text: include_str!("../scenarios/rmdir-churn.toml"),
+        headline: &[(Metric::Span, "rmdir/churner"), (Metric::Span, "stat/reader")],
     },
     Builtin {
         name: "revalidate-lock",
         summary: "CASES.md case 4: kernfs_rwsem in dentry revalidation, before/after lockless revalidation",
         text: include_str!("../scenarios/revalidate-lock.toml"),
+        headline: &[
+            (Metric::Counter, "kernfs_rwsem/read_acquisitions"),
+            (Metric::Span, "stat/walkers"),
+        ],
     },
     Builtin {
         name: "lock-policies",
         summary: "a reader stream, a periodic writer and a 100 ms reader under each rwsem policy",
         text: include_str!("../scenarios/lock-policies.toml"),
+        headline: &[(Metric::Wait, "kernfs_rwsem/read/walkers")],
     },
     Builtin {
         name: "writer-parks-readers",
         summary: "one slow reader + one queued writer park a stream of readers (8 CPUs)",
         text: include_str!("../scenarios/writer-parks-readers.toml"),
+        headline: &[(Metric::Wait, "kernfs_rwsem/read/walkers")],
     },
 ];
 

@@ -135,8 +135,6 @@ struct RunPlan {
     opts: RunOptions,
     out: Option<PathBuf>,
     histograms: usize,
-    /// Waits and spans only (the default job's one-screen view).
-    compact: bool,
 }
 
 fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
@@ -175,7 +173,6 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
         },
         out: a.out,
         histograms: a.histograms,
-        compact: false,
     })
 }
 
@@ -187,15 +184,7 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     write_run_dir(&dir, &out.result, &out.manifest)?;
     let plots = plots_note(&dir, &out.result);
-    if p.compact {
-        use output::Metric;
-        print!(
-            "{}",
-            terminal::summary_table_of(&out.result, &[Metric::Wait, Metric::Span])
-        );
-    } else {
-        print!("{}", terminal::summary_table(&out.result));
-    }
+    print!("{}", terminal::summary_table(&out.result));
     for (variant, s) in terminal::worst_series(&out.result, p.histograms) {
         println!();
         print!("{}", terminal::log2_histogram(variant, s));
@@ -253,11 +242,14 @@ fn list() {
     }
 }
 
-/// The default job: every built-in experiment, results printed and written.
+/// The default job: every built-in experiment with its default settings,
+/// files and plots written, and a one-screen overview of the headline
+/// figures.
 fn run_builtins() -> anyhow::Result<()> {
+    let mut done = Vec::new();
     for b in BUILTINS {
-        println!("=== {}: {}\n", b.name, b.summary);
-        let mut plan = plan_run(RunArgs {
+        eprintln!("convoy: running {} ...", b.name);
+        let plan = plan_run(RunArgs {
             experiment: b.name.into(),
             variants: vec![],
             seed: None,
@@ -267,15 +259,24 @@ fn run_builtins() -> anyhow::Result<()> {
             out: None,
             jobs: 0,
             max_events: None,
-            histograms: 1,
+            histograms: 0,
         })?;
-        plan.compact = true;
-        execute_run(plan)?;
-        println!();
+        let out = runner::run(&plan.file, &plan.opts)?;
+        let dir = PathBuf::from("out").join(&out.result.experiment);
+        write_run_dir(&dir, &out.result, &out.manifest)?;
+        let table = terminal::compare_table(&out.result, &out.per_rep, 0);
+        output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
+        plots_note(&dir, &out.result);
+        done.push((b, out));
     }
+    let blocks: Vec<_> = done.iter().map(|(b, o)| (&o.result, b.headline)).collect();
+    print!("{}", terminal::overview(&blocks));
     println!(
-        "Waits and spans above; holds and counters too in out/<experiment>/summary.csv.\n\
-         Run `convoy list` for the experiments, `convoy run EXP` for one, `convoy bench` for the benchmark."
+        "\nx: ratio to the first variant. Every subject, with holds and counters,\n\
+         in out/<experiment>/: compare.txt, summary.csv, hist.csv, windows.csv,\n\
+         manifest.json, plots (*.png, *.svg). `convoy list` names the\n\
+         experiments, `convoy compare EXP` prints one in full, and\n\
+         `convoy validate` checks the model against CASES.md."
     );
     Ok(())
 }

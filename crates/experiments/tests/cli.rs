@@ -173,12 +173,21 @@ fn no_arguments_runs_every_builtin_and_writes_results() {
     let d = tempfile::tempdir().unwrap();
     let o = convoy(&[], d.path());
     let s = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        s.contains("=== bench-convoy") && s.contains("=== writer-parks-readers"),
-        "{s}"
-    );
+    // One screen: every experiment's headline, 72 columns.
+    for b in experiments::builtin::BUILTINS {
+        assert!(
+            s.contains(&format!("{} ", b.name)),
+            "{} missing: {s}",
+            b.name
+        );
+    }
+    assert!(s.contains("rmdir-cost span rmdir/bench"), "{s}");
+    assert!(s.lines().count() <= 50, "{} lines:\n{s}", s.lines().count());
+    for line in s.lines() {
+        assert!(line.chars().count() <= 72, "{line}");
+    }
     for exp in ["bench-convoy", "writer-parks-readers"] {
-        for f in FILES {
+        for f in FILES.iter().chain(&["compare.txt"]) {
             assert!(d.path().join("out").join(exp).join(f).exists(), "{exp}/{f}");
         }
     }

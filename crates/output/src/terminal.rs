@@ -224,6 +224,66 @@ pub fn compare_table(
     out
 }
 
+/// The one-screen overview of several experiments: for each, its headline
+/// subjects (the figures the experiment exists to show) per variant, with
+/// ratios of mean and max to the first variant. A counter fills `count`
+/// and its ratio sits under `xmean`. 72 columns.
+pub fn overview(blocks: &[(&ExperimentResult, &[(Metric, &str)])]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  {:<18}{:>10}{:>8}{:>8}{:>8}{:>7}{:>6}",
+        "variant", "count", "mean", "p99.9", "max", "xmean", "xmax"
+    );
+    let ratio = |x: f64, y: f64| -> String {
+        match (x, y) {
+            (0.0, 0.0) => "1.00".into(),
+            (_, 0.0) => "inf".into(),
+            _ if x / y < 0.1 => format!("{:.3}", x / y),
+            _ => format!("{:.2}", x / y),
+        }
+    };
+    for (r, headline) in blocks {
+        for &(metric, subject) in headline.iter() {
+            let _ = writeln!(out, "{} {} {subject}", r.experiment, metric.as_str());
+            let Some(base) = r.variants.first() else {
+                continue;
+            };
+            for v in &r.variants {
+                let name: String = v.variant.chars().take(18).collect();
+                if metric == Metric::Counter {
+                    let (Some(c), b) = (v.counter(subject), base.counter(subject)) else {
+                        continue;
+                    };
+                    let x = ratio(c as f64, b.unwrap_or(0) as f64);
+                    let _ = writeln!(
+                        out,
+                        "  {name:<18}{c:>10}{:>8}{:>8}{:>8}{x:>7}{:>6}",
+                        "-", "-", "-", ""
+                    );
+                    continue;
+                }
+                let (Some(s), Some(b)) = (v.series(metric, subject), base.series(metric, subject))
+                else {
+                    continue;
+                };
+                let (h, bh) = (&s.hist, &b.hist);
+                let _ = writeln!(
+                    out,
+                    "  {name:<18}{:>10}{:>8}{:>8}{:>8}{:>7}{:>6}",
+                    h.count(),
+                    human_ns(h.mean()),
+                    human_ns(h.quantile(0.999)),
+                    human_ns(h.max()),
+                    ratio(h.mean_f64(), bh.mean_f64()),
+                    ratio(h.max() as f64, bh.max() as f64),
+                );
+            }
+        }
+    }
+    out
+}
+
 /// The `n` series with the largest maximum (waits and spans first), with
 /// their variant, for the terminal.
 pub fn worst_series(r: &ExperimentResult, n: usize) -> Vec<(&str, &Series)> {
