@@ -11,6 +11,8 @@ pub struct Builtin {
     /// The figures the experiment exists to show: its lines in the default
     /// job's one-screen overview.
     pub headline: &'static [(Metric, &'static str)],
+    /// Counters `convoy compare` shows (with `--counter` for others).
+    pub counters: &'static [&'static str],
 }
 
 pub const BUILTINS: &[Builtin] = &[
@@ -19,18 +21,26 @@ pub const BUILTINS: &[Builtin] = &[
         summary: "the performance benchmark of BENCH-CONVOY.md: 64 readers, 4 writers, FIFO rwsem",
         text: include_str!("../scenarios/bench-convoy.toml"),
         headline: &[(Metric::Wait, "lock/read/readers")],
+        counters: &["lock/read_acquisitions", "lock/write_acquisitions"],
     },
     Builtin {
         name: "rmdir-cost",
         summary: "CASES.md case 1: empty cgroup-v2 leaf rmdir before/after the kernfs notify patch and fixes",
         text: include_str!("../scenarios/rmdir-cost.toml"),
         headline: &[(Metric::Span, "rmdir/bench")],
+        counters: &[
+            "attr_write_locks/bench",
+            "ilookup/bench",
+            "supers_read_locks/bench",
+            "rcu_read_sections/bench",
+        ],
     },
     Builtin {
         name: "rmdir-churn",
         summary: "CASES.md case 1's question: cgroup churn and cgroup-file readers, base/notify/inode-requested",
         text: include_str!("../scenarios/rmdir-churn.toml"),
         headline: &[(Metric::Span, "rmdir/churner"), (Metric::Span, "stat/reader")],
+        counters: &["kernfs_rwsem/write_acquisitions", "kernfs_rwsem/write_contentions"],
     },
     Builtin {
         name: "revalidate-lock",
@@ -40,18 +50,27 @@ pub const BUILTINS: &[Builtin] = &[
             (Metric::Counter, "kernfs_rwsem/read_acquisitions"),
             (Metric::Span, "stat/walkers"),
         ],
+        counters: &[
+            "kernfs_rwsem/read_acquisitions",
+            "kernfs_rwsem/read_contentions",
+            "sysfs_kernfs_rwsem/read_acquisitions",
+            "sysfs_kernfs_rwsem/read_contentions",
+            "walks/walkers",
+        ],
     },
     Builtin {
         name: "lock-policies",
         summary: "a reader stream, a periodic writer and a 100 ms reader under each rwsem policy",
         text: include_str!("../scenarios/lock-policies.toml"),
         headline: &[(Metric::Wait, "kernfs_rwsem/read/walkers")],
+        counters: &["kernfs_rwsem/read_contentions", "kernfs_rwsem/write_contentions"],
     },
     Builtin {
         name: "writer-parks-readers",
         summary: "one slow reader + one queued writer park a stream of readers (8 CPUs)",
         text: include_str!("../scenarios/writer-parks-readers.toml"),
         headline: &[(Metric::Wait, "kernfs_rwsem/read/walkers")],
+        counters: &["kernfs_rwsem/read_contentions"],
     },
 ];
 

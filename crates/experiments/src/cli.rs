@@ -71,6 +71,10 @@ pub struct CompareArgs {
     /// Replications; the table adds the min/median/max over them.
     #[arg(long, default_value_t = 1)]
     pub reps: u64,
+    /// A counter to compare too, e.g. `kernfs_rwsem/read_contentions`
+    /// (repeatable; default: the built-in experiment's own).
+    #[arg(long = "counter", value_name = "NAME")]
+    pub counters: Vec<String>,
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     #[arg(long, default_value_t = 0)]
@@ -264,7 +268,7 @@ fn run_builtins() -> anyhow::Result<()> {
         let out = runner::run(&plan.file, &plan.opts)?;
         let dir = PathBuf::from("out").join(&out.result.experiment);
         write_run_dir(&dir, &out.result, &out.manifest)?;
-        let table = terminal::compare_table(&out.result, &out.per_rep, 0);
+        let table = terminal::compare_table(&out.result, &out.per_rep, 0, b.counters);
         output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
         plots_note(&dir, &out.result);
         done.push((b, out));
@@ -291,6 +295,7 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         a.with.clone()
     };
     let variants: Vec<String> = std::iter::once(base).chain(with).collect();
+    let (experiment, a_counters) = (a.experiment.clone(), a.counters);
     let plan = plan_run(RunArgs {
         experiment: a.experiment,
         variants,
@@ -310,7 +315,19 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     write_run_dir(&dir, &out.result, &out.manifest)?;
     let plots = plots_note(&dir, &out.result);
-    let table = terminal::compare_table(&out.result, &out.per_rep, 0);
+    let counters: Vec<&str> = if a_counters.is_empty() {
+        builtin::find(&experiment)
+            .map(|b| b.counters.to_vec())
+            .unwrap_or_default()
+    } else {
+        a_counters.iter().map(String::as_str).collect()
+    };
+    for c in &counters {
+        if out.result.variants[0].counter(c).is_none() {
+            eprintln!("convoy: warning: no counter `{c}` in this run (summary.csv lists them)");
+        }
+    }
+    let table = terminal::compare_table(&out.result, &out.per_rep, 0, &counters);
     output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
     print!("{table}");
     println!("{plots}");

@@ -6,10 +6,11 @@ use experiments::builtin::{self, BUILTINS};
 use experiments::runner::{run, RunOptions};
 use experiments::scenario::ScenarioFile;
 use output::files::summary_csv;
+use output::{ExperimentResult, Metric};
 
-fn summary(name: &str, duration: &str) -> String {
+fn result(name: &str, duration: &str) -> ExperimentResult {
     let src = builtin::source(name, &[format!("scenario.duration={duration}")]).unwrap();
-    let r = run(
+    run(
         &ScenarioFile::new(src).unwrap(),
         &RunOptions {
             seed: Some(7),
@@ -18,8 +19,8 @@ fn summary(name: &str, duration: &str) -> String {
             ..RunOptions::default()
         },
     )
-    .unwrap();
-    String::from_utf8(summary_csv(&r.result)).unwrap()
+    .unwrap()
+    .result
 }
 
 #[test]
@@ -30,7 +31,20 @@ fn every_builtin_has_a_snapshot() {
         for b in BUILTINS {
             // Short enough for the test suite, long enough that every
             // operation of the experiment has run.
-            insta::assert_snapshot!(b.name, summary(b.name, "50ms"));
+            let r = result(b.name, "50ms");
+            // What the overview and `compare` name must exist.
+            let v = &r.variants[0];
+            for &(metric, subject) in b.headline {
+                let found = match metric {
+                    Metric::Counter => v.counter(subject).is_some(),
+                    _ => v.series(metric, subject).is_some(),
+                };
+                assert!(found, "{}: headline {subject}", b.name);
+            }
+            for c in b.counters {
+                assert!(v.counter(c).is_some(), "{}: counter {c}", b.name);
+            }
+            insta::assert_snapshot!(b.name, String::from_utf8(summary_csv(&r)).unwrap());
         }
     });
 }

@@ -132,11 +132,14 @@ pub fn log2_histogram(variant: &str, s: &Series) -> String {
 /// 72-column email: count, mean, p50, p99, p99.9, max per variant and the
 /// ratio of each variant's p99.9 and max to the base's. With `per_rep`
 /// holding more than one replication per variant, two spread lines give
-/// the min/median/max over replications of p99.9 and of max.
+/// the min/median/max over replications of p99.9 and of max. Then one
+/// block per named counter: its value per variant, the ratio to the base,
+/// and the spread over replications.
 pub fn compare_table(
     r: &ExperimentResult,
     per_rep: &[Vec<crate::VariantResult>],
     base: usize,
+    counters: &[&str],
 ) -> String {
     let mut out = String::new();
     let Some(b) = r.variants.get(base) else {
@@ -218,6 +221,41 @@ pub fn compare_table(
                     spread(&mut max)
                 );
             }
+        }
+        out.push('\n');
+    }
+    for &subject in counters {
+        let Some(bc) = b.counter(subject) else {
+            continue;
+        };
+        let _ = writeln!(out, "counter {subject}");
+        for (vi, v) in r.variants.iter().enumerate() {
+            let Some(c) = v.counter(subject) else {
+                continue;
+            };
+            let name: String = v.variant.chars().take(10).collect();
+            let x = match (c, bc) {
+                (0, 0) => "1.00".to_string(),
+                (_, 0) => "inf".to_string(),
+                _ => format!("{:.3}", c as f64 / bc as f64),
+            };
+            let _ = write!(out, " {name:<10} {c:>14} {x:>7}");
+            let mut reps: Vec<u64> = per_rep
+                .get(vi)
+                .filter(|r| r.len() > 1)
+                .map(|r| r.iter().filter_map(|v| v.counter(subject)).collect())
+                .unwrap_or_default();
+            if !reps.is_empty() {
+                reps.sort_unstable();
+                let _ = write!(
+                    out,
+                    "  reps {}/{}/{}",
+                    reps[0],
+                    reps[reps.len() / 2],
+                    reps[reps.len() - 1]
+                );
+            }
+            out.push('\n');
         }
         out.push('\n');
     }
