@@ -59,6 +59,13 @@ pub const BUILTINS: &[Builtin] = &[
         ],
     },
     Builtin {
+        name: "inode-alloc-reclaim",
+        summary: "CASES.md case 3: inode allocation under kernfs_rwsem in a full memcg, 316 CPUs",
+        text: include_str!("../scenarios/inode-alloc-reclaim.toml"),
+        headline: &[(Metric::Span, "readdir/lister")],
+        counters: &["memcg/caller/reclaims", "memcg/caller/oom_kills"],
+    },
+    Builtin {
         name: "lock-policies",
         summary: "a reader stream, a periodic writer and a 100 ms reader under each rwsem policy",
         text: include_str!("../scenarios/lock-policies.toml"),

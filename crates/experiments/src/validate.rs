@@ -10,14 +10,21 @@
 //! - root-reuse / notify in the same run: 1%. The two runs give 0.9607
 //!   and 0.9523, each within 0.45% of their mean 0.9565.
 //! - mkdir: 1% of 21.2 us, i.e. the reported 21.1-21.3 us range plus 0.1 us.
+//! - inode-alloc-reclaim worst waits: each target is the worst of a single
+//!   60 s measurement, and the worst of a heavy-tailed stall varies from
+//!   one 60 s window to the next by a factor of ten. The check is the
+//!   statistical one: the measured worst must lie within the range of the
+//!   model's worst-in-60-s over 39 replications. Were the model the
+//!   machine, a measurement would fall outside that range 2 times in 40
+//!   (5%). The table shows the model's median and the range.
 //!
 //! A target whose experiment is not built yet is listed as such and makes
 //! the validation fail: an unmodelled case is not a reproduced one.
 
 use crate::builtin;
-use crate::runner::{run, RunOptions, RunnerError};
+use crate::runner::{run, RunOptions, RunOutput, RunnerError};
 use crate::scenario::{ScenarioError, ScenarioFile};
-use output::{ExperimentResult, Metric};
+use output::Metric;
 use std::fmt::Write as _;
 
 /// How the model's number for a target is read off a run.
@@ -34,9 +41,19 @@ enum Measure {
         over: &'static str,
         span: &'static str,
     },
+    /// The worst (max) over some series in one replication, in
+    /// milliseconds, over `WORST_REPS` replications: met when the measured
+    /// value lies within their range.
+    WorstMs {
+        variant: &'static str,
+        series: &'static [(Metric, &'static str)],
+    },
     /// No experiment models this target yet.
     NotBuilt,
 }
+
+/// Replications behind a [`Measure::WorstMs`] target (5% outside by chance).
+pub const WORST_REPS: u64 = 39;
 
 /// One calibration number of CASES.md.
 #[derive(Clone, Copy, Debug)]
@@ -69,6 +86,24 @@ const fn not_built(
         measured,
         tolerance: 0.0,
         measure: Measure::NotBuilt,
+    }
+}
+
+const fn worst(
+    what: &'static str,
+    measured: f64,
+    series: &'static [(Metric, &'static str)],
+) -> Target {
+    Target {
+        case: 3,
+        experiment: "inode-alloc-reclaim",
+        what,
+        measured,
+        tolerance: 0.0,
+        measure: Measure::WorstMs {
+            variant: "before",
+            series,
+        },
     }
 }
 
@@ -127,10 +162,29 @@ pub const TARGETS: &[Target] = &[
     not_built(2, "pidlist-flush-run-a", "patched avg us", 4.5),
     not_built(2, "pidlist-flush-run-a", "patched max us", 55.0),
     // Case 3: worst waits in 60 s, before the patch.
-    not_built(3, "inode-alloc-reclaim", "oomd worst wait ms", 236.0),
-    not_built(3, "inode-alloc-reclaim", "below worst wait ms", 356.0),
-    not_built(3, "inode-alloc-reclaim", "systemd worst wait ms", 160.0),
-    not_built(3, "inode-alloc-reclaim", "readdir worst ms", 530.0),
+    worst(
+        "oomd worst wait ms",
+        236.0,
+        &[(Metric::Wait, "kernfs_rwsem/read/oomd")],
+    ),
+    worst(
+        "below worst wait ms",
+        356.0,
+        &[(Metric::Wait, "kernfs_rwsem/read/below")],
+    ),
+    worst(
+        "systemd worst wait ms",
+        160.0,
+        &[
+            (Metric::Wait, "kernfs_rwsem/read/systemd"),
+            (Metric::Wait, "kernfs_rwsem/write/systemd"),
+        ],
+    ),
+    worst(
+        "readdir worst ms",
+        530.0,
+        &[(Metric::Span, "readdir/lister")],
+    ),
 ];
 
 /// Whether a target is met.
@@ -145,7 +199,11 @@ pub enum Verdict {
 #[derive(Clone, Debug)]
 pub struct Row {
     pub target: Target,
+    /// The model's value (the median over replications for a worst).
     pub model: Option<f64>,
+    /// For a worst: the model's range over replications, and the fraction
+    /// of replications whose worst is below the measured value.
+    pub range: Option<(f64, f64, f64)>,
     pub verdict: Verdict,
 }
 
@@ -171,13 +229,14 @@ pub enum ValidateError {
 /// Runs each experiment that has targets once (with `sets` applied, e.g. a
 /// shorter duration) and checks every target.
 pub fn validate(sets: &[String], opts: &RunOptions) -> Result<Vec<Row>, ValidateError> {
-    let mut results: Vec<(&str, ExperimentResult)> = Vec::new();
+    let mut results: Vec<(&str, RunOutput)> = Vec::new();
     let mut rows = Vec::new();
     for t in TARGETS {
         if matches!(t.measure, Measure::NotBuilt) {
             rows.push(Row {
                 target: *t,
                 model: None,
+                range: None,
                 verdict: Verdict::NotBuilt,
             });
             continue;
@@ -192,27 +251,40 @@ pub fn validate(sets: &[String], opts: &RunOptions) -> Result<Vec<Row>, Validate
                 experiment: e,
                 source,
             })?;
-            let r = run(&file, opts)
-                .map_err(|source| ValidateError::Run {
-                    experiment: e,
-                    source,
-                })?
-                .result;
-            results.push((e, r));
+            let reps = if TARGETS
+                .iter()
+                .any(|x| x.experiment == e && matches!(x.measure, Measure::WorstMs { .. }))
+            {
+                WORST_REPS
+            } else {
+                1
+            };
+            let out = run(
+                &file,
+                &RunOptions {
+                    reps,
+                    ..opts.clone()
+                },
+            )
+            .map_err(|source| ValidateError::Run {
+                experiment: e,
+                source,
+            })?;
+            results.push((e, out));
         }
-        let r = &results.iter().find(|(e, _)| *e == t.experiment).unwrap().1;
-        let model = model_value(t, r)?;
-        let ok = (model / t.measured - 1.0).abs() <= t.tolerance;
-        rows.push(Row {
-            target: *t,
-            model: Some(model),
-            verdict: if ok { Verdict::Ok } else { Verdict::Outside },
-        });
+        let out = &results.iter().find(|(e, _)| *e == t.experiment).unwrap().1;
+        rows.push(check(t, out)?);
     }
     Ok(rows)
 }
 
-fn model_value(t: &Target, r: &ExperimentResult) -> Result<f64, ValidateError> {
+/// Reads the model's value for `t` off a run and judges it.
+fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
+    let r = &out.result;
+    let missing = |what: String| ValidateError::Missing {
+        experiment: t.experiment,
+        what,
+    };
     let mean = |variant: &str, span: &str| {
         r.variants
             .iter()
@@ -220,18 +292,55 @@ fn model_value(t: &Target, r: &ExperimentResult) -> Result<f64, ValidateError> {
             .and_then(|v| v.series(Metric::Span, span))
             .filter(|s| s.hist.count() > 0)
             .map(|s| s.hist.mean_f64() / 1e3)
-            .ok_or_else(|| ValidateError::Missing {
-                experiment: t.experiment,
-                what: format!("span {span} of variant {variant}"),
-            })
+            .ok_or_else(|| missing(format!("span {span} of variant {variant}")))
+    };
+    let within = |model: f64| (model / t.measured - 1.0).abs() <= t.tolerance;
+    let row = |model: f64, range: Option<(f64, f64, f64)>, ok: bool| Row {
+        target: *t,
+        model: Some(model),
+        range,
+        verdict: if ok { Verdict::Ok } else { Verdict::Outside },
     };
     match t.measure {
-        Measure::MeanUs { variant, span } => mean(variant, span),
+        Measure::MeanUs { variant, span } => {
+            let m = mean(variant, span)?;
+            Ok(row(m, None, within(m)))
+        }
         Measure::MeanRatio {
             variant,
             over,
             span,
-        } => Ok(mean(variant, span)? / mean(over, span)?),
+        } => {
+            let m = mean(variant, span)? / mean(over, span)?;
+            Ok(row(m, None, within(m)))
+        }
+        Measure::WorstMs { variant, series } => {
+            let vi = r
+                .variants
+                .iter()
+                .position(|v| v.variant == variant)
+                .ok_or_else(|| missing(format!("variant {variant}")))?;
+            let mut worst: Vec<f64> = Vec::new();
+            for rep in &out.per_rep[vi] {
+                let mut w = 0u64;
+                for &(metric, subject) in series {
+                    let s = rep
+                        .series(metric, subject)
+                        .ok_or_else(|| missing(format!("{} {subject}", metric.as_str())))?;
+                    w = w.max(s.hist.max());
+                }
+                worst.push(w as f64 / 1e6);
+            }
+            worst.sort_by(f64::total_cmp);
+            let (lo, hi) = (worst[0], worst[worst.len() - 1]);
+            let median = worst[worst.len() / 2];
+            let below = worst.iter().filter(|&&w| w < t.measured).count() as f64;
+            Ok(row(
+                median,
+                Some((lo, hi, below / worst.len() as f64)),
+                (lo..=hi).contains(&t.measured),
+            ))
+        }
         Measure::NotBuilt => unreachable!("not-built targets are not measured"),
     }
 }
@@ -252,12 +361,12 @@ pub fn format(rows: &[Row]) -> String {
             let _ = writeln!(s, "case {} {}", t.case, t.experiment);
             last = t.experiment;
         }
+        let tol = match t.measure {
+            Measure::WorstMs { .. } => format!("r{WORST_REPS}"),
+            _ => format!("{}%", t.tolerance * 100.0),
+        };
         let (model, ratio, tol) = match r.model {
-            Some(m) => (
-                num(m),
-                format!("{:.3}", m / t.measured),
-                format!("{}%", t.tolerance * 100.0),
-            ),
+            Some(m) => (num(m), format!("{:.3}", m / t.measured), tol),
             None => ("-".into(), "-".into(), "-".into()),
         };
         let verdict = match r.verdict {
@@ -274,6 +383,15 @@ pub fn format(rows: &[Row]) -> String {
             ratio,
             tol
         );
+        if let Some((lo, hi, below)) = r.range {
+            let _ = writeln!(
+                s,
+                "    median of {WORST_REPS} reps; range {} to {}; measured at p{:.0}",
+                num(lo),
+                num(hi),
+                below * 100.0
+            );
+        }
     }
     let met = rows.iter().filter(|r| r.verdict == Verdict::Ok).count();
     let outside = rows
@@ -329,6 +447,7 @@ mod tests {
             .map(|t| Row {
                 target: *t,
                 model: Some(t.measured * 1.2345),
+                range: Some((t.measured * 0.1, t.measured * 10.0, 0.5)),
                 verdict: Verdict::Outside,
             })
             .collect();

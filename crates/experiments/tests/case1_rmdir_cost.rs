@@ -2,24 +2,16 @@
 //! tolerance (`convoy validate`) and the per-removal counts of the trace
 //! table exactly.
 
-use experiments::builtin;
-use experiments::runner::{run, RunOptions};
-use experiments::scenario::ScenarioFile;
+mod common;
+
+use common::run_builtin;
+use experiments::runner::RunOptions;
 use experiments::validate::{validate, Verdict};
 use output::Metric;
 
 #[test]
 fn rmdir_cost_reproduces_case_1_targets_and_trace_counts() {
-    let src = builtin::source("rmdir-cost", &["scenario.duration=100ms".into()]).unwrap();
-    let r = run(
-        &ScenarioFile::new(src).unwrap(),
-        &RunOptions {
-            jobs: 1,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap()
-    .result;
+    let r = run_builtin("rmdir-cost", "100ms");
     // The calibration targets, as `convoy validate` checks them.
     let rows = validate(&["scenario.duration=100ms".into()], &RunOptions::default()).unwrap();
     let case1: Vec<_> = rows.iter().filter(|r| r.target.case == 1).collect();
@@ -62,16 +54,7 @@ fn rmdir_cost_reproduces_case_1_targets_and_trace_counts() {
 
 #[test]
 fn rmdir_churn_notify_slows_churn_and_inode_requested_recovers_part_of_it() {
-    let src = builtin::source("rmdir-churn", &["scenario.duration=300ms".into()]).unwrap();
-    let r = run(
-        &ScenarioFile::new(src).unwrap(),
-        &RunOptions {
-            jobs: 1,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap()
-    .result;
+    let r = run_builtin("rmdir-churn", "300ms");
     let removals = |v: &str| {
         let v = r.variants.iter().find(|x| x.variant == v).unwrap();
         v.series(Metric::Span, "rmdir/churner")

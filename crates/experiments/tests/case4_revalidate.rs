@@ -1,22 +1,13 @@
 //! CASES.md case 4 (`revalidate-lock`): the predictions have the shape the
 //! mechanism implies, at a short duration (the numbers are in the note).
 
-use experiments::builtin;
-use experiments::runner::{run, RunOptions};
-use experiments::scenario::ScenarioFile;
+mod common;
+
+use common::run_builtin;
 
 #[test]
 fn lockless_revalidation_removes_the_revalidate_readers_and_their_contention() {
-    let src = builtin::source("revalidate-lock", &["scenario.duration=300ms".into()]).unwrap();
-    let r = run(
-        &ScenarioFile::new(src).unwrap(),
-        &RunOptions {
-            jobs: 1,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap()
-    .result;
+    let r = run_builtin("revalidate-lock", "300ms");
     let (before, after) = (&r.variants[0], &r.variants[1]);
     let c = |v: &output::VariantResult, k: &str| v.counter(k).unwrap_or(0);
     // Before: revalidation is the top call site of read acquisitions.

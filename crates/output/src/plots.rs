@@ -276,6 +276,11 @@ fn draw_percentiles<DB: DrawingBackend>(
         let mut seen = 0u64;
         let mut pts = Vec::new();
         for (v, c) in s.hist.recorded() {
+            if v > 0 && pts.is_empty() {
+                // The curve rises from where the samples below it leave it,
+                // so a single-valued series still draws a step.
+                pts.push((v as f64, nines(seen as f64 / n)));
+            }
             seen += c;
             if v == 0 {
                 // Off the log axis; the curve starts at the zeros' percentile.

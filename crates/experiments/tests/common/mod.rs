@@ -2,9 +2,23 @@
 //! formulas.
 #![allow(dead_code)]
 
+use experiments::builtin;
+use experiments::runner::{run, RunOptions};
 use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::{Limits, World};
-use output::VariantResult;
+use output::{ExperimentResult, VariantResult};
+
+/// Runs every variant of a built-in experiment for `duration`, seed from
+/// the scenario, one thread.
+pub fn run_builtin(name: &str, duration: &str) -> ExperimentResult {
+    let src = builtin::source(name, &[format!("scenario.duration={duration}")]).unwrap();
+    let opts = RunOptions {
+        jobs: 1,
+        progress: false,
+        ..RunOptions::default()
+    };
+    run(&ScenarioFile::new(src).unwrap(), &opts).unwrap().result
+}
 
 /// Runs the base variant of a scenario text with `seed`.
 pub fn run_text(text: &str, seed: u64) -> VariantResult {
