@@ -209,7 +209,8 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
 /// Writes the plots of a run (PNG and SVG) and says where they are; a
 /// failure to plot is a warning, the CSV results stand.
 fn plots_note(dir: &std::path::Path, r: &output::ExperimentResult) -> String {
-    match output::plots::write_plots(dir, r, 4) {
+    let headline = builtin::find(&r.experiment).map_or(&[][..], |b| b.headline);
+    match output::plots::write_plots(dir, r, headline, 4) {
         Ok(files) if files.is_empty() => String::new(),
         Ok(files) => format!(
             "plots: {} files in {}/ (*-percentiles, *-log2, *-windows; .png and .svg)",

@@ -1,5 +1,6 @@
 //! Plots of a run, PNG and SVG (plotters), for the subjects a reader looks
-//! at first: the wait and span series with the largest maxima.
+//! at first: an experiment's headline waits and spans, then the wait and
+//! span series with the largest maxima.
 //!
 //! For each chosen subject, three figures, variants overlaid:
 //! - `*-percentiles`: the latency distribution on a log time axis against
@@ -83,9 +84,15 @@ pub fn file_stem(metric: Metric, subject: &str) -> String {
     format!("{}-{s}", metric.as_str())
 }
 
-/// The subjects to plot: wait and span series with samples, the largest
-/// maxima over all variants first, at most `n`.
-pub fn chosen_subjects(r: &ExperimentResult, n: usize) -> Vec<(Metric, String)> {
+/// The subjects to plot, at most `n`: first those of `first` (an
+/// experiment's headline) that are waits or spans with samples, then the
+/// wait and span series with the largest maxima over all variants. A
+/// series whose every sample is zero shows nothing and is left out.
+pub fn chosen_subjects(
+    r: &ExperimentResult,
+    first: &[(Metric, &str)],
+    n: usize,
+) -> Vec<(Metric, String)> {
     let mut best: Vec<(u64, Metric, String)> = Vec::new();
     for v in &r.variants {
         for s in v
@@ -93,9 +100,6 @@ pub fn chosen_subjects(r: &ExperimentResult, n: usize) -> Vec<(Metric, String)> 
             .iter()
             .filter(|s| matches!(s.metric, Metric::Wait | Metric::Span))
         {
-            if s.hist.count() == 0 {
-                continue;
-            }
             match best
                 .iter_mut()
                 .find(|b| b.1 == s.metric && b.2 == s.subject)
@@ -105,7 +109,19 @@ pub fn chosen_subjects(r: &ExperimentResult, n: usize) -> Vec<(Metric, String)> 
             }
         }
     }
-    best.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| (a.1, &a.2).cmp(&(b.1, &b.2))));
+    best.retain(|b| b.0 > 0);
+    let rank = |b: &(u64, Metric, String)| {
+        first
+            .iter()
+            .position(|&(m, s)| m == b.1 && s == b.2)
+            .unwrap_or(usize::MAX)
+    };
+    best.sort_by(|a, b| {
+        rank(a)
+            .cmp(&rank(b))
+            .then_with(|| b.0.cmp(&a.0))
+            .then_with(|| (a.1, &a.2).cmp(&(b.1, &b.2)))
+    });
     best.into_iter().take(n).map(|b| (b.1, b.2)).collect()
 }
 
@@ -123,16 +139,18 @@ fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
     Ok(out)
 }
 
-/// Writes the three figures of each chosen subject as PNG and SVG into
-/// `dir`; returns the files written.
+/// Writes the three figures of each chosen subject (see
+/// [`chosen_subjects`]) as PNG and SVG into `dir`; returns the files
+/// written.
 pub fn write_plots(
     dir: &Path,
     r: &ExperimentResult,
+    first: &[(Metric, &str)],
     subjects: usize,
 ) -> Result<Vec<PathBuf>, PlotError> {
     font()?;
     let mut written = Vec::new();
-    for (metric, subject) in chosen_subjects(r, subjects) {
+    for (metric, subject) in chosen_subjects(r, first, subjects) {
         let series: Vec<(&str, &Series)> = r
             .variants
             .iter()
@@ -496,7 +514,7 @@ mod tests {
                 variant("c", "L/read/empty", &[]),
             ],
         };
-        let got = chosen_subjects(&r, 4);
+        let got = chosen_subjects(&r, &[], 4);
         assert_eq!(
             got,
             vec![
@@ -504,6 +522,14 @@ mod tests {
                 (Metric::Wait, "L/read/small".to_string())
             ]
         );
+        // An experiment's headline comes first; all-zero series never.
+        let got = chosen_subjects(&r, &[(Metric::Wait, "L/read/small")], 1);
+        assert_eq!(got, vec![(Metric::Wait, "L/read/small".to_string())]);
+        let zeros = ExperimentResult {
+            experiment: "z".into(),
+            variants: vec![variant("a", "L/read/none", &[0, 0])],
+        };
+        assert!(chosen_subjects(&zeros, &[], 4).is_empty());
         assert_eq!(file_stem(Metric::Wait, "L/read/big"), "wait-L-read-big");
     }
 
@@ -517,7 +543,7 @@ mod tests {
             ],
         };
         let d = tempfile::tempdir().unwrap();
-        match write_plots(d.path(), &r, 4) {
+        match write_plots(d.path(), &r, &[], 4) {
             Err(PlotError::NoFont) => return, // a machine without DejaVu: warned, not failed
             Err(e) => panic!("{e}"),
             Ok(files) => {
