@@ -31,6 +31,7 @@ pub mod rwsem_phase_fair;
 pub mod rwsem_reader_pref;
 pub mod rwsem_rt;
 pub mod rwsem_writer_pref;
+mod split_queues;
 #[cfg(test)]
 mod testing;
 pub mod workqueue;

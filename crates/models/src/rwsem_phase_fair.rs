@@ -17,43 +17,17 @@
 //! scenario) were phase-fair?": readers that arrive behind a queued writer
 //! still convoy, but only for one writer, not for the whole writer queue.
 
-use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
-use std::collections::VecDeque;
+use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::split_queues::SplitQueues;
 
 #[derive(Debug, Default)]
 pub struct PhaseFairRwsem {
-    holders: Holders,
-    /// Readers waiting for the next reader phase, in arrival order.
-    read_queue: VecDeque<TaskId>,
-    /// Writers waiting, in arrival order.
-    write_queue: VecDeque<TaskId>,
+    q: SplitQueues,
 }
 
 impl PhaseFairRwsem {
     pub fn new() -> Self {
         Self::default()
-    }
-
-    fn is_free(&self) -> bool {
-        self.holders.is_free()
-    }
-
-    fn grant_all_readers(&mut self, wakes: &mut Vec<Wake>) {
-        for task in self.read_queue.drain(..) {
-            self.holders.readers += 1;
-            wakes.push(Wake::Granted(task));
-        }
-    }
-
-    fn grant_first_writer(&mut self, wakes: &mut Vec<Wake>) -> bool {
-        match self.write_queue.pop_front() {
-            Some(task) => {
-                self.holders.writer = true;
-                wakes.push(Wake::Granted(task));
-                true
-            }
-            None => false,
-        }
     }
 }
 
@@ -69,58 +43,36 @@ impl LockPolicy for PhaseFairRwsem {
         mode: Mode,
         _wakes: &mut Vec<Wake>,
     ) -> Acquire {
-        let writer_waits = !self.write_queue.is_empty();
-        match mode {
-            Mode::Read if !self.holders.writer && !writer_waits => {
-                self.holders.readers += 1;
-                Acquire::Granted
-            }
-            Mode::Read => {
-                self.read_queue.push_back(task);
-                Acquire::Queued
-            }
-            Mode::Write if self.is_free() && !writer_waits => {
-                self.holders.writer = true;
-                Acquire::Granted
-            }
-            Mode::Write => {
-                self.write_queue.push_back(task);
-                Acquire::Queued
-            }
+        if self.q.writer_fair_admits(mode) {
+            self.q.grant(mode)
+        } else {
+            self.q.enqueue(task, mode)
         }
     }
 
     fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
+        self.q.holders.release(mode);
         match mode {
+            // The last reader of a phase hands over to the first writer.
+            // (Readers only wait while a writer holds or waits, so with no
+            // writer waiting the reader queue is empty here.)
             Mode::Read => {
-                debug_assert!(
-                    self.holders.readers > 0,
-                    "up_read of a lock with no readers"
-                );
-                self.holders.readers = self.holders.readers.saturating_sub(1);
-                // The last reader of a phase hands over to the first writer.
-                // (Readers only wait while a writer holds or waits, so with
-                // no writer waiting the reader queue is empty here.)
-                if self.holders.readers == 0 && !self.grant_first_writer(wakes) {
-                    self.grant_all_readers(wakes);
+                if self.q.holders.readers == 0 && !self.q.grant_writer(wakes) {
+                    self.q.grant_readers(wakes);
                 }
             }
+            // A writer's release opens a reader phase if any reader waits,
+            // however many writers wait.
             Mode::Write => {
-                debug_assert!(self.holders.writer, "up_write of a lock with no writer");
-                self.holders.writer = false;
-                // A writer's release opens a reader phase if any reader
-                // waits, however many writers wait.
-                if self.read_queue.is_empty() {
-                    self.grant_first_writer(wakes);
-                } else {
-                    self.grant_all_readers(wakes);
+                if !self.q.grant_readers(wakes) {
+                    self.q.grant_writer(wakes);
                 }
             }
         }
     }
 
     fn queued(&self) -> usize {
-        self.read_queue.len() + self.write_queue.len()
+        self.q.queued()
     }
 }
 

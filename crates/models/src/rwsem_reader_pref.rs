@@ -12,39 +12,17 @@
 //! readers are never parked behind a queued writer, which removes the reader
 //! convoy of the `fifo` and Linux locks at the price of writer starvation.
 
-use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
-use std::collections::VecDeque;
+use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::split_queues::SplitQueues;
 
 #[derive(Debug, Default)]
 pub struct ReaderPrefRwsem {
-    holders: Holders,
-    /// Readers waiting for the writer that holds the lock to leave.
-    read_queue: VecDeque<TaskId>,
-    /// Writers waiting for the lock to be free, in arrival order.
-    write_queue: VecDeque<TaskId>,
+    q: SplitQueues,
 }
 
 impl ReaderPrefRwsem {
     pub fn new() -> Self {
         Self::default()
-    }
-
-    fn is_free(&self) -> bool {
-        self.holders.is_free()
-    }
-
-    /// The lock is free: hand it to every queued reader, or else to the
-    /// first queued writer.
-    fn grant_waiters(&mut self, wakes: &mut Vec<Wake>) {
-        if !self.read_queue.is_empty() {
-            for task in self.read_queue.drain(..) {
-                self.holders.readers += 1;
-                wakes.push(Wake::Granted(task));
-            }
-        } else if let Some(task) = self.write_queue.pop_front() {
-            self.holders.writer = true;
-            wakes.push(Wake::Granted(task));
-        }
     }
 }
 
@@ -60,37 +38,30 @@ impl LockPolicy for ReaderPrefRwsem {
         mode: Mode,
         _wakes: &mut Vec<Wake>,
     ) -> Acquire {
-        match mode {
-            Mode::Read if !self.holders.writer => {
-                self.holders.readers += 1;
-                Acquire::Granted
-            }
-            Mode::Read => {
-                self.read_queue.push_back(task);
-                Acquire::Queued
-            }
-            // A free lock has nobody queued: every release that frees it
-            // grants the waiters, so the writer jumps no queue.
-            Mode::Write if self.is_free() => {
-                self.holders.writer = true;
-                Acquire::Granted
-            }
-            Mode::Write => {
-                self.write_queue.push_back(task);
-                Acquire::Queued
-            }
+        // A free lock has nobody queued: every release that frees it
+        // grants the waiters, so a writer that finds it free jumps no queue.
+        let admits = match mode {
+            Mode::Read => !self.q.holders.writer,
+            Mode::Write => self.q.holders.is_free(),
+        };
+        if admits {
+            self.q.grant(mode)
+        } else {
+            self.q.enqueue(task, mode)
         }
     }
 
+    /// A release that frees the lock grants every waiting reader, or else
+    /// the first waiting writer.
     fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
-        self.holders.release(mode);
-        if self.is_free() {
-            self.grant_waiters(wakes);
+        self.q.holders.release(mode);
+        if self.q.holders.is_free() && !self.q.grant_readers(wakes) {
+            self.q.grant_writer(wakes);
         }
     }
 
     fn queued(&self) -> usize {
-        self.read_queue.len() + self.write_queue.len()
+        self.q.queued()
     }
 }
 

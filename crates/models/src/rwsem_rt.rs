@@ -23,8 +23,8 @@
 //! kernel wakes its top waiter, which takes the rtmutex when it runs (and may
 //! lose it to a steal), whereas here the grant is made at the release.
 
-use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
-use std::collections::VecDeque;
+use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::split_queues::{SplitQueues, Waiting};
 
 /// A queued task and its place in the priority order.
 #[derive(Debug, Clone, Copy)]
@@ -41,13 +41,16 @@ impl Waiter {
     }
 }
 
+impl Waiting for Waiter {
+    fn task(&self) -> TaskId {
+        self.task
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct RtRwsem {
-    holders: Holders,
-    /// Queued readers, sorted by [`Waiter::key`].
-    read_queue: VecDeque<Waiter>,
-    /// Queued writers, sorted by [`Waiter::key`].
-    write_queue: VecDeque<Waiter>,
+    /// Both queues sorted by [`Waiter::key`].
+    q: SplitQueues<Waiter>,
     /// Sequence number of the next enqueue.
     next_seq: u64,
 }
@@ -57,11 +60,7 @@ impl RtRwsem {
         Self::default()
     }
 
-    fn is_free(&self) -> bool {
-        self.holders.is_free()
-    }
-
-    fn enqueue(&mut self, ctx: &LockCtx, task: TaskId, mode: Mode) {
+    fn enqueue(&mut self, ctx: &LockCtx, task: TaskId, mode: Mode) -> Acquire {
         let w = Waiter {
             task,
             rt: ctx.tasks.is_rt(task),
@@ -69,25 +68,12 @@ impl RtRwsem {
         };
         self.next_seq += 1;
         let queue = match mode {
-            Mode::Read => &mut self.read_queue,
-            Mode::Write => &mut self.write_queue,
+            Mode::Read => &mut self.q.readers,
+            Mode::Write => &mut self.q.writers,
         };
         let at = queue.partition_point(|q| q.key() < w.key());
         queue.insert(at, w);
-    }
-
-    /// The lock is free: hand it to the highest-priority queued writer, or
-    /// else to every queued reader in priority order.
-    fn grant_waiters(&mut self, wakes: &mut Vec<Wake>) {
-        if let Some(w) = self.write_queue.pop_front() {
-            self.holders.writer = true;
-            wakes.push(Wake::Granted(w.task));
-        } else {
-            for w in self.read_queue.drain(..) {
-                self.holders.readers += 1;
-                wakes.push(Wake::Granted(w.task));
-            }
-        }
+        Acquire::Queued
     }
 }
 
@@ -103,32 +89,24 @@ impl LockPolicy for RtRwsem {
         mode: Mode,
         _wakes: &mut Vec<Wake>,
     ) -> Acquire {
-        let writer_queued = !self.write_queue.is_empty();
-        match mode {
-            Mode::Read if !self.holders.writer && !writer_queued => {
-                self.holders.readers += 1;
-                Acquire::Granted
-            }
-            Mode::Write if self.is_free() && !writer_queued => {
-                self.holders.writer = true;
-                Acquire::Granted
-            }
-            _ => {
-                self.enqueue(ctx, task, mode);
-                Acquire::Queued
-            }
+        if self.q.writer_fair_admits(mode) {
+            self.q.grant(mode)
+        } else {
+            self.enqueue(ctx, task, mode)
         }
     }
 
+    /// A release that frees the lock grants the highest-priority queued
+    /// writer, or else every queued reader in priority order.
     fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
-        self.holders.release(mode);
-        if self.is_free() {
-            self.grant_waiters(wakes);
+        self.q.holders.release(mode);
+        if self.q.holders.is_free() && !self.q.grant_writer(wakes) {
+            self.q.grant_readers(wakes);
         }
     }
 
     fn queued(&self) -> usize {
-        self.read_queue.len() + self.write_queue.len()
+        self.q.queued()
     }
 }
 

@@ -14,39 +14,17 @@
 //! that queued before them, which bounds writer latency and maximises the
 //! reader convoy behind them.
 
-use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
-use std::collections::VecDeque;
+use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::split_queues::SplitQueues;
 
 #[derive(Debug, Default)]
 pub struct WriterPrefRwsem {
-    holders: Holders,
-    /// Readers waiting for no writer to hold or be queued, in arrival order.
-    read_queue: VecDeque<TaskId>,
-    /// Writers waiting for the lock to be free, in arrival order.
-    write_queue: VecDeque<TaskId>,
+    q: SplitQueues,
 }
 
 impl WriterPrefRwsem {
     pub fn new() -> Self {
         Self::default()
-    }
-
-    fn is_free(&self) -> bool {
-        self.holders.is_free()
-    }
-
-    /// The lock is free: hand it to the first queued writer, or else to every
-    /// queued reader.
-    fn grant_waiters(&mut self, wakes: &mut Vec<Wake>) {
-        if let Some(task) = self.write_queue.pop_front() {
-            self.holders.writer = true;
-            wakes.push(Wake::Granted(task));
-        } else {
-            for task in self.read_queue.drain(..) {
-                self.holders.readers += 1;
-                wakes.push(Wake::Granted(task));
-            }
-        }
     }
 }
 
@@ -62,36 +40,24 @@ impl LockPolicy for WriterPrefRwsem {
         mode: Mode,
         _wakes: &mut Vec<Wake>,
     ) -> Acquire {
-        let writer_queued = !self.write_queue.is_empty();
-        match mode {
-            Mode::Read if !self.holders.writer && !writer_queued => {
-                self.holders.readers += 1;
-                Acquire::Granted
-            }
-            Mode::Read => {
-                self.read_queue.push_back(task);
-                Acquire::Queued
-            }
-            Mode::Write if self.is_free() && !writer_queued => {
-                self.holders.writer = true;
-                Acquire::Granted
-            }
-            Mode::Write => {
-                self.write_queue.push_back(task);
-                Acquire::Queued
-            }
+        if self.q.writer_fair_admits(mode) {
+            self.q.grant(mode)
+        } else {
+            self.q.enqueue(task, mode)
         }
     }
 
+    /// A release that frees the lock grants the first waiting writer, or
+    /// else every waiting reader.
     fn release(&mut self, _ctx: &LockCtx, _task: TaskId, mode: Mode, wakes: &mut Vec<Wake>) {
-        self.holders.release(mode);
-        if self.is_free() {
-            self.grant_waiters(wakes);
+        self.q.holders.release(mode);
+        if self.q.holders.is_free() && !self.q.grant_writer(wakes) {
+            self.q.grant_readers(wakes);
         }
     }
 
     fn queued(&self) -> usize {
-        self.read_queue.len() + self.write_queue.len()
+        self.q.queued()
     }
 }
 
