@@ -457,15 +457,14 @@ impl Ctx<'_> {
     fn dist(&mut self, o: &Origin, r: &DistRef) -> Result<DistId, ScenarioError> {
         match r {
             DistRef::Named(n) => self.named_dists.get(n).copied().ok_or_else(|| {
-                let known: Vec<&str> = self.named_dists.keys().map(|s| s.as_str()).collect();
-                o.error(format!(
-                    "no distribution `{n}` in [dists]; defined: {}",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ))
+                undefined(
+                    o,
+                    "distribution",
+                    n,
+                    "dists",
+                    "defined",
+                    self.named_dists.keys(),
+                )
             }),
             DistRef::Inline(d) => {
                 self.dists.push(d.clone());
@@ -485,15 +484,14 @@ impl Ctx<'_> {
             return Ok(n.clone());
         }
         let Some(def) = self.doc.ops.get(name) else {
-            let known: Vec<&str> = self.doc.ops.keys().map(|s| s.as_str()).collect();
-            return Err(o.error(format!(
-                "no operation `{name}` in [ops]; defined: {}",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            )));
+            return Err(undefined(
+                o,
+                "operation",
+                name,
+                "ops",
+                "defined",
+                self.doc.ops.keys(),
+            ));
         };
         let nodes = parse_program(self.src, &format!("ops.{name}.steps"), &def.get_ref().steps)?;
         self.ops.insert(name.to_string(), nodes.clone());
@@ -558,15 +556,14 @@ impl Ctx<'_> {
             }
             StepKind::Charge(g, pages) | StepKind::Uncharge(g, pages) => {
                 let Some(memcg) = self.doc.memcg.get_index_of(g.as_str()) else {
-                    let known: Vec<&str> = self.doc.memcg.keys().map(|s| s.as_str()).collect();
-                    return Err(o.error(format!(
-                        "no memcg `{g}` in [memcg]; defined: {}",
-                        if known.is_empty() {
-                            "none".to_string()
-                        } else {
-                            known.join(", ")
-                        }
-                    )));
+                    return Err(undefined(
+                        o,
+                        "memcg",
+                        g,
+                        "memcg",
+                        "defined",
+                        self.doc.memcg.keys(),
+                    ));
                 };
                 let (memcg, pages) = (memcg as u32, *pages);
                 let instr = if matches!(s.kind, StepKind::Charge(..)) {
@@ -633,15 +630,14 @@ impl Ctx<'_> {
             .get(name)
             .map(|v| *v.get_ref())
             .ok_or_else(|| {
-                let known: Vec<&str> = self.doc.params.keys().map(|s| s.as_str()).collect();
-                o.error(format!(
-                    "no parameter `{name}` in [params]; defined: {}",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ))
+                undefined(
+                    o,
+                    "parameter",
+                    name,
+                    "params",
+                    "defined",
+                    self.doc.params.keys(),
+                )
             })
     }
 
@@ -651,15 +647,14 @@ impl Ctx<'_> {
             .get_index_of(name)
             .map(|i| i as u32)
             .ok_or_else(|| {
-                let known: Vec<&str> = self.doc.workqueues.keys().map(|s| s.as_str()).collect();
-                o.error(format!(
-                    "no workqueue `{name}` in [workqueues]; defined: {}",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ))
+                undefined(
+                    o,
+                    "workqueue",
+                    name,
+                    "workqueues",
+                    "defined",
+                    self.doc.workqueues.keys(),
+                )
             })
     }
 
@@ -671,16 +666,14 @@ impl Ctx<'_> {
     ) -> Result<(u32, u32, WorkKey), ScenarioError> {
         let wq = self.wq_index(o, wq)?;
         let Some((work, _, def)) = self.doc.works.get_full(item.name.as_str()) else {
-            let known: Vec<&str> = self.doc.works.keys().map(|s| s.as_str()).collect();
-            return Err(o.error(format!(
-                "no work `{}` in [works]; defined: {}",
-                item.name,
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            )));
+            return Err(undefined(
+                o,
+                "work",
+                &item.name,
+                "works",
+                "defined",
+                self.doc.works.keys(),
+            ));
         };
         let instances = def.get_ref().instances.as_ref().map_or(1, |n| *n.get_ref());
         let needed = match item.key {
@@ -718,15 +711,14 @@ impl Ctx<'_> {
             }
         };
         let Some(&(base, instances)) = self.lock_ids.get(name) else {
-            let known: Vec<&str> = self.lock_ids.keys().map(|s| s.as_str()).collect();
-            return Err(o.error(format!(
-                "no lock `{name}` in [locks]; declared: {}",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            )));
+            return Err(undefined(
+                o,
+                "lock",
+                name,
+                "locks",
+                "declared",
+                self.lock_ids.keys(),
+            ));
         };
         let is_family = self
             .doc
@@ -1488,4 +1480,27 @@ fn build_memcg(
         },
         oom_victims,
     })
+}
+
+/// The error for a name its table does not define:
+/// "no KIND `NAME` in [TABLE]; defined: a, b" (or "none").
+fn undefined<K: AsRef<str>>(
+    o: &Origin,
+    kind: &str,
+    name: &str,
+    table: &str,
+    verb: &str,
+    known: impl Iterator<Item = K>,
+) -> ScenarioError {
+    let known: Vec<K> = known.collect();
+    let list = if known.is_empty() {
+        "none".to_string()
+    } else {
+        known
+            .iter()
+            .map(AsRef::as_ref)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    o.error(format!("no {kind} `{name}` in [{table}]; {verb}: {list}"))
 }
