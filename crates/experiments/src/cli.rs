@@ -346,19 +346,13 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
 /// Runs a command; `Ok(false)` means it ran and found a failure to report
 /// through the exit status (a target `validate` did not meet).
 pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
-    if let Some(Command::Validate(a)) = &cli.command {
-        return validate(a);
-    }
-    match cli.command {
+    let done = match cli.command {
         None => run_builtins(),
         Some(Command::List) => {
             list();
             Ok(())
         }
-        Some(Command::Run(a)) => {
-            execute_run(plan_run(a)?)?;
-            Ok(())
-        }
+        Some(Command::Run(a)) => execute_run(plan_run(a)?).map(drop),
         Some(Command::Compare(a)) => compare(a),
         Some(Command::Bench(f)) => {
             sim::time::parse_duration(&f.duration)
@@ -373,7 +367,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
             print!("{}", bench::format(&r));
             Ok(())
         }
-        Some(Command::Validate(_)) => unreachable!("handled above"),
-    }
-    .map(|()| true)
+        Some(Command::Validate(a)) => return validate(&a),
+    };
+    done.map(|()| true)
 }

@@ -2,26 +2,12 @@
 //! duration: any change to a model, a library cost or a scenario shows up
 //! here as a reviewed diff (`cargo insta review`), never silently.
 
-use experiments::builtin::{self, BUILTINS};
-use experiments::runner::{run, RunOptions};
-use experiments::scenario::ScenarioFile;
-use output::files::summary_csv;
-use output::{ExperimentResult, Metric};
+mod common;
 
-fn result(name: &str, duration: &str) -> ExperimentResult {
-    let src = builtin::source(name, &[format!("scenario.duration={duration}")]).unwrap();
-    run(
-        &ScenarioFile::new(src).unwrap(),
-        &RunOptions {
-            seed: Some(7),
-            jobs: 1,
-            progress: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap()
-    .result
-}
+use common::run_builtin_seeded;
+use experiments::builtin::BUILTINS;
+use output::files::summary_csv;
+use output::Metric;
 
 #[test]
 fn every_builtin_has_a_snapshot() {
@@ -36,7 +22,7 @@ fn every_builtin_has_a_snapshot() {
                 "inode-alloc-reclaim" => "6s",
                 _ => "50ms",
             };
-            let r = result(b.name, duration);
+            let r = run_builtin_seeded(b.name, duration, Some(7));
             // What the overview and `compare` name must exist.
             let v = &r.variants[0];
             for &(metric, subject) in b.headline {

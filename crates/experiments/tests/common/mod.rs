@@ -11,8 +11,14 @@ use output::{ExperimentResult, VariantResult};
 /// Runs every variant of a built-in experiment for `duration`, seed from
 /// the scenario, one thread.
 pub fn run_builtin(name: &str, duration: &str) -> ExperimentResult {
+    run_builtin_seeded(name, duration, None)
+}
+
+/// [`run_builtin`] with the seed given.
+pub fn run_builtin_seeded(name: &str, duration: &str, seed: Option<u64>) -> ExperimentResult {
     let src = builtin::source(name, &[format!("scenario.duration={duration}")]).unwrap();
     let opts = RunOptions {
+        seed,
         jobs: 1,
         progress: false,
         ..RunOptions::default()
