@@ -151,13 +151,7 @@ pub fn compare_table(
         .filter(|s| matches!(s.metric, Metric::Wait | Metric::Span) && s.hist.count() > 0)
         .map(|s| (s.metric, s.subject.as_str()))
         .collect();
-    let ratio = |x: u64, y: u64| -> String {
-        match (x, y) {
-            (0, 0) => "1.00".into(),
-            (_, 0) => "inf".into(),
-            _ => format!("{:.2}", x as f64 / y as f64),
-        }
-    };
+    let ratio = |x: u64, y: u64| ratio_text(x as f64, y as f64, 2);
     let spread = |vals: &mut Vec<u64>| -> String {
         vals.sort_unstable();
         let med = vals[vals.len() / 2];
@@ -234,11 +228,7 @@ pub fn compare_table(
                 continue;
             };
             let name: String = v.variant.chars().take(10).collect();
-            let x = match (c, bc) {
-                (0, 0) => "1.00".to_string(),
-                (_, 0) => "inf".to_string(),
-                _ => format!("{:.3}", c as f64 / bc as f64),
-            };
+            let x = ratio_text(c as f64, bc as f64, 3);
             let _ = write!(out, " {name:<10} {c:>14} {x:>7}");
             let mut reps: Vec<u64> = per_rep
                 .get(vi)
@@ -262,6 +252,16 @@ pub fn compare_table(
     out
 }
 
+/// `x / y` to `decimals` places; 0/0 is "1.00" (nothing changed) and x/0
+/// is "inf".
+fn ratio_text(x: f64, y: f64, decimals: usize) -> String {
+    if y == 0.0 {
+        if x == 0.0 { "1.00" } else { "inf" }.to_string()
+    } else {
+        format!("{:.decimals$}", x / y)
+    }
+}
+
 /// The one-screen overview of several experiments: for each, its headline
 /// subjects (the figures the experiment exists to show) per variant, with
 /// ratios of mean and max to the first variant. A counter fills `count`
@@ -273,13 +273,10 @@ pub fn overview(blocks: &[(&ExperimentResult, &[(Metric, &str)])]) -> String {
         "  {:<18}{:>10}{:>8}{:>8}{:>8}{:>7}{:>6}",
         "variant", "count", "mean", "p99.9", "max", "xmean", "xmax"
     );
-    let ratio = |x: f64, y: f64| -> String {
-        match (x, y) {
-            (0.0, 0.0) => "1.00".into(),
-            (_, 0.0) => "inf".into(),
-            _ if x / y < 0.1 => format!("{:.3}", x / y),
-            _ => format!("{:.2}", x / y),
-        }
+    // Three decimals below 0.1, so that a 300x improvement is not "0.00".
+    let ratio = |x: f64, y: f64| {
+        let small = y != 0.0 && x / y < 0.1;
+        ratio_text(x, y, if small { 3 } else { 2 })
     };
     for (r, headline) in blocks {
         for &(metric, subject) in headline.iter() {
