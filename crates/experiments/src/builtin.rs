@@ -13,6 +13,10 @@ pub struct Builtin {
     pub headline: &'static [(Metric, &'static str)],
     /// Counters `convoy compare` shows (with `--counter` for others).
     pub counters: &'static [&'static str],
+    /// A shorter simulated duration for the default job's overview, for
+    /// experiments whose full run takes minutes (`convoy compare` runs it
+    /// in full).
+    pub overview: Option<&'static str>,
 }
 
 pub const BUILTINS: &[Builtin] = &[
@@ -22,6 +26,7 @@ pub const BUILTINS: &[Builtin] = &[
         text: include_str!("../scenarios/bench-convoy.toml"),
         headline: &[(Metric::Wait, "lock/read/readers")],
         counters: &["lock/read_acquisitions", "lock/write_acquisitions"],
+        overview: None,
     },
     Builtin {
         name: "rmdir-cost",
@@ -34,6 +39,7 @@ pub const BUILTINS: &[Builtin] = &[
             "supers_read_locks/bench",
             "rcu_read_sections/bench",
         ],
+        overview: None,
     },
     Builtin {
         name: "rmdir-churn",
@@ -41,6 +47,23 @@ pub const BUILTINS: &[Builtin] = &[
         text: include_str!("../scenarios/rmdir-churn.toml"),
         headline: &[(Metric::Span, "rmdir/churner"), (Metric::Span, "stat/reader")],
         counters: &["kernfs_rwsem/write_acquisitions", "kernfs_rwsem/write_contentions"],
+        overview: None,
+    },
+    Builtin {
+        name: "pidlist-flush-run-a",
+        summary: "CASES.md case 2 run-a: v1 pidlist destroy flush, 8 CPUs, R=100, C=1000, 300 s",
+        text: include_str!("../scenarios/pidlist-flush-run-a.toml"),
+        headline: &[(Metric::Span, "cgroup1_pidlist_destroy_all/css_free")],
+        counters: PIDLIST_FLUSH_COUNTERS,
+        overview: Some("10s"),
+    },
+    Builtin {
+        name: "pidlist-flush-run-b",
+        summary: "CASES.md case 2 run-b: the same churn on 64 CPUs, 50 cgroups of 1000 tasks",
+        text: include_str!("../scenarios/pidlist-flush-run-b.toml"),
+        headline: &[(Metric::Span, "cgroup1_pidlist_destroy_all/css_free")],
+        counters: PIDLIST_FLUSH_COUNTERS,
+        overview: Some("10s"),
     },
     Builtin {
         name: "revalidate-lock",
@@ -57,6 +80,7 @@ pub const BUILTINS: &[Builtin] = &[
             "sysfs_kernfs_rwsem/read_contentions",
             "walks/walkers",
         ],
+        overview: None,
     },
     Builtin {
         name: "inode-alloc-reclaim",
@@ -64,6 +88,7 @@ pub const BUILTINS: &[Builtin] = &[
         text: include_str!("../scenarios/inode-alloc-reclaim.toml"),
         headline: &[(Metric::Span, "readdir/lister")],
         counters: &["memcg/caller/reclaims", "memcg/caller/oom_kills"],
+        overview: None,
     },
     Builtin {
         name: "lock-policies",
@@ -71,6 +96,7 @@ pub const BUILTINS: &[Builtin] = &[
         text: include_str!("../scenarios/lock-policies.toml"),
         headline: &[(Metric::Wait, "kernfs_rwsem/read/walkers")],
         counters: &["kernfs_rwsem/read_contentions", "kernfs_rwsem/write_contentions"],
+        overview: None,
     },
     Builtin {
         name: "writer-parks-readers",
@@ -78,11 +104,24 @@ pub const BUILTINS: &[Builtin] = &[
         text: include_str!("../scenarios/writer-parks-readers.toml"),
         headline: &[(Metric::Wait, "kernfs_rwsem/read/walkers")],
         counters: &["kernfs_rwsem/read_contentions"],
+        overview: None,
     },
 ];
 
+const PIDLIST_FLUSH_COUNTERS: &[&str] = &[
+    "wq/cgroup_pidlist_destroy_wq/executed",
+    "wq/cgroup_pidlist_destroy_wq/flushes_waited",
+    "cpu/runqueue_wait_ns",
+];
+
 /// Built-in libraries a scenario can `include`.
-pub const LIBRARIES: &[(&str, &str)] = &[("kernfs", include_str!("../scenarios/lib/kernfs.toml"))];
+pub const LIBRARIES: &[(&str, &str)] = &[
+    ("kernfs", include_str!("../scenarios/lib/kernfs.toml")),
+    (
+        "pidlist-flush",
+        include_str!("../scenarios/lib/pidlist-flush.toml"),
+    ),
+];
 
 pub fn find(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)

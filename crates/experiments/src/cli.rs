@@ -258,7 +258,7 @@ fn run_builtins() -> anyhow::Result<()> {
             experiment: b.name.into(),
             variants: vec![],
             seed: None,
-            duration: None,
+            duration: b.overview.map(String::from),
             sets: vec![],
             reps: 1,
             out: None,
@@ -276,12 +276,16 @@ fn run_builtins() -> anyhow::Result<()> {
     }
     let blocks: Vec<_> = done.iter().map(|(b, o)| (&o.result, b.headline)).collect();
     print!("{}", terminal::overview(&blocks));
+    let short: Vec<String> = BUILTINS
+        .iter()
+        .filter_map(|b| b.overview.map(|d| format!("{} {d}", b.name)))
+        .collect();
     println!(
-        "\nx: ratio to the first variant. Every subject, with holds and counters,\n\
-         in out/<experiment>/: compare.txt, summary.csv, hist.csv, windows.csv,\n\
-         manifest.json, plots (*.png, *.svg). `convoy list` names the\n\
-         experiments, `convoy compare EXP` prints one in full, and\n\
-         `convoy validate` checks the model against CASES.md."
+        "\nx: ratio to the first variant. All subjects, holds, counters and\n\
+         plots: out/<experiment>/. `convoy compare EXP` runs one in full\n\
+         (shortened here: {}),\n\
+         `convoy list` names them, `convoy validate` checks CASES.md.",
+        short.join(", ")
     );
     Ok(())
 }

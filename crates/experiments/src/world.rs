@@ -58,6 +58,9 @@ const RELEASE_TICK: sim::Dur = sim::Dur(10_000_000);
 const OOM_REAPER_DELAY: sim::Dur = sim::Dur(2_000_000_000);
 
 /// A hold slot's content: 0 for none, else the lock and its mode.
+/// No task (an idle CPU in `World::running_on`).
+const NONE: TaskId = TaskId::MAX;
+
 fn held_code(lock: u32, mode: Mode) -> u32 {
     ((lock + 1) << 1) | u32::from(mode == Mode::Write)
 }
@@ -131,6 +134,10 @@ struct Task {
     in_burst: bool,
     /// Burst time left after a preemption (0: none).
     remaining: u64,
+    /// When the task last got a CPU (its time slice started).
+    on_cpu_since: SimTime,
+    /// The CPU a per-CPU kworker is bound to for its current item.
+    bound: Option<Cpu>,
     /// A memcg charge in progress across reclaim attempts (R45).
     charging: Option<(u32, models::memcg::Charge)>,
     /// Draws of memcg reclaim (time, success), apart from the program's.
@@ -186,6 +193,8 @@ impl Task {
             burst_end: SimTime::ZERO,
             in_burst: false,
             remaining: 0,
+            on_cpu_since: SimTime::ZERO,
+            bound: None,
             atomic_done: false,
             charging: None,
             mem_rng: (!c.memcgs.is_empty()).then(|| own("memcg")),
@@ -275,10 +284,12 @@ pub struct World<'c> {
     held: Vec<u32>,
     /// Values of the scenario's `count` counters.
     user_counts: Vec<u64>,
+    /// Uses of each `key next` step so far (a cgroup id allocator each).
+    key_next: Vec<u32>,
     wqs: Vec<models::workqueue::Workqueue>,
     idle_workers: Vec<std::collections::VecDeque<TaskId>>,
     /// Items a workqueue started while all its kworkers were busy.
-    start_backlog: Vec<std::collections::VecDeque<models::workqueue::WorkId>>,
+    start_backlog: Vec<std::collections::VecDeque<(models::workqueue::WorkId, Cpu)>>,
     /// The workqueue of each item's armed timer.
     timer_wq: Vec<u32>,
     /// Tasks waiting in `flush_workqueue`, by (workqueue, flush).
@@ -301,6 +312,8 @@ pub struct World<'c> {
     /// Tasks spinning on some lock right now.
     spinning: u32,
     preemptions: u64,
+    /// Tasks that yielded their CPU at a preemption point.
+    slice_yields: u64,
     spans: Vec<SimTime>,
     reps: Vec<u64>,
     queue: SlotQueue<Ev>,
@@ -310,6 +323,9 @@ pub struct World<'c> {
     acquisitions: Vec<[u64; 2]>,
     contentions: Vec<[u64; 2]>,
     cpu: CpuPool,
+    /// The task on each CPU (`NONE` for an idle one), with limited CPUs:
+    /// where preemption looks for a victim.
+    running_on: Vec<TaskId>,
     stats: Vec<Stat>,
     wakes: Vec<Wake>,
     horizon: SimTime,
@@ -461,10 +477,12 @@ impl<'c> World<'c> {
         }
         let ntasks = tasks.len();
         let nitems = c.works.iter().map(|w| w.instances as usize).sum::<usize>();
-        let cpu = match c.cpus {
+        let mut cpu = match c.cpus {
             Some(n) => CpuPool::with_cpus(n),
             None => CpuPool::unlimited(),
         };
+        cpu.set_wake_first(c.wake_first);
+        let running_on = vec![NONE; c.cpus.unwrap_or(0) as usize];
         World {
             c,
             holds: vec![SimTime::ZERO; holds],
@@ -489,11 +507,13 @@ impl<'c> World<'c> {
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
             preemptions: 0,
+            slice_yields: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
             queue: SlotQueue::new(ntasks + c.memcgs.len() + nitems + c.memcgs.len(), Ev::Run),
             released: vec![0.0; c.memcgs.len()],
             user_counts: vec![0; c.counters.len()],
+            key_next: vec![0; c.key_counters as usize],
             wqs: c
                 .workqueues
                 .iter()
@@ -518,6 +538,7 @@ impl<'c> World<'c> {
             acquisitions: vec![[0; 2]; c.locks.len()],
             contentions: vec![[0; 2]; c.locks.len()],
             cpu,
+            running_on,
             stats: c
                 .stats
                 .iter()
@@ -573,7 +594,7 @@ impl<'c> World<'c> {
     #[inline]
     fn make_runnable(&mut self, t: TaskId) {
         if let Some(cpu) = self.take_cpu(t) {
-            self.tasks[t as usize].cpu = cpu;
+            self.give_cpu(t, cpu);
             self.schedule(t, self.now, Ev::Run);
         }
     }
@@ -584,46 +605,56 @@ impl<'c> World<'c> {
     #[inline]
     fn take_cpu(&mut self, t: TaskId) -> Option<Cpu> {
         self.tasks[t as usize].state = State::Runnable;
+        if let Some(cpu) = self.tasks[t as usize].bound {
+            return self.cpu.make_runnable_on(self.now, t, cpu);
+        }
         if let Some(cpu) = self.cpu.try_take() {
             return Some(cpu);
         }
-        if self.c.preempt_full {
+        if self.c.preempt_full || self.c.wake_preempt {
             if let Some(cpu) = self.preempt_for(t) {
                 return Some(cpu);
             }
         }
-        self.cpu.requeue(self.now, t);
+        self.cpu.enqueue_woken(self.now, t);
         if self.spinning > 0 {
             self.resched();
         }
         None
     }
 
-    /// PREEMPT_FULL: the task in a `cpu` burst that has run longest (never
-    /// an RT task for a normal wakee) loses its CPU to `t` and requeues with
-    /// the rest of its burst. Returns the CPU, if a victim was found.
+    /// Wakeup preemption: the task in a `cpu` burst that has run longest
+    /// (never an RT task for a normal wakee) loses its CPU to `t` and
+    /// requeues with the rest of its burst. Under PREEMPT_FULL any burst
+    /// will do; with `wake_placement = "preempt"` only one that holds no
+    /// lock (PREEMPT_NONE/VOLUNTARY reschedule at a preemption point, and
+    /// kernfs/cgroup sections have none). Returns the CPU, if a victim was
+    /// found.
     fn preempt_for(&mut self, t: TaskId) -> Option<Cpu> {
         let wakee_rt = self.tasks[t as usize].rt;
         let now = self.now;
         let victim = self
-            .tasks
+            .running_on
             .iter()
-            .enumerate()
+            .filter(|&&v| v != NONE)
+            .map(|&v| (v, &self.tasks[v as usize]))
             .filter(|(_, v)| v.state == State::Running && v.in_burst && v.burst_end > now)
             .filter(|(_, v)| wakee_rt || !v.rt)
+            .filter(|(i, _)| self.c.preempt_full || !self.holds_lock(*i))
             .min_by_key(|(i, v)| (v.rt, v.burst_start, *i))
-            .map(|(i, _)| i as TaskId)?;
+            .map(|(i, _)| i)?;
         let v = &mut self.tasks[victim as usize];
         v.remaining = v.burst_end.0 - now.0;
         v.in_burst = false;
         v.state = State::Runnable;
         let cpu = v.cpu;
+        self.running_on[cpu.0 as usize] = NONE;
         self.queue.clear(victim as usize);
         self.preemptions += 1;
         if self.spinning > 0 {
             self.holder_off_cpu(victim);
         }
-        self.cpu.requeue(now, victim);
+        self.requeue(victim);
         Some(cpu)
     }
 
@@ -643,7 +674,7 @@ impl<'c> World<'c> {
         if inline {
             match self.take_cpu(t) {
                 Some(cpu) => {
-                    self.tasks[t as usize].cpu = cpu;
+                    self.give_cpu(t, cpu);
                     true
                 }
                 None => false,
@@ -685,6 +716,60 @@ impl<'c> World<'c> {
         }
     }
 
+    /// `t` runs on `cpu` from now; its time slice starts.
+    #[inline]
+    fn give_cpu(&mut self, t: TaskId, cpu: Cpu) {
+        let task = &mut self.tasks[t as usize];
+        task.cpu = cpu;
+        task.on_cpu_since = self.now;
+        if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
+            *r = t;
+        }
+    }
+
+    /// Whether `t` holds any lock now.
+    fn holds_lock(&self, t: TaskId) -> bool {
+        let task = &self.tasks[t as usize];
+        let base = task.hold_base as usize;
+        let n = self.c.groups[task.group as usize].hold_slots as usize;
+        self.held[base..base + n].iter().any(|&h| h != 0)
+    }
+
+    /// Whether a reschedule is due for `t`, on a CPU: others wait for a
+    /// CPU and `t` has used up its time slice (seen at a tick), or (with wakeup preemption)
+    /// a woken task waits, having set need_resched.
+    fn resched_due(&self, t: TaskId) -> bool {
+        if self.cpu.runnable_waiting() == 0 {
+            return false;
+        }
+        // The scheduler tick notices a used-up slice: the slice ends at the
+        // first tick (every 1/HZ) at or after it runs out.
+        let tick = 1_000_000_000 / u64::from(self.c.hz.max(1));
+        let over = |slice: u64| {
+            let end = self.tasks[t as usize].on_cpu_since.0 + slice;
+            self.now.0 >= end.div_ceil(tick) * tick
+        };
+        self.c.timeslice.is_some_and(over) || (self.c.wake_preempt && self.cpu.woken_waiting() > 0)
+    }
+
+    /// `t` gives up its CPU to the run queue's tail and resumes at `pc`.
+    fn yield_cpu(&mut self, t: TaskId, pc: u32) {
+        self.slice_yields += 1;
+        let task = &mut self.tasks[t as usize];
+        task.pc = pc;
+        task.state = State::Runnable;
+        self.leave_cpu(t);
+        self.requeue(t);
+    }
+
+    /// `t`, preempted, waits at the tail: of its CPU's queue if bound.
+    fn requeue(&mut self, t: TaskId) {
+        match self.tasks[t as usize].bound {
+            Some(cpu) => self.cpu.requeue_on(self.now, t, cpu),
+            None => self.cpu.requeue(self.now, t),
+        }
+    }
+
     /// `t` leaves its CPU; the next runnable task (if any) gets it.
     #[inline]
     fn leave_cpu(&mut self, t: TaskId) {
@@ -692,8 +777,11 @@ impl<'c> World<'c> {
             self.holder_off_cpu(t);
         }
         let cpu = self.tasks[t as usize].cpu;
+        if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
+            *r = NONE;
+        }
         if let Some((next, _waited)) = self.cpu.release(self.now, cpu) {
-            self.tasks[next as usize].cpu = cpu;
+            self.give_cpu(next, cpu);
             self.schedule(next, self.now, Ev::Run);
         }
     }
@@ -964,9 +1052,9 @@ impl<'c> World<'c> {
         use models::workqueue::Action;
         for a in out.drain(..) {
             match a {
-                Action::Start(id, _cpu) => match self.idle_workers[q as usize].pop_front() {
-                    Some(w) => self.start_work(w, q, id),
-                    None => self.start_backlog[q as usize].push_back(id),
+                Action::Start(id, cpu) => match self.idle_workers[q as usize].pop_front() {
+                    Some(w) => self.start_work(w, q, id, cpu),
+                    None => self.start_backlog[q as usize].push_back((id, cpu)),
                 },
                 Action::ArmTimer(id, at) => {
                     self.timer_wq[id.0 as usize] = q;
@@ -985,8 +1073,9 @@ impl<'c> World<'c> {
         }
     }
 
-    /// kworker `w` runs item `id`: the item's program from the top.
-    fn start_work(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
+    /// kworker `w` runs item `id`: the item's program from the top, on
+    /// `cpu` for a per-CPU workqueue.
+    fn start_work(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId, cpu: Cpu) {
         let spec = self
             .c
             .works
@@ -998,6 +1087,7 @@ impl<'c> World<'c> {
         task.pc = 0;
         task.self_key = id.0 - spec.offset;
         task.work = Some(id);
+        task.bound = (cpu != Cpu::ANY && !self.cpu.is_unlimited()).then_some(cpu);
         task.state = State::Blocked;
         debug_assert_eq!(task.worker_of, Some(q));
         if std::mem::take(&mut task.cold) {
@@ -1020,10 +1110,22 @@ impl<'c> World<'c> {
         for t in self.work_waiters.remove(&(q, id.0)).unwrap_or_default() {
             self.wakeup(t, false);
         }
+        // The kworker wakes the flushers it completes before it sleeps, so
+        // a flusher bound to this CPU is first in line for it.
+        out.retain(|a| match *a {
+            models::workqueue::Action::FlushDone(f) => {
+                for t in self.flushers.remove(&(q, f.0)).unwrap_or_default() {
+                    self.wakeup(t, false);
+                }
+                false
+            }
+            _ => true,
+        });
         self.tasks[w as usize].state = State::Idle;
         self.leave_cpu(w);
+        self.tasks[w as usize].bound = None;
         match self.start_backlog[q as usize].pop_front() {
-            Some(next) => self.start_work(w, q, next),
+            Some((next, cpu)) => self.start_work(w, q, next, cpu),
             None => self.idle_workers[q as usize].push_back(w),
         }
         self.apply_wq_actions(q, out);
@@ -1230,6 +1332,13 @@ impl<'c> World<'c> {
             self.exit_killed(t);
             return Ok(());
         }
+        // A step boundary holding no lock is a preemption point (the return
+        // to user space); under PREEMPT_FULL every boundary is.
+        if self.resched_due(t) && (self.c.preempt_full || !self.holds_lock(t)) {
+            let pc = self.tasks[ti].pc;
+            self.yield_cpu(t, pc);
+            return Ok(());
+        }
         let c: &'c Compiled = self.c;
         let code = &c.groups[self.tasks[ti].group as usize].code;
         let mut pc = self.tasks[ti].pc;
@@ -1302,6 +1411,26 @@ impl<'c> World<'c> {
                     pc += 1;
                     self.user_counts[counter as usize] += 1;
                 }
+                Instr::MightResched => {
+                    pc += 1;
+                    if self.c.voluntary && self.resched_due(t) {
+                        self.yield_cpu(t, pc);
+                        return Ok(());
+                    }
+                }
+                Instr::SetKey { lo, span, next } => {
+                    pc += 1;
+                    let k = match next {
+                        _ if span == 0 => 0,
+                        Some(n) => {
+                            let c = &mut self.key_next[n as usize];
+                            *c = c.wrapping_add(1);
+                            (*c - 1) % span
+                        }
+                        None => sim::rng::below(&mut self.tasks[ti].rng, span),
+                    };
+                    self.tasks[ti].self_key = lo + k;
+                }
                 Instr::FlushWorkqueue { wq } => {
                     pc += 1;
                     match self.wqs[wq as usize].flush_workqueue(self.now) {
@@ -1357,6 +1486,12 @@ impl<'c> World<'c> {
                     dynamic,
                     site,
                 } => {
+                    // might_sleep() in down_*/mutex_lock: a voluntary
+                    // preemption point, even holding other locks.
+                    if self.c.voluntary && !self.tasks[ti].atomic_done && self.resched_due(t) {
+                        self.yield_cpu(t, pc);
+                        return Ok(());
+                    }
                     if let Some(site) = site {
                         if !self.tasks[ti].atomic_done {
                             self.user_counts[site as usize] += 1;
@@ -1573,7 +1708,7 @@ impl<'c> World<'c> {
                 }
                 Ev::Ready => {
                     if let Some(cpu) = self.take_cpu(t) {
-                        self.tasks[t as usize].cpu = cpu;
+                        self.give_cpu(t, cpu);
                         self.run_task(t)?;
                     }
                 }
@@ -1718,10 +1853,16 @@ impl<'c> World<'c> {
                     value: v,
                 });
             }
-            if self.c.preempt_full {
+            if self.c.preempt_full || self.c.wake_preempt {
                 counters.push(Counter {
                     subject: "cpu/preemptions".into(),
                     value: self.preemptions,
+                });
+            }
+            if self.c.timeslice.is_some() || self.c.wake_preempt {
+                counters.push(Counter {
+                    subject: "cpu/resched_yields".into(),
+                    value: self.slice_yields,
                 });
             }
         }

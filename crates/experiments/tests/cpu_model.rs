@@ -205,3 +205,85 @@ fn cache_line_contention_makes_an_uncontended_rwsem_slower_with_more_cpus() {
     assert!(none.iter().all(|&x| x == none[0]), "{none:?}");
     assert_eq!(none[0], 20_000);
 }
+
+const SLICED: &str = r#"
+[scenario]
+name = "sliced"
+duration = "100ms"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+[tasks.a]
+count = 1
+program = ["loop", "  span_begin pass", "  cpu 100us", "  span_end pass", "end"]
+[tasks.b]
+count = 1
+program = ["loop", "  span_begin pass", "  cpu 100us", "  span_end pass", "end"]
+"#;
+
+fn passes(r: &VariantResult, group: &str) -> u64 {
+    r.series(Metric::Span, &format!("pass/{group}"))
+        .map_or(0, |s| s.hist.count())
+}
+
+#[test]
+fn a_time_slice_shares_one_cpu_between_two_hogs() {
+    // Without a slice the first hog keeps the CPU: b never runs.
+    // (The pass that ends at the 100 ms horizon is not counted.)
+    let r = run_text(&SLICED.replace("timeslice = \"3ms\"\n", ""));
+    assert_eq!((passes(&r, "a"), passes(&r, "b")), (999, 0));
+    // With 3 ms slices (ending at a 1 ms tick) they alternate, 3 ms each:
+    // a runs 0-3, 6-9, ..., 96-99 ms (17 turns), b the 16 in between and
+    // 9 passes from 99 ms. A turn ends at the boundary after its 30th
+    // burst, before that pass's span ends, so a's last one is cut off.
+    let r = run_text(SLICED);
+    assert_eq!(
+        (passes(&r, "a"), passes(&r, "b")),
+        (17 * 30 - 1, 16 * 30 + 9)
+    );
+    assert_eq!(r.counter("cpu/resched_yields"), Some(33));
+}
+
+#[test]
+fn a_slice_ends_at_the_first_tick_after_it_runs_out() {
+    // HZ 250: the 3 ms slice is noticed at the 4 ms tick, so each hog
+    // runs 4 ms at a time: 25 turns in 100 ms.
+    let r = run_text(&SLICED.replace("hz = 1000", "hz = 250"));
+    assert_eq!(r.counter("cpu/resched_yields"), Some(24));
+}
+
+#[test]
+fn under_voluntary_preemption_a_lock_holder_yields_at_might_sleep() {
+    // `a` holds m across 10 ms of work cut by might_resched points; `b`,
+    // a hog, waits for the CPU. Under none, `a` keeps the CPU (and m)
+    // until it unlocks; under voluntary it yields at the first preemption
+    // point after its slice, holding m, so its hold stretches by b's turn.
+    let text = r#"
+[scenario]
+name = "voluntary"
+duration = "40ms"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+preemption = "none"
+[locks.m]
+kind = "mutex"
+[tasks.a]
+count = 1
+program = ["mutex_lock m", "repeat 10", "  might_resched", "  cpu 1ms", "end", "mutex_unlock m"]
+[tasks.b]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+"#;
+    let hold = |t: &str| {
+        run_text(t)
+            .series(Metric::Hold, "m/lock/a")
+            .unwrap()
+            .hist
+            .max()
+    };
+    assert_eq!(hold(text), 10 * MS);
+    // Slices of 3 ms: a yields at 3 ms (holding m), b runs 3 ms, and so on.
+    let voluntary = text.replace("\"none\"", "\"voluntary\"");
+    assert_eq!(hold(&voluntary), 19 * MS);
+}

@@ -8,13 +8,20 @@
 //! loses its CPU to a wakee) are decided by the world, which calls
 //! [`CpuPool::requeue`] for a preempted task.
 //!
+//! A per-CPU kworker is bound to its CPU: it waits for that CPU only,
+//! taking turns with the shared queue by the time each began to wait.
+//!
+//! With `wake_first`, the run queue has two parts: woken tasks wait ahead
+//! of tasks that were preempted or used up their time slice. That is what
+//! CFS's sleeper placement and EEVDF's lag-based placement do to a task
+//! that slept: it is eligible at once, before the CPU-bound tasks.
+//!
 //! Free CPUs are handed out lowest id first, so runs are reproducible and
 //! CPU ids mean the same thing in every variant.
 
 use crate::lock::TaskId;
 use sim::{Dur, SimTime};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// A CPU id. With unlimited CPUs every task runs on [`Cpu::ANY`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -27,8 +34,19 @@ impl Cpu {
 #[derive(Debug)]
 pub struct CpuPool {
     limit: Option<u32>,
-    free: BinaryHeap<Reverse<u32>>,
-    runq: VecDeque<(TaskId, SimTime)>,
+    /// Free CPUs, a bit per CPU (lowest id first).
+    free: Vec<u64>,
+    /// Tasks bound to one CPU (per-CPU kworkers) waiting for it; served
+    /// first when it frees up, as a per-CPU run queue would pick a
+    /// freshly woken kworker.
+    bound: Vec<VecDeque<(TaskId, SimTime, u64)>>,
+    bound_len: usize,
+    /// Enqueues so far: the order in which waiting tasks began to wait.
+    seq: u64,
+    runq: VecDeque<(TaskId, SimTime, u64)>,
+    /// Woken tasks, served before `runq` (only with `wake_first`).
+    woken: VecDeque<(TaskId, SimTime, u64)>,
+    wake_first: bool,
     runq_waits: u64,
     runq_wait_ns: u128,
     runq_max: usize,
@@ -38,8 +56,13 @@ impl CpuPool {
     pub fn unlimited() -> Self {
         CpuPool {
             limit: None,
-            free: BinaryHeap::new(),
+            free: Vec::new(),
+            bound: Vec::new(),
+            bound_len: 0,
+            seq: 0,
             runq: VecDeque::new(),
+            woken: VecDeque::new(),
+            wake_first: false,
             runq_waits: 0,
             runq_wait_ns: 0,
             runq_max: 0,
@@ -48,9 +71,24 @@ impl CpuPool {
 
     pub fn with_cpus(n: u32) -> Self {
         let mut p = Self::unlimited();
-        p.limit = Some(n.max(1));
-        p.free = (0..n.max(1)).map(Reverse).collect();
+        let n = n.max(1);
+        p.limit = Some(n);
+        p.free = vec![0; n.div_ceil(64) as usize];
+        for c in 0..n {
+            p.free[(c / 64) as usize] |= 1 << (c % 64);
+        }
+        p.bound = vec![VecDeque::new(); n as usize];
         p
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Woken tasks wait ahead of preempted ones (see the module doc).
+    pub fn set_wake_first(&mut self, on: bool) {
+        self.wake_first = on;
     }
 
     pub fn is_unlimited(&self) -> bool {
@@ -67,7 +105,7 @@ impl CpuPool {
     pub fn make_runnable(&mut self, now: SimTime, task: TaskId) -> Option<Cpu> {
         let cpu = self.try_take();
         if cpu.is_none() {
-            self.requeue(now, task);
+            self.enqueue_woken(now, task);
         }
         cpu
     }
@@ -78,7 +116,37 @@ impl CpuPool {
         if self.limit.is_none() {
             return Some(Cpu::ANY);
         }
-        self.free.pop().map(|Reverse(c)| Cpu(c))
+        let (w, bits) = self.free.iter_mut().enumerate().find(|(_, b)| **b != 0)?;
+        let c = bits.trailing_zeros();
+        *bits &= *bits - 1;
+        Some(Cpu(w as u32 * 64 + c))
+    }
+
+    fn set_free(&mut self, cpu: Cpu) {
+        self.free[(cpu.0 / 64) as usize] |= 1 << (cpu.0 % 64);
+    }
+
+    /// `task`, bound to `cpu`, becomes runnable: it takes `cpu` if it is
+    /// free, else waits for it ahead of the shared queue.
+    pub fn make_runnable_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) -> Option<Cpu> {
+        if self.limit.is_none() {
+            return Some(Cpu::ANY);
+        }
+        let (w, bit) = ((cpu.0 / 64) as usize, 1u64 << (cpu.0 % 64));
+        if self.free[w] & bit != 0 {
+            self.free[w] &= !bit;
+            return Some(cpu);
+        }
+        self.requeue_on(now, task, cpu);
+        None
+    }
+
+    /// `task`, bound to `cpu`, waits for it (woken, or preempted on it).
+    pub fn requeue_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
+        let seq = self.next_seq();
+        self.bound[cpu.0 as usize].push_back((task, now, seq));
+        self.bound_len += 1;
+        self.runq_max = self.runq_max.max(self.runnable_waiting());
     }
 
     /// The task on `cpu` stops running at `now`. Returns the task that runs
@@ -86,15 +154,35 @@ impl CpuPool {
     #[inline]
     pub fn release(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
         self.limit?;
-        match self.runq.pop_front() {
-            Some((task, since)) => {
+        // The bound task and the shared queue's head take turns by the time
+        // they began to wait; woken tasks before preempted ones.
+        let shared_is_runq = self.woken.is_empty();
+        let shared = if shared_is_runq {
+            &mut self.runq
+        } else {
+            &mut self.woken
+        };
+        let bound = &mut self.bound[cpu.0 as usize];
+        let take_bound = match (bound.front(), shared.front()) {
+            (Some(b), Some(s)) => b.2 < s.2 || (self.wake_first && shared_is_runq),
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let next = if take_bound {
+            self.bound_len -= 1;
+            bound.pop_front()
+        } else {
+            shared.pop_front()
+        };
+        match next {
+            Some((task, since, _)) => {
                 let waited = now.since(since);
                 self.runq_waits += 1;
                 self.runq_wait_ns += u128::from(waited.0);
                 Some((task, waited))
             }
             None => {
-                self.free.push(Reverse(cpu.0));
+                self.set_free(cpu);
                 None
             }
         }
@@ -103,12 +191,31 @@ impl CpuPool {
     /// `task` waits at the tail of the run queue (no free CPU, or it was
     /// preempted and its CPU went to the preempting task).
     pub fn requeue(&mut self, now: SimTime, task: TaskId) {
-        self.runq.push_back((task, now));
-        self.runq_max = self.runq_max.max(self.runq.len());
+        let seq = self.next_seq();
+        self.runq.push_back((task, now, seq));
+        self.runq_max = self.runq_max.max(self.runnable_waiting());
+    }
+
+    /// `task` was woken and finds no free CPU: the run queue's tail, or
+    /// with `wake_first` the tail of the woken tasks.
+    pub fn enqueue_woken(&mut self, now: SimTime, task: TaskId) {
+        if self.wake_first {
+            let seq = self.next_seq();
+            self.woken.push_back((task, now, seq));
+            self.runq_max = self.runq_max.max(self.runnable_waiting());
+        } else {
+            self.requeue(now, task);
+        }
+    }
+
+    /// Woken tasks waiting for a CPU (with `wake_first`; else 0): they
+    /// have set need_resched on some CPU.
+    pub fn woken_waiting(&self) -> usize {
+        self.woken.len()
     }
 
     pub fn runnable_waiting(&self) -> usize {
-        self.runq.len()
+        self.runq.len() + self.woken.len() + self.bound_len
     }
 
     /// Counters, name and value, in a fixed order.
@@ -150,5 +257,63 @@ mod tests {
         assert_eq!(p.make_runnable(SimTime(13), 14), Some(Cpu(1)));
         assert_eq!(p.release(SimTime(14), Cpu(0)), None);
         assert_eq!(p.make_runnable(SimTime(15), 15), Some(Cpu(0)));
+    }
+
+    #[test]
+    fn wake_first_serves_woken_tasks_before_preempted_ones() {
+        let mut p = CpuPool::with_cpus(1);
+        p.set_wake_first(true);
+        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
+        p.requeue(SimTime(1), 2); // used up its slice
+        assert_eq!(p.make_runnable(SimTime(2), 3), None); // woken
+        assert_eq!(p.make_runnable(SimTime(3), 4), None); // woken
+        assert_eq!(p.runnable_waiting(), 3);
+        assert_eq!(p.release(SimTime(10), Cpu(0)), Some((3, Dur(8))));
+        assert_eq!(p.release(SimTime(11), Cpu(0)), Some((4, Dur(8))));
+        assert_eq!(p.release(SimTime(12), Cpu(0)), Some((2, Dur(11))));
+        assert_eq!(p.release(SimTime(13), Cpu(0)), None);
+    }
+
+    #[test]
+    fn a_bound_task_waits_for_its_cpu_and_is_served_first() {
+        let mut p = CpuPool::with_cpus(2);
+        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
+        assert_eq!(p.make_runnable_on(SimTime(0), 2, Cpu(1)), Some(Cpu(1)));
+        assert_eq!(p.make_runnable(SimTime(1), 3), None);
+        assert_eq!(p.make_runnable_on(SimTime(2), 4, Cpu(1)), None);
+        // CPU 0 frees up: the shared queue's task, not the bound one.
+        assert_eq!(p.release(SimTime(5), Cpu(0)), Some((3, Dur(4))));
+        // CPU 1 frees up: its bound task, the only one left.
+        assert_eq!(p.release(SimTime(6), Cpu(1)), Some((4, Dur(4))));
+        assert_eq!(p.runnable_waiting(), 0);
+        assert_eq!(p.release(SimTime(7), Cpu(1)), None);
+        assert_eq!(p.make_runnable_on(SimTime(8), 5, Cpu(1)), Some(Cpu(1)));
+        assert_eq!(p.try_take(), None);
+    }
+
+    #[test]
+    fn a_bound_task_and_the_shared_queue_take_turns_by_waiting_time() {
+        let mut p = CpuPool::with_cpus(1);
+        p.set_wake_first(true);
+        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
+        p.requeue(SimTime(1), 2); // preempted
+        assert_eq!(p.make_runnable(SimTime(2), 3), None); // woken
+        assert_eq!(p.make_runnable_on(SimTime(3), 4, Cpu(0)), None); // bound, woken later
+        assert_eq!(p.make_runnable(SimTime(4), 5), None); // woken after it
+        assert_eq!(p.release(SimTime(10), Cpu(0)), Some((3, Dur(8))));
+        assert_eq!(p.release(SimTime(11), Cpu(0)), Some((4, Dur(8))));
+        assert_eq!(p.release(SimTime(12), Cpu(0)), Some((5, Dur(8))));
+        // The preempted task comes last.
+        assert_eq!(p.release(SimTime(13), Cpu(0)), Some((2, Dur(12))));
+    }
+
+    #[test]
+    fn without_wake_first_woken_and_preempted_share_one_fifo() {
+        let mut p = CpuPool::with_cpus(1);
+        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
+        p.requeue(SimTime(1), 2);
+        assert_eq!(p.make_runnable(SimTime(2), 3), None);
+        assert_eq!(p.release(SimTime(10), Cpu(0)), Some((2, Dur(9))));
+        assert_eq!(p.release(SimTime(11), Cpu(0)), Some((3, Dur(9))));
     }
 }

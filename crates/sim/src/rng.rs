@@ -66,6 +66,13 @@ pub fn unit(s: &mut Stream) -> f64 {
     rand::Rng::random::<f64>(s)
 }
 
+/// A uniform whole number in `0..n` (`n > 0`), e.g. which cgroup a reader
+/// picks.
+#[inline]
+pub fn below(s: &mut Stream, n: u32) -> u32 {
+    rand::Rng::random_range(s, 0..n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ use super::doc::{DistDef, Doc, LockDef};
 use super::error::ScenarioError;
 use super::source::Source;
 use super::steps::{
-    parse_program, DistRef, LockOp, Node, Origin, Step, StepKind, WorkKey, WorkRef,
+    parse_program, Count, DistRef, KeyExpr, LockOp, Node, Origin, Step, StepKind, WorkKey, WorkRef,
 };
 use indexmap::IndexMap;
 use models::{LockKind, Mode};
@@ -144,6 +144,17 @@ pub enum Instr {
     Count {
         counter: u32,
     },
+    /// `might_resched`: under PREEMPT_VOLUNTARY or FULL, the task yields
+    /// here if a reschedule is due, even holding locks.
+    MightResched,
+    /// `key`: the task's key (`[self]`) becomes `lo + k`, k fixed (span 0),
+    /// uniform in `0..span`, or, with `next`, the next value of
+    /// `key_counters[counter]` modulo `span`.
+    SetKey {
+        lo: u32,
+        span: u32,
+        next: Option<u32>,
+    },
     Exit,
 }
 
@@ -233,6 +244,15 @@ pub struct Compiled {
     pub wake_latency: Option<Dist>,
     /// PREEMPT_FULL: wakees preempt tasks in `cpu` steps.
     pub preempt_full: bool,
+    /// Time slice in ns (`scenario.timeslice`), if tasks yield CPUs.
+    pub timeslice: Option<u64>,
+    /// Woken tasks wait ahead of tasks that used up their slice.
+    pub wake_first: bool,
+    /// A woken task preempts a lock-free task in a `cpu` step.
+    pub wake_preempt: bool,
+    /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
+    /// points.
+    pub voluntary: bool,
     pub locks: Vec<LockSpec>,
     pub dists: Vec<Dist>,
     pub stats: Vec<StatSpec>,
@@ -244,6 +264,8 @@ pub struct Compiled {
     pub counters: Vec<String>,
     /// Programs `0..task_groups` are task groups; the rest run work items.
     pub task_groups: u32,
+    /// `key next` steps in all programs (`Instr::SetKey::next` indexes).
+    pub key_counters: u32,
 }
 
 /// Marks, in the static checks, a family lock taken with the `self` key.
@@ -255,6 +277,33 @@ pub fn mode_label(kind: LockKind, mode: Mode) -> &'static str {
     match kind {
         LockKind::Mutex => "lock",
         LockKind::Rwsem => mode.as_str(),
+    }
+}
+
+/// One of a few named settings (`options[0]` when absent), or an error
+/// that lists them.
+fn choice<T: Copy>(
+    src: &Source,
+    field: &str,
+    what: &str,
+    v: Option<&Spanned<String>>,
+    options: &[(&str, T)],
+) -> Result<T, ScenarioError> {
+    let Some(v) = v else { return Ok(options[0].1) };
+    match options.iter().find(|(n, _)| n == v.get_ref()) {
+        Some((_, t)) => Ok(*t),
+        None => {
+            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+            Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                field,
+                format!(
+                    "unknown {what} `{}`; expected {}",
+                    v.get_ref(),
+                    names.join(", ")
+                ),
+            ))
+        }
     }
 }
 
@@ -444,8 +493,10 @@ struct Ctx<'a> {
     depth: u8,
     max_depth: u8,
     /// How many values `self` takes in this program (a group's count, or a
-    /// work type's instances).
+    /// work type's instances, or more if a `key` step sets it higher).
     self_count: u32,
+    /// `key next` steps so far, over all programs (one counter each).
+    key_counters: &'a mut u32,
 }
 
 impl Ctx<'_> {
@@ -554,6 +605,22 @@ impl Ctx<'_> {
                 self.nodes(&nodes)?;
                 self.calls.pop();
             }
+            StepKind::MightResched => {
+                self.push(Instr::MightResched, o);
+            }
+            StepKind::Key(k) => {
+                let (lo, hi) = self.key_range(o, k)?;
+                let next = matches!(k, KeyExpr::Next(..)).then(|| {
+                    *self.key_counters += 1;
+                    *self.key_counters - 1
+                });
+                let span = if matches!(k, KeyExpr::Fixed(_)) {
+                    0
+                } else {
+                    hi - lo
+                };
+                self.push(Instr::SetKey { lo, span, next }, o);
+            }
             StepKind::Charge(g, pages) | StepKind::Uncharge(g, pages) => {
                 let Some(memcg) = self.doc.memcg.get_index_of(g.as_str()) else {
                     return Err(undefined(
@@ -622,6 +689,55 @@ impl Ctx<'_> {
             }
         }
         Ok(())
+    }
+
+    fn count(&self, o: &Origin, c: &Count) -> Result<u64, ScenarioError> {
+        match c {
+            Count::Literal(n) => Ok(*n),
+            Count::Param(p) => self.param(o, p),
+        }
+    }
+
+    /// A `key` step's values `lo..hi`; an empty or huge range is an error.
+    fn key_range(&self, o: &Origin, k: &KeyExpr) -> Result<(u32, u32), ScenarioError> {
+        let (lo, hi) = match k {
+            KeyExpr::Fixed(n) => {
+                let n = self.count(o, n)?;
+                (n, n.saturating_add(1))
+            }
+            KeyExpr::Random(lo, hi) | KeyExpr::Next(lo, hi) => {
+                (self.count(o, lo)?, self.count(o, hi)?)
+            }
+        };
+        if lo >= hi || hi > 1 << 20 {
+            return Err(o.error(format!(
+                "`key`: the range {lo}..{hi} must be non-empty and within 0..1048576"
+            )));
+        }
+        Ok((lo as u32, hi as u32))
+    }
+
+    /// The largest key (plus one) any `key` step of `nodes` can set,
+    /// through the operations they call: `[self]` checks use it.
+    fn key_bound(&mut self, nodes: &[Node]) -> Result<u32, ScenarioError> {
+        let mut bound = 0;
+        for n in nodes {
+            bound = bound.max(match n {
+                Node::Leaf(s) => match &s.kind {
+                    StepKind::Key(k) => self.key_range(&s.origin, k)?.1,
+                    StepKind::Call(op) if !self.calls.iter().any(|c| c == op) => {
+                        let nodes = self.op_nodes(&s.origin, op)?;
+                        self.calls.push(op.clone());
+                        let b = self.key_bound(&nodes);
+                        self.calls.pop();
+                        b?
+                    }
+                    _ => 0,
+                },
+                Node::Block { body, .. } => self.key_bound(body)?,
+            });
+        }
+        Ok(bound)
     }
 
     fn param(&self, o: &Origin, name: &str) -> Result<u64, ScenarioError> {
@@ -1128,20 +1244,41 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             (!d.is_always_zero()).then_some(d)
         }
     };
-    let preempt_full = match &h.preemption {
-        None => false,
-        Some(v) => match v.get_ref().as_str() {
-            "none" | "voluntary" => false,
-            "full" => true,
-            other => {
+    let (preempt_full, voluntary) = choice(
+        src,
+        "scenario.preemption",
+        "preemption model",
+        h.preemption.as_ref(),
+        &[
+            ("none", (false, false)),
+            ("voluntary", (false, true)),
+            ("full", (true, true)),
+        ],
+    )?;
+    let timeslice = match &h.timeslice {
+        None => None,
+        Some(v) => match dur_field(src, "scenario.timeslice", v)? {
+            Dur(0) => {
                 return Err(ScenarioError::new(
                     src.locate(Some(v.span())),
-                    "scenario.preemption",
-                    format!("unknown preemption model `{other}`; expected none, voluntary or full"),
+                    "scenario.timeslice",
+                    "a time slice must be longer than 0",
                 ))
             }
+            Dur(ns) => Some(ns),
         },
     };
+    let (wake_first, wake_preempt) = choice(
+        src,
+        "scenario.wake_placement",
+        "wake placement",
+        h.wake_placement.as_ref(),
+        &[
+            ("fifo", (false, false)),
+            ("first", (true, false)),
+            ("preempt", (true, true)),
+        ],
+    )?;
     let mut locks = Vec::new();
     let mut lock_ids = IndexMap::new();
     for (name, def) in &doc.locks {
@@ -1186,6 +1323,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
     let mut stats = IndexMap::new();
     let mut ops = IndexMap::new();
     let mut user_counters: IndexMap<String, u32> = IndexMap::new();
+    let mut key_counters = 0u32;
     let mut groups = Vec::new();
     // Task groups, then one program per work type (run by kworkers).
     struct Prog<'d> {
@@ -1266,7 +1404,9 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             depth: 0,
             max_depth: 0,
             self_count: pr.self_count,
+            key_counters: &mut key_counters,
         };
+        ctx.self_count = ctx.self_count.max(ctx.key_bound(&nodes)?);
         ctx.nodes(&nodes)?;
         if let Some((l, _, at)) = ctx.held.iter().flatten().next() {
             return Err(at.error(format!(
@@ -1397,6 +1537,10 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         hz,
         wake_latency,
         preempt_full,
+        timeslice,
+        wake_first,
+        wake_preempt,
+        voluntary,
         locks,
         dists,
         stats,
@@ -1406,6 +1550,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         works,
         counters: user_counters.into_keys().collect(),
         task_groups,
+        key_counters,
     })
 }
 

@@ -140,6 +140,15 @@ pub struct Header {
     /// `cpu` step (an RT task is never preempted by a normal one).
     #[serde(default)]
     pub preemption: Option<Spanned<String>>,
+    /// Time slice: a task that has run this long while others wait for a
+    /// CPU yields at its next preemption point (none by default: a task
+    /// keeps its CPU until it blocks).
+    #[serde(default)]
+    pub timeslice: Option<Spanned<String>>,
+    /// Where a woken task waits for a CPU: `fifo` (default, the run
+    /// queue's tail) or `first` (ahead of tasks that used up their slice).
+    #[serde(default)]
+    pub wake_placement: Option<Spanned<String>>,
 }
 
 /// A named distribution (`[dists.NAME]`), in table form.

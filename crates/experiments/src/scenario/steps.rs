@@ -54,6 +54,67 @@ fn work_ref(o: &Origin, kw: &str, text: &str) -> Result<WorkRef, ScenarioError> 
     })
 }
 
+/// A whole number in a step: literal or a `[params]` name (`$name`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Count {
+    Literal(u64),
+    Param(String),
+}
+
+/// What a `key` step sets the task's key to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyExpr {
+    /// `key N`.
+    Fixed(Count),
+    /// `key random LO HI`: uniform in `LO..HI` from the task's stream
+    /// (a reader picks a random cgroup).
+    Random(Count, Count),
+    /// `key next LO HI`: the next of `LO..HI`, cycling, counted over every
+    /// task that runs this step (mkdir makes a cgroup no one else has).
+    Next(Count, Count),
+}
+
+fn count_arg(o: &Origin, kw: &str, text: &str) -> Result<Count, ScenarioError> {
+    match text.strip_prefix('$') {
+        Some(p) => Ok(Count::Param(name_arg(
+            o,
+            kw,
+            p,
+            "a parameter name after `$`",
+        )?)),
+        None => text
+            .replace('_', "")
+            .parse::<u64>()
+            .map(Count::Literal)
+            .map_err(|_| {
+                o.error(format!(
+                    "`{kw}`: `{text}` is not a whole number or a `$param`"
+                ))
+            }),
+    }
+}
+
+fn key_expr(o: &Origin, arg: &str) -> Result<KeyExpr, ScenarioError> {
+    let words: Vec<&str> = arg.split_whitespace().collect();
+    let usage = || {
+        o.error(format!(
+            "`key {arg}`: expected `key N`, `key random LO HI` or `key next LO HI`"
+        ))
+    };
+    match words.as_slice() {
+        [n] => Ok(KeyExpr::Fixed(count_arg(o, "key", n)?)),
+        ["random", lo, hi] => Ok(KeyExpr::Random(
+            count_arg(o, "key", lo)?,
+            count_arg(o, "key", hi)?,
+        )),
+        ["next", lo, hi] => Ok(KeyExpr::Next(
+            count_arg(o, "key", lo)?,
+            count_arg(o, "key", hi)?,
+        )),
+        _ => Err(usage()),
+    }
+}
+
 /// Where a step came from: for errors.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
@@ -143,6 +204,12 @@ pub enum StepKind {
     /// `count NAME`: add one to the counter `NAME/group` (events a trace
     /// would count, e.g. `ilookup` calls).
     Count(String),
+    /// `might_resched`: a voluntary preemption point (an allocation's
+    /// might_sleep), where a task may be preempted holding locks.
+    MightResched,
+    /// `key ...`: set the task's key, the value of `[self]` in its later
+    /// steps (which cgroup it works on).
+    Key(KeyExpr),
     Repeat(u64),
     /// `repeat $name`: as many times as `[params] name`.
     RepeatParam(String),
@@ -166,7 +233,7 @@ pub enum Node {
 
 const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
 mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, mod_delayed_work, cancel_delayed_work_sync, \
-flush_workqueue, count, span_begin, span_end, call, repeat, loop, with_prob, end";
+flush_workqueue, count, key, might_resched, span_begin, span_end, call, repeat, loop, with_prob, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
@@ -322,6 +389,8 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         }
         "flush_workqueue" => StepKind::FlushWorkqueue(name_arg(o, kw, arg, "a workqueue name")?),
         "count" => StepKind::Count(name_arg(o, kw, arg, "a counter name")?),
+        "key" => StepKind::Key(key_expr(o, arg)?),
+        "might_resched" => no_arg(StepKind::MightResched)?,
         "charge" | "uncharge" => {
             let (g, amount) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
             let g = name_arg(

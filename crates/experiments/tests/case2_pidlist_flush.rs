@@ -1,0 +1,63 @@
+//! CASES.md case 2 (`pidlist-flush-run-a/b`): each freed cgroup's
+//! `cgroup1_pidlist_destroy_all` takes its own pidlist_mutex and re-queues
+//! its own destroy work (R40); unpatched it then flushes the whole
+//! workqueue (R36), patched it only cancels its own work. (`convoy
+//! validate` checks the per-window figures over 300 s.)
+
+mod common;
+
+use common::run_builtin;
+use output::Metric;
+
+#[test]
+fn r40_unpatched_flushes_the_workqueue_and_patched_only_cancels_its_own_work() {
+    let r = run_builtin("pidlist-flush-run-a", "3s");
+    let v = |name: &str| r.variants.iter().find(|v| v.variant == name).unwrap();
+    let (un, pa) = (v("unpatched"), v("patched"));
+    let calls = |v: &output::VariantResult| {
+        v.series(Metric::Span, "cgroup1_pidlist_destroy_all/css_free")
+            .unwrap()
+            .hist
+            .count()
+    };
+    assert!(calls(un) > 10, "{}", calls(un));
+    // One flush per call, unpatched; none patched.
+    let flushes = |v: &output::VariantResult| v.counter("wq/cgroup_pidlist_destroy_wq/flushes");
+    assert_eq!(flushes(un), Some(calls(un)));
+    assert_eq!(flushes(pa), Some(0));
+    // Each call locks the dying cgroup's pidlist_mutex once.
+    assert_eq!(
+        un.counter("pidlist_mutex/acquisitions/site/cgroup1_pidlist_destroy_all"),
+        Some(calls(un))
+    );
+    assert_eq!(
+        pa.counter("pidlist_mutex/acquisitions/site/cgroup1_pidlist_destroy_own"),
+        Some(calls(pa))
+    );
+    // The unpatched flush waits for a kworker that needs a CPU among 1100
+    // busy threads: its tail is milliseconds; the patched call never waits
+    // for another task and costs its CPU time only.
+    let span = |v: &output::VariantResult| {
+        v.series(Metric::Span, "cgroup1_pidlist_destroy_all/css_free")
+            .unwrap()
+            .hist
+            .clone()
+    };
+    assert!(span(un).max() > 1_000_000, "{}", span(un).max());
+    assert_eq!(span(pa).max(), 4_500);
+    // Churners never reuse a cgroup that is still being destroyed.
+    assert_eq!(un.counter("wq/cgroup_offline_wq/queue_noops"), Some(0));
+}
+
+#[test]
+fn run_b_runs_at_its_scale() {
+    let r = run_builtin("pidlist-flush-run-b", "200ms");
+    for v in &r.variants {
+        let n = v
+            .series(Metric::Span, "cgroup1_pidlist_destroy_all/css_free")
+            .unwrap()
+            .hist
+            .count();
+        assert!(n > 100, "{}: {n}", v.variant);
+    }
+}
