@@ -99,6 +99,20 @@ pub fn git_commit() -> Option<String> {
     Some(env!("CONVOY_GIT_COMMIT").to_string()).filter(|s| !s.is_empty())
 }
 
+/// A progress bar on stderr (drawn only when stderr is a terminal).
+pub fn progress_bar(len: u64, template: &'static str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::with_draw_target(
+        Some(len),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    pb
+}
+
 /// Runs one replication of one compiled variant.
 pub fn run_one(
     c: &Compiled,
@@ -134,18 +148,10 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         }
         let mut b = bar.lock().unwrap_or_else(|e| e.into_inner());
         let pb = b.get_or_insert_with(|| {
-            let pb = indicatif::ProgressBar::with_draw_target(
-                Some(total),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            pb.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} simulated {percent:>3}% [{bar:30}] elapsed {elapsed} eta {eta}",
-                )
-                .expect("static template")
-                .progress_chars("=> "),
-            );
-            pb
+            progress_bar(
+                total,
+                "{spinner} simulated {percent:>3}% [{bar:30}] elapsed {elapsed} eta {eta}",
+            )
         });
         pb.set_position(d.min(total));
     };

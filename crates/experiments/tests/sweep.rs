@@ -1,0 +1,256 @@
+//! `convoy sweep` and `convoy merge` as users run them: the same
+//! `points.csv` bytes with any thread count, any sharding, and after a
+//! kill and restart; merge refuses what does not belong together.
+
+mod common;
+
+use common::{convoy, convoy_env, convoy_status};
+use std::path::{Path, PathBuf};
+
+/// A small scenario: readers and one writer on an rwsem, 2 CPUs.
+const SCENARIO: &str = r#"
+[scenario]
+name = "tiny"
+duration = "200ms"
+cpus = 2
+variants = ["base", "fifo"]
+
+[locks.l]
+kind = "rwsem"
+
+[dists.think]
+dist = "exp"
+mean = "1ms"
+
+[tasks.readers]
+count = 4
+program = ["loop", "  sleep $think", "  down_read l", "  cpu 20us", "  up_read l", "end"]
+
+[tasks.writer]
+count = 1
+program = ["loop", "  sleep 5ms", "  down_write l", "  cpu 50us", "  up_write l", "end"]
+
+[variants.fifo.locks.l]
+policy = "fifo"
+"#;
+
+fn sweep_text(readers: &str, think_steps: usize, extra: &str) -> String {
+    format!(
+        r#"
+[sweep]
+name = "tiny-map"
+scenario = "tiny.toml"
+seed = 7
+reps = 2
+{extra}
+[[param]]
+key = "tasks.readers.count"
+name = "readers"
+values = {readers}
+
+[[param]]
+key = "dists.think.mean"
+name = "think_us"
+format = "{{}}us"
+range = {{ from = 100, to = 2000, steps = {think_steps}, scale = "log" }}
+
+[[figure]]
+metric = "wait"
+subject = "l/read/readers"
+stat = "p99"
+
+[[figure]]
+metric = "wait"
+subject = "l/write/writer"
+stat = "max"
+
+[[figure]]
+metric = "counter"
+subject = "l/read_acquisitions"
+"#
+    )
+}
+
+/// A temp dir holding `tiny.toml` and `sweep.toml`.
+fn setup(sweep: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("tiny.toml"), SCENARIO).unwrap();
+    std::fs::write(d.path().join("sweep.toml"), sweep).unwrap();
+    d
+}
+
+fn csv(dir: &Path, out: &str) -> Vec<u8> {
+    std::fs::read(dir.join(out).join("points.csv")).unwrap()
+}
+
+fn point_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("points"))
+        .map(|rd| rd.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| !p.file_name().unwrap().to_str().unwrap().starts_with('.'));
+    v.sort();
+    v
+}
+
+#[test]
+fn jobs_1_and_jobs_2_give_byte_identical_points_csv() {
+    let d = setup(&sweep_text("[1, 3]", 3, ""));
+    convoy(
+        &["sweep", "sweep.toml", "--jobs", "1", "--out", "a"],
+        d.path(),
+    );
+    convoy(
+        &["sweep", "sweep.toml", "--jobs", "2", "--out", "b"],
+        d.path(),
+    );
+    let a = csv(d.path(), "a");
+    assert_eq!(a, csv(d.path(), "b"));
+    let text = String::from_utf8(a).unwrap();
+    // 6 points x 2 variants, a header, every figure filled.
+    assert_eq!(text.lines().count(), 13, "{text}");
+    assert!(text.starts_with(
+        "point,seed,readers,think_us,variant,wait_l_read_readers_p99_ns,wait_l_read_readers_p99_ns_min,"
+    ));
+    assert!(!text.contains(",,"), "{text}");
+}
+
+#[test]
+fn one_shard_equals_seven_shards_merged() {
+    let d = setup(&sweep_text("[1, 2, 4]", 4, ""));
+    convoy(
+        &["sweep", "sweep.toml", "--jobs", "2", "--out", "whole"],
+        d.path(),
+    );
+    let mut dirs = Vec::new();
+    for i in 0..7 {
+        let out = format!("shard{i}");
+        if i == 3 {
+            // The index from the environment, as a Slurm job array sets it.
+            let args = ["sweep", "sweep.toml", "--shard-count", "7", "--out", &out];
+            let o = convoy_env(&args, d.path(), &[("SLURM_ARRAY_TASK_ID", "3")]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        } else {
+            let idx = i.to_string();
+            convoy(
+                &[
+                    "sweep",
+                    "sweep.toml",
+                    "--shard-index",
+                    &idx,
+                    "--shard-count",
+                    "7",
+                    "--out",
+                    &out,
+                ],
+                d.path(),
+            );
+        }
+        dirs.push(out);
+    }
+    // 12 points over 7 shards: shard 3 holds points 3 and 10.
+    assert_eq!(point_files(&d.path().join("shard3")).len(), 2);
+    let mut args = vec!["merge"];
+    args.extend(dirs.iter().map(String::as_str));
+    args.extend(["--out", "merged"]);
+    convoy(&args, d.path());
+    assert_eq!(csv(d.path(), "whole"), csv(d.path(), "merged"));
+    // A partial merge says what is missing and still writes the table.
+    let o = convoy(&["merge", "shard0", "shard1", "--out", "part"], d.path());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("8 of 12 points missing"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn merge_refuses_another_sweep_seed_or_conflicting_duplicates() {
+    let d = setup(&sweep_text("[1, 2]", 2, ""));
+    std::fs::write(
+        d.path().join("seed2.toml"),
+        sweep_text("[1, 2]", 2, "").replace("seed = 7", "seed = 8"),
+    )
+    .unwrap();
+    std::fs::write(d.path().join("other.toml"), sweep_text("[1, 3]", 2, "")).unwrap();
+    let shard = |file: &str, i: &str, out: &str| {
+        convoy(
+            &[
+                "sweep",
+                file,
+                "--shard-index",
+                i,
+                "--shard-count",
+                "2",
+                "--out",
+                out,
+            ],
+            d.path(),
+        )
+    };
+    shard("sweep.toml", "0", "a0");
+    shard("seed2.toml", "1", "b1");
+    shard("other.toml", "1", "c1");
+    let refuse = |dirs: &[&str], want: &str| {
+        let mut args = vec!["merge"];
+        args.extend(dirs);
+        args.extend(["--out", "m"]);
+        let o = convoy_status(&args, d.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "expected `{want}` in: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    refuse(&["a0", "b1"], "b1: holds results made with seed 8, not 7");
+    refuse(
+        &["a0", "c1"],
+        "c1: holds results from another sweep file or scenario",
+    );
+    // A point file that differs from another shard's copy of that point.
+    shard("sweep.toml", "0", "a0copy");
+    let f = point_files(&d.path().join("a0copy"))[0].clone();
+    let text = std::fs::read_to_string(&f).unwrap();
+    let changed = text.replacen("\"pooled\": [\n        ", "\"pooled\": [\n        1", 1);
+    assert_ne!(text, changed);
+    std::fs::write(&f, changed).unwrap();
+    refuse(&["a0", "a0copy"], "twice with different results");
+    // Byte-identical duplicates are fine.
+    shard("sweep.toml", "0", "a0again");
+    convoy(&["merge", "a0", "a0again", "--out", "ok"], d.path());
+    // Running a different sweep into a directory refuses too.
+    let o = convoy_status(&["sweep", "seed2.toml", "--out", "a0"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn bad_sweep_file_names_file_line_and_field_and_exits_2() {
+    let cases = [
+        (
+            sweep_text("[1, 2]", 2, "").replace("scale = \"log\"", "scale = \"cubic\""),
+            "sweep.toml:17: field `param[1].range.scale`: `cubic`",
+        ),
+        (
+            sweep_text("[1, 2]", 2, "").replace("stat = \"p99\"", "stat = \"p98\""),
+            "sweep.toml:22: field `figure[0].stat`",
+        ),
+        (
+            sweep_text("[1, 2]", 2, "").replace("reps = 2", "reps = \"two\""),
+            "sweep.toml:6: field `sweep.reps`",
+        ),
+        (
+            sweep_text("[1, 2]", 2, "").replace("tasks.readers.count", "tasks.nobody.count"),
+            "no table `tasks.nobody`",
+        ),
+        (
+            sweep_text("[1, 2]", 2, "").replace("l/read/readers", "l/read/nobody"),
+            "no wait subject `l/read/nobody`",
+        ),
+    ];
+    for (text, want) in cases {
+        let d = setup(&text);
+        let o = convoy_status(&["sweep", "sweep.toml", "--out", "o"], d.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "expected `{want}` in: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
