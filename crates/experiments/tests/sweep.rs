@@ -254,3 +254,87 @@ fn bad_sweep_file_names_file_line_and_field_and_exits_2() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// Kill -9 in the middle of a sweep, then the same command again: the
+/// restart skips exactly the points whose files the killed run left (none
+/// is computed twice; only those in flight at the kill are run again) and
+/// the result is byte for byte that of an uninterrupted run.
+#[test]
+fn kill_9_and_restart_gives_the_uninterrupted_result() {
+    use std::os::unix::fs::MetadataExt;
+    use std::time::{Duration, Instant};
+    let d = setup(
+        &sweep_text("[1, 2, 3, 4, 5, 6, 7, 8]", 5, "duration = \"10s\"")
+            .replace("reps = 2", "reps = 1"),
+    );
+    let args = ["sweep", "sweep.toml", "--jobs", "2", "--out"];
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .args(args)
+        .arg("killed")
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // A fixed pseudo-random moment: once 3 points are done, 0-150 ms more.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    let extra = Duration::from_millis(x % 150);
+    let killed = d.path().join("killed");
+    let start = Instant::now();
+    while point_files(&killed).len() < 3 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended too early"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no points written"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(extra);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let left: Vec<(PathBuf, u64)> = point_files(&killed)
+        .into_iter()
+        .map(|p| {
+            let ino = std::fs::metadata(&p).unwrap().ino();
+            (p, ino)
+        })
+        .collect();
+    let total = 40;
+    assert!(
+        left.len() >= 3 && left.len() < total,
+        "{} points left",
+        left.len()
+    );
+    assert!(!killed.join("points.csv").exists());
+
+    let o = convoy(&[&args[..], &["killed"]].concat(), d.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let want = format!(
+        "skipped {} finished points, running {}",
+        left.len(),
+        total - left.len()
+    );
+    assert!(err.contains(&want), "expected `{want}` in: {err}");
+    // The files the killed run finished are the same files, not rewritten.
+    for (p, ino) in &left {
+        assert_eq!(std::fs::metadata(p).unwrap().ino(), *ino, "{}", p.display());
+    }
+    convoy(&[&args[..], &["clean"]].concat(), d.path());
+    assert_eq!(csv(d.path(), "killed"), csv(d.path(), "clean"));
+    let names = |dir: &str| -> Vec<(String, Vec<u8>)> {
+        point_files(&d.path().join(dir))
+            .into_iter()
+            .map(|p| {
+                let n = p.file_name().unwrap().to_string_lossy().into_owned();
+                (n, std::fs::read(&p).unwrap())
+            })
+            .collect()
+    };
+    assert_eq!(names("killed"), names("clean"));
+}

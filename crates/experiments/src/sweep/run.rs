@@ -246,7 +246,7 @@ pub fn run_sweep(spec: &SweepSpec, opts: &SweepOptions) -> anyhow::Result<SweepR
     store::init(&opts.out, &h)?;
     let done = store::read_points(&opts.out, &h)?;
     for (i, s) in &done {
-        if s.record.sets[spec.sets.len()..] != spec.points[*i].sets[..] {
+        if s.record.sets.get(spec.sets.len()..) != Some(&spec.points[*i].sets[..]) {
             bail!(
                 "{}: holds another point than point {i} of this sweep",
                 s.path.display()
