@@ -140,33 +140,42 @@ pub fn points_csv(h: &SweepHeader, points: &[PointRecord]) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    #[test]
-    fn rows_by_point_then_variant_with_spreads() {
-        let h = SweepHeader {
+    /// A header of one figure, `wait l/read/g max`, for tests.
+    pub(crate) fn header(reps: u64, variants: &[&str], params: Vec<ParamAxis>) -> SweepHeader {
+        SweepHeader {
             sweep: "s".into(),
             scenario: "x".into(),
             hash: "h".into(),
             version: "v".into(),
             seed: 1,
-            reps: 3,
-            points: 2,
-            variants: vec!["a".into()],
-            params: vec![ParamAxis {
-                key: "k.x".into(),
-                name: "x".into(),
-                log: false,
-                values: vec!["1".into(), "2".into()],
-            }],
+            reps,
+            points: params.iter().map(|p| p.values.len()).product(),
+            variants: variants.iter().map(|v| v.to_string()).collect(),
+            params,
             figures: vec![FigureSpec {
                 name: "f".into(),
                 metric: "wait".into(),
                 subject: "l/read/g".into(),
                 stat: "max".into(),
             }],
-        };
+        }
+    }
+
+    #[test]
+    fn rows_by_point_then_variant_with_spreads() {
+        let h = header(
+            3,
+            &["a"],
+            vec![ParamAxis {
+                key: "k.x".into(),
+                name: "x".into(),
+                log: false,
+                values: vec!["1".into(), "2".into()],
+            }],
+        );
         let p = |index: usize, reps: [Option<u64>; 3]| PointRecord {
             hash: "h".into(),
             version: "v".into(),
