@@ -338,3 +338,19 @@ fn kill_9_and_restart_gives_the_uninterrupted_result() {
     };
     assert_eq!(names("killed"), names("clean"));
 }
+
+/// Every built-in sweep reads, resolves at its first point, and has the
+/// subjects its figures name (its first point run briefly).
+#[test]
+fn builtin_sweeps_resolve_and_name_existing_subjects() {
+    use experiments::sweep::{parse, run, sweep_source, BUILTIN_SWEEPS};
+    for (name, _) in BUILTIN_SWEEPS {
+        let mut spec = parse(&sweep_source(name).unwrap()).unwrap();
+        spec.sets.push("scenario.duration=100ms".into());
+        spec.reps = 1;
+        let h = run::header(&spec).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        let p =
+            run::run_point(&spec, &h, &spec.points[0]).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        assert_eq!(p.variants.len(), h.variants.len());
+    }
+}

@@ -81,6 +81,10 @@ pub const BUILTIN_SWEEPS: &[(&str, &str)] = &[
         include_str!("../../sweeps/inode-alloc-reclaim-map.toml"),
     ),
     (
+        "inode-alloc-reclaim-lhs",
+        include_str!("../../sweeps/inode-alloc-reclaim-lhs.toml"),
+    ),
+    (
         "rmdir-churn-rate",
         include_str!("../../sweeps/rmdir-churn-rate.toml"),
     ),
