@@ -199,6 +199,7 @@ fn merge_refuses_another_sweep_seed_or_conflicting_duplicates() {
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains(want), "expected `{want}` in: {err}");
         assert!(!err.contains("panicked"), "{err}");
+        assert!(!d.path().join("m").exists(), "a refused merge writes nothing");
     };
     refuse(&["a0", "b1"], "b1: holds results made with seed 8, not 7");
     refuse(
@@ -238,7 +239,7 @@ fn bad_sweep_file_names_file_line_and_field_and_exits_2() {
         ),
         (
             sweep_text("[1, 2]", 2, "").replace("tasks.readers.count", "tasks.nobody.count"),
-            "no table `tasks.nobody`",
+            "sweep.toml:9: field `param[0].key`: tasks.nobody.count=1: no table `tasks.nobody`",
         ),
         (
             sweep_text("[1, 2]", 2, "").replace("l/read/readers", "l/read/nobody"),

@@ -23,29 +23,38 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeReport> {
     let Some(first) = dirs.first() else {
         bail!("merge: name at least one sweep directory");
     };
-    let h = store::read_header(first)?.with_context(|| {
-        format!(
-            "{}: no {}; not a sweep directory",
-            first.display(),
-            store::HEADER
-        )
-    })?;
-    let mut all: BTreeMap<usize, store::Stored> = BTreeMap::new();
-    for d in dirs {
-        let found = store::read_header(d)?.with_context(|| {
+    let header_of = |d: &Path| {
+        store::read_header(d)?.with_context(|| {
             format!(
                 "{}: no {}; not a sweep directory",
                 d.display(),
                 store::HEADER
             )
-        })?;
-        if let Some(why) = store::header_mismatch(&h, &found) {
+        })
+    };
+    let h = header_of(first)?;
+    for d in dirs {
+        if let Some(why) = store::header_mismatch(&h, &header_of(d)?) {
             bail!(
                 "{}: holds results {why} than {}; refusing to merge",
                 d.display(),
                 first.display()
             );
         }
+    }
+    // What the output directory already holds counts as one more input.
+    let mut inputs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    if let Some(found) = store::read_header(out)? {
+        if let Some(why) = store::header_mismatch(&h, &found) {
+            bail!(
+                "{}: holds results {why}; use another --out directory",
+                out.display()
+            );
+        }
+        inputs.push(out);
+    }
+    let mut all: BTreeMap<usize, store::Stored> = BTreeMap::new();
+    for d in inputs {
         for (i, s) in store::read_points(d, &h)? {
             match all.get(&i) {
                 Some(prev) if prev.bytes != s.bytes => bail!(

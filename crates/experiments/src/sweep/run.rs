@@ -6,7 +6,7 @@ use super::spec::{Point, SweepSpec};
 use super::store;
 use crate::builtin;
 use crate::runner::{self, RunOptions};
-use crate::scenario::ScenarioFile;
+use crate::scenario::{ScenarioError, ScenarioFile};
 use anyhow::{bail, Context};
 use output::files::write_atomic;
 use output::sweep_table::{FigureSpec, ParamAxis, PointRecord, PointVariant, SweepHeader};
@@ -47,11 +47,31 @@ pub fn program_version() -> String {
     }
 }
 
-fn scenario_file(spec: &SweepSpec, p: &Point) -> anyhow::Result<ScenarioFile> {
+fn scenario_file(spec: &SweepSpec, p: &Point) -> Result<ScenarioFile, ScenarioError> {
     let mut sets = spec.sets.clone();
     sets.extend(p.sets.iter().cloned());
-    let file = ScenarioFile::new(builtin::source(&spec.scenario, &sets)?)?;
-    Ok(file)
+    ScenarioFile::new(builtin::source(&spec.scenario, &sets)?)
+}
+
+/// A scenario error caused by a parameter's `--set` argument, told as an
+/// error of the parameter's line in the sweep file.
+fn in_sweep_file(spec: &SweepSpec, e: ScenarioError) -> anyhow::Error {
+    let param = e.location.strip_prefix("--set ").and_then(|arg| {
+        spec.params
+            .iter()
+            .enumerate()
+            .find(|(_, p)| arg.starts_with(&format!("{}=", p.key)))
+            .map(|(i, p)| (i, p, arg))
+    });
+    match param {
+        Some((i, p, arg)) => anyhow::anyhow!(
+            "{}: field `param[{i}].key`: {arg}: {} (in {})",
+            p.location,
+            e.message,
+            spec.scenario
+        ),
+        None => e.into(),
+    }
 }
 
 /// The header of a sweep: resolves and compiles the first point's every
@@ -59,7 +79,7 @@ fn scenario_file(spec: &SweepSpec, p: &Point) -> anyhow::Result<ScenarioFile> {
 /// runs) and hashes what decides the results.
 pub fn header(spec: &SweepSpec) -> anyhow::Result<SweepHeader> {
     let first = spec.points.first().context("the sweep has no points")?;
-    let file = scenario_file(spec, first).with_context(|| format!("point 0 ({})", first.key))?;
+    let file = scenario_file(spec, first).map_err(|e| in_sweep_file(spec, e))?;
     for v in &spec.variants {
         if !file.variants.contains(v) {
             bail!(
@@ -70,8 +90,7 @@ pub fn header(spec: &SweepSpec) -> anyhow::Result<SweepHeader> {
             );
         }
     }
-    let prepared = runner::prepare(&file, &spec.variants)
-        .with_context(|| format!("point 0 ({})", first.key.replace('\n', ", ")))?;
+    let prepared = runner::prepare(&file, &spec.variants).map_err(|e| in_sweep_file(spec, e))?;
     let variants: Vec<String> = prepared.iter().map(|(c, _)| c.variant.clone()).collect();
     let mut h = blake3::Hasher::new_derive_key("convoy 2026 sweep identity v1");
     let mut put = |s: &str| {

@@ -35,6 +35,8 @@ pub struct SweepSpec {
 #[derive(Clone, Debug)]
 pub struct Param {
     pub key: String,
+    /// Where the parameter is declared (`file:line`), for errors.
+    pub location: String,
     pub name: String,
     /// `{}` replaced by the value, e.g. `{}ms` or `lognormal({}ms, 1.2)`.
     pub format: Option<String>,
@@ -434,6 +436,7 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
             }
         };
         params.push(Param {
+            location: src.locate(Some(p.key.span())),
             name: p.name.clone().unwrap_or_else(|| key.clone()),
             key,
             format: p.format.as_ref().map(|f| f.get_ref().clone()),
