@@ -199,7 +199,10 @@ fn merge_refuses_another_sweep_seed_or_conflicting_duplicates() {
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains(want), "expected `{want}` in: {err}");
         assert!(!err.contains("panicked"), "{err}");
-        assert!(!d.path().join("m").exists(), "a refused merge writes nothing");
+        assert!(
+            !d.path().join("m").exists(),
+            "a refused merge writes nothing"
+        );
     };
     refuse(&["a0", "b1"], "b1: holds results made with seed 8, not 7");
     refuse(
