@@ -275,9 +275,18 @@ fn validate(a: &ValidateArgs) -> anyhow::Result<bool> {
 }
 
 fn list() {
-    let w = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(0);
+    let names = BUILTINS.iter().map(|b| b.name);
+    let sweeps = crate::sweep::BUILTIN_SWEEPS.iter().map(|s| s.0);
+    let w = names.chain(sweeps).map(str::len).max().unwrap_or(0);
     for b in BUILTINS {
         println!("{:<w$}  {}", b.name, b.summary);
+    }
+    println!("\nsweeps (convoy sweep NAME --out DIR; docs/sweeps.md):");
+    for (name, text) in crate::sweep::BUILTIN_SWEEPS {
+        let about = crate::sweep::parse(&crate::scenario::Source::new(*name, *text))
+            .map(|s| s.description)
+            .unwrap_or_default();
+        println!("{name:<w$}  {about}");
     }
 }
 

@@ -113,7 +113,9 @@ fn list_names_the_builtin_experiments() {
     let o = convoy(&["list"], d.path());
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(
-        s.contains("bench-convoy") && s.contains("writer-parks-readers"),
+        s.contains("bench-convoy")
+            && s.contains("writer-parks-readers")
+            && s.contains("inode-alloc-reclaim-map"),
         "{s}"
     );
 }

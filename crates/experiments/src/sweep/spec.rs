@@ -18,6 +18,8 @@ use toml::Spanned;
 #[derive(Clone, Debug)]
 pub struct SweepSpec {
     pub name: String,
+    /// One line on what the sweep maps (`convoy list`).
+    pub description: String,
     /// The scenario: a built-in name, or a path (relative ones are taken
     /// from the sweep file's directory).
     pub scenario: String,
@@ -107,7 +109,6 @@ struct Doc {
 #[serde(deny_unknown_fields)]
 struct Header {
     name: String,
-    #[allow(dead_code)]
     description: Option<String>,
     scenario: String,
     #[serde(default)]
@@ -468,6 +469,7 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
         .collect();
     Ok(SweepSpec {
         name: h.name,
+        description: h.description.unwrap_or_default(),
         scenario,
         variants: h.variants,
         seed: h.seed,
