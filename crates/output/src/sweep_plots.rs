@@ -287,15 +287,21 @@ impl Figure for Lines<'_> {
 /// A ratio as a reader says it: `3.2x`, and below one `1/250` (a
 /// 250-fold reduction), never a string of zeros.
 fn ratio(r: f64) -> String {
-    if r >= 1000.0 {
-        format!("{}x", human_count(r))
-    } else if r >= 1.0 || r <= 0.0 {
+    let n = |x: f64| {
+        if x >= 1000.0 {
+            human_count(short(x).parse().unwrap_or(x))
+        } else {
+            short(x)
+        }
+    };
+    if (r - 1.0).abs() < 0.005 {
+        "1x".into()
+    } else if r <= 0.0 {
         format!("{}x", short(r))
+    } else if r > 1.0 {
+        format!("{}x", n(r))
     } else {
-        format!(
-            "1/{}",
-            human_count(short(1.0 / r).parse().unwrap_or(1.0 / r))
-        )
+        format!("1/{}", n(1.0 / r))
     }
 }
 
@@ -548,6 +554,17 @@ mod tests {
             log,
             values: values.iter().map(|v| v.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn ratios_read_as_factors() {
+        assert_eq!(ratio(1.0), "1x");
+        assert_eq!(ratio(0.999), "1x");
+        assert_eq!(ratio(0.99), "1/1.01");
+        assert_eq!(ratio(2.5), "2.5x");
+        assert_eq!(ratio(25_000.0), "25kx");
+        assert_eq!(ratio(1.0 / 4200.0), "1/4.2k");
+        assert_eq!(ratio(1.0 / 280_812.0), "1/281k");
     }
 
     #[test]
