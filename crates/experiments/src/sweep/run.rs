@@ -47,10 +47,13 @@ pub fn program_version() -> String {
     }
 }
 
+/// A point's `--set` arguments: the sweep's fixed ones, then its own.
+fn point_sets(spec: &SweepSpec, p: &Point) -> Vec<String> {
+    spec.sets.iter().chain(&p.sets).cloned().collect()
+}
+
 fn scenario_file(spec: &SweepSpec, p: &Point) -> Result<ScenarioFile, ScenarioError> {
-    let mut sets = spec.sets.clone();
-    sets.extend(p.sets.iter().cloned());
-    ScenarioFile::new(builtin::source(&spec.scenario, &sets)?)
+    ScenarioFile::new(builtin::source(&spec.scenario, &point_sets(spec, p))?)
 }
 
 /// A scenario error caused by a parameter's `--set` argument, told as an
@@ -206,8 +209,6 @@ pub fn run_point(spec: &SweepSpec, h: &SweepHeader, p: &Point) -> anyhow::Result
                 .collect(),
         })
         .collect();
-    let mut sets = spec.sets.clone();
-    sets.extend(p.sets.iter().cloned());
     Ok(PointRecord {
         hash: h.hash.clone(),
         version: h.version.clone(),
@@ -215,7 +216,7 @@ pub fn run_point(spec: &SweepSpec, h: &SweepHeader, p: &Point) -> anyhow::Result
         index: p.index,
         point_seed: p.seed,
         values: p.values.clone(),
-        sets,
+        sets: point_sets(spec, p),
         variants,
     })
 }
