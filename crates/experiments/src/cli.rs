@@ -38,6 +38,40 @@ pub enum Command {
     /// Run the built-in experiments and check the model against every
     /// calibration target of CASES.md; exits 1 if one is not met.
     Validate(ValidateArgs),
+    /// Run a parameter sweep (docs/sweeps.md): a built-in sweep name or a
+    /// sweep file; resumes where a killed run stopped.
+    Sweep(SweepArgs),
+    /// Join the output directories of a sweep's shards.
+    Merge(MergeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Built-in sweep name or path to a sweep file.
+    #[arg(value_name = "SWEEP.toml")]
+    pub sweep: String,
+    /// Threads, one point each; 0 = all cores.
+    #[arg(long, default_value_t = 0)]
+    pub jobs: usize,
+    /// Run only the points whose index is I modulo the shard count
+    /// (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX).
+    #[arg(long, value_name = "I")]
+    pub shard_index: Option<usize>,
+    /// Number of shards.
+    #[arg(long, value_name = "N")]
+    pub shard_count: Option<usize>,
+    /// Output directory; finished points in it are not run again.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Output directories of shards of one sweep.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -241,9 +275,18 @@ fn validate(a: &ValidateArgs) -> anyhow::Result<bool> {
 }
 
 fn list() {
-    let w = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(0);
+    let names = BUILTINS.iter().map(|b| b.name);
+    let sweeps = crate::sweep::BUILTIN_SWEEPS.iter().map(|s| s.0);
+    let w = names.chain(sweeps).map(str::len).max().unwrap_or(0);
     for b in BUILTINS {
         println!("{:<w$}  {}", b.name, b.summary);
+    }
+    println!("\nsweeps (convoy sweep NAME --out DIR; docs/sweeps.md):");
+    for (name, text) in crate::sweep::BUILTIN_SWEEPS {
+        let about = crate::sweep::parse(&crate::scenario::Source::new(*name, *text))
+            .map(|s| s.description)
+            .unwrap_or_default();
+        println!("{name:<w$}  {about}");
     }
 }
 
@@ -347,6 +390,64 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A validated sweep: the file read and expanded, the shard chosen.
+struct SweepPlan {
+    spec: crate::sweep::SweepSpec,
+    opts: crate::sweep::SweepOptions,
+}
+
+fn plan_sweep(a: SweepArgs) -> anyhow::Result<SweepPlan> {
+    let spec = crate::sweep::parse(&crate::sweep::sweep_source(&a.sweep)?)?;
+    let shard =
+        crate::sweep::run::shard_of(a.shard_index, a.shard_count, &|v| std::env::var(v).ok())?;
+    Ok(SweepPlan {
+        spec,
+        opts: crate::sweep::SweepOptions {
+            jobs: a.jobs,
+            shard,
+            out: a.out,
+            progress: true,
+        },
+    })
+}
+
+fn execute_sweep(p: SweepPlan) -> anyhow::Result<()> {
+    let r = crate::sweep::run_sweep(&p.spec, &p.opts)?;
+    let out = p.opts.out.display();
+    println!(
+        "sweep {}: ran {} point(s), {} already done, {:.2}s wall; {out}/points.csv",
+        r.header.sweep,
+        r.ran,
+        r.skipped,
+        r.wall.as_secs_f64()
+    );
+    if r.missing > 0 {
+        println!(
+            "{} of {} points are in other shards: `convoy merge DIR... --out DIR` joins them",
+            r.missing, r.header.points
+        );
+    }
+    Ok(())
+}
+
+fn merge(a: MergeArgs) -> anyhow::Result<()> {
+    let r = crate::sweep::merge(&a.dirs, &a.out)?;
+    if r.missing > 0 {
+        eprintln!(
+            "convoy: warning: {} of {} points missing (shards not merged or not finished)",
+            r.missing, r.header.points
+        );
+    }
+    println!(
+        "sweep {}: {} of {} points; {}/points.csv",
+        r.header.sweep,
+        r.points,
+        r.header.points,
+        a.out.display()
+    );
+    Ok(())
+}
+
 /// Runs a command; `Ok(false)` means it ran and found a failure to report
 /// through the exit status (a target `validate` did not meet).
 pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
@@ -372,6 +473,8 @@ pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
             Ok(())
         }
         Some(Command::Validate(a)) => return validate(&a),
+        Some(Command::Sweep(a)) => execute_sweep(plan_sweep(a)?),
+        Some(Command::Merge(a)) => merge(a),
     };
     done.map(|()| true)
 }

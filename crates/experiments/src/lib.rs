@@ -7,6 +7,7 @@
 //! - [`runner`]: variants x replications, in parallel, merged in a fixed
 //!   order, plus the manifest;
 //! - [`builtin`]: the experiments shipped in `scenarios/`;
+//! - [`sweep`]: parameter sweeps, shards, resume and merge;
 //! - [`bench`]: the `bench-convoy` benchmark (BENCH-CONVOY.md);
 //! - [`validate`]: the model against the calibration targets of CASES.md;
 //! - [`cli`]: flags to a validated plan to a run.
@@ -16,5 +17,6 @@ pub mod builtin;
 pub mod cli;
 pub mod runner;
 pub mod scenario;
+pub mod sweep;
 pub mod validate;
 pub mod world;

@@ -21,7 +21,7 @@ pub struct RunOptions {
     pub variants: Vec<String>,
     pub seed: Option<u64>,
     pub reps: u64,
-    /// Threads for independent runs; 0 means all cores.
+    /// Threads for independent runs; 0 means all cores, 1 the calling thread.
     pub jobs: usize,
     pub limits: Limits,
     /// Show a progress bar on stderr when the run takes more than a moment.
@@ -99,6 +99,20 @@ pub fn git_commit() -> Option<String> {
     Some(env!("CONVOY_GIT_COMMIT").to_string()).filter(|s| !s.is_empty())
 }
 
+/// A progress bar on stderr (drawn only when stderr is a terminal).
+pub fn progress_bar(len: u64, template: &'static str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::with_draw_target(
+        Some(len),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    pb
+}
+
 /// Runs one replication of one compiled variant.
 pub fn run_one(
     c: &Compiled,
@@ -134,46 +148,40 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         }
         let mut b = bar.lock().unwrap_or_else(|e| e.into_inner());
         let pb = b.get_or_insert_with(|| {
-            let pb = indicatif::ProgressBar::with_draw_target(
-                Some(total),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            pb.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} simulated {percent:>3}% [{bar:30}] elapsed {elapsed} eta {eta}",
-                )
-                .expect("static template")
-                .progress_chars("=> "),
-            );
-            pb
+            progress_bar(
+                total,
+                "{spinner} simulated {percent:>3}% [{bar:30}] elapsed {elapsed} eta {eta}",
+            )
         });
         pb.set_position(d.min(total));
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
-        .build()
-        .map_err(|e| RunnerError::Threads(e.to_string()))?;
-    let results: Vec<Result<VariantResult, RunnerError>> = pool.install(|| {
-        jobs.par_iter()
-            .map(|&(v, rep)| {
-                let c = &prepared[v].0;
-                let mut last = 0u64;
-                let mut progress = |t: sim::SimTime| {
-                    tick(t.0.saturating_sub(last));
-                    last = t.0;
-                };
-                let r = run_one(c, seed, rep, opts.limits, &mut progress).map_err(|source| {
-                    RunnerError::Run {
-                        variant: c.variant.clone(),
-                        rep,
-                        source,
-                    }
-                });
-                tick(c.duration.0.saturating_sub(last));
-                r
-            })
-            .collect()
-    });
+    let run_job = |&(v, rep): &(usize, u64)| {
+        let c = &prepared[v].0;
+        let mut last = 0u64;
+        let mut progress = |t: sim::SimTime| {
+            tick(t.0.saturating_sub(last));
+            last = t.0;
+        };
+        let r =
+            run_one(c, seed, rep, opts.limits, &mut progress).map_err(|source| RunnerError::Run {
+                variant: c.variant.clone(),
+                rep,
+                source,
+            });
+        tick(c.duration.0.saturating_sub(last));
+        r
+    };
+    // One job runs on the calling thread: a sweep calls this from its own
+    // pool's workers, and a nested pool would make them wait busily.
+    let results: Vec<Result<VariantResult, RunnerError>> = if opts.jobs == 1 {
+        jobs.iter().map(run_job).collect()
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.jobs)
+            .build()
+            .map_err(|e| RunnerError::Threads(e.to_string()))?;
+        pool.install(|| jobs.par_iter().map(run_job).collect())
+    };
     if let Some(pb) = bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
         pb.finish_and_clear();
     }

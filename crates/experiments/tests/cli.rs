@@ -1,27 +1,8 @@
 //! The `convoy` binary as users run it.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-/// Runs `convoy` and returns what it did, whatever its exit status.
-fn convoy_status(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_convoy"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
-
-/// Runs `convoy`, which must succeed.
-fn convoy(args: &[&str], cwd: &Path) -> Output {
-    let o = convoy_status(args, cwd);
-    assert!(
-        o.status.success(),
-        "convoy {args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
+use common::{convoy, convoy_status};
 
 const FILES: [&str; 4] = ["summary.csv", "hist.csv", "windows.csv", "manifest.json"];
 
@@ -132,7 +113,9 @@ fn list_names_the_builtin_experiments() {
     let o = convoy(&["list"], d.path());
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(
-        s.contains("bench-convoy") && s.contains("writer-parks-readers"),
+        s.contains("bench-convoy")
+            && s.contains("writer-parks-readers")
+            && s.contains("inode-alloc-reclaim-map"),
         "{s}"
     );
 }

@@ -5,7 +5,7 @@
 //! into place, so a reader (or an interrupted run) sees either the previous
 //! complete file or the new complete file, never half of one.
 
-use crate::results::{ExperimentResult, Metric};
+use crate::results::{ExperimentResult, Metric, Stat};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -114,7 +114,7 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), WriteErr
     Ok(())
 }
 
-fn csv_bytes<F>(header: &[&str], fill: F) -> Vec<u8>
+pub(crate) fn csv_bytes<F>(header: &[&str], fill: F) -> Vec<u8>
 where
     F: FnOnce(&mut csv::Writer<&mut Vec<u8>>) -> csv::Result<()>,
 {
@@ -134,20 +134,17 @@ pub fn summary_csv(r: &ExperimentResult) -> Vec<u8> {
     csv_bytes(&SUMMARY_COLUMNS, |w| {
         for v in &r.variants {
             for s in &v.series {
-                let h = &s.hist;
-                w.write_record([
-                    r.experiment.as_str(),
-                    v.variant.as_str(),
-                    s.metric.as_str(),
-                    s.subject.as_str(),
-                    &h.count().to_string(),
-                    &h.mean().to_string(),
-                    &h.quantile(0.50).to_string(),
-                    &h.quantile(0.90).to_string(),
-                    &h.quantile(0.99).to_string(),
-                    &h.quantile(0.999).to_string(),
-                    &h.max().to_string(),
-                ])?;
+                let stats = Stat::ALL.map(|st| st.of(&s.hist).to_string());
+                w.write_record(
+                    [
+                        r.experiment.as_str(),
+                        v.variant.as_str(),
+                        s.metric.as_str(),
+                        s.subject.as_str(),
+                    ]
+                    .into_iter()
+                    .chain(stats.iter().map(String::as_str)),
+                )?;
             }
             for c in &v.counters {
                 w.write_record([

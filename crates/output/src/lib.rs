@@ -4,6 +4,7 @@
 //! - [`files`]: `summary.csv`, `hist.csv`, `windows.csv` and
 //!   `manifest.json`, with the exact names and columns of DESIGN.md, each
 //!   written to a temp file and renamed into place.
+//! - [`sweep_table`]: a sweep's header, point records and `points.csv`.
 //! - [`terminal`]: the summary table and bpftrace-style log2 histograms.
 //!
 //! Architecture invariant: this crate knows result types only; it never
@@ -12,6 +13,8 @@
 pub mod files;
 pub mod plots;
 pub mod results;
+pub mod sweep_plots;
+pub mod sweep_table;
 pub mod terminal;
 
-pub use results::{Counter, ExperimentResult, Metric, Series, VariantResult};
+pub use results::{Counter, ExperimentResult, Metric, Series, Stat, VariantResult};

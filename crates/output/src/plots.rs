@@ -36,7 +36,7 @@ pub enum PlotError {
 }
 
 /// Registers DejaVu Sans as plotters' "sans-serif", once.
-fn font() -> Result<(), PlotError> {
+pub(crate) fn font() -> Result<(), PlotError> {
     static FONT: OnceLock<bool> = OnceLock::new();
     let ok = *FONT.get_or_init(|| {
         FONT_PATHS.iter().any(|p| match std::fs::read(p) {
@@ -65,7 +65,7 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
-fn color(i: usize) -> RGBColor {
+pub(crate) fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
@@ -166,35 +166,72 @@ pub fn write_plots(
             &["percentiles", "log2"]
         };
         for &kind in kinds {
-            let png = format!("{stem}-{kind}.png");
-            let svg = format!("{stem}-{kind}.svg");
-            let err = |name: &str, e: String| PlotError::Draw {
-                path: dir.join(name),
-                message: e,
+            let fig = RunFigure {
+                kind,
+                title: &title,
+                series: &series,
             };
-            // Both are drawn in memory and written whole (write_atomic), so
-            // an interrupted run never leaves half a figure.
-            let mut rgb = vec![0u8; (W * H * 3) as usize];
-            {
-                let root = BitMapBackend::with_buffer(&mut rgb, (W, H)).into_drawing_area();
-                draw(kind, &root, &title, &series).map_err(|e| err(&png, e))?;
-                root.present().map_err(|e| err(&png, e.to_string()))?;
-            }
-            let bytes = encode_png(&rgb).map_err(|e| err(&png, e.to_string()))?;
-            write_atomic(dir, &png, &bytes).map_err(|e| err(&png, e.to_string()))?;
-            let mut text = String::new();
-            {
-                let root = SVGBackend::with_string(&mut text, (W, H)).into_drawing_area();
-                draw(kind, &root, &title, &series).map_err(|e| err(&svg, e))?;
-                root.present().map_err(|e| err(&svg, e.to_string()))?;
-            }
-            write_atomic(dir, &svg, text.as_bytes()).map_err(|e| err(&svg, e.to_string()))?;
-            let (png, svg) = (dir.join(png), dir.join(svg));
-            written.push(png);
-            written.push(svg);
+            written.extend(write_figure(dir, &format!("{stem}-{kind}"), &fig)?);
         }
     }
     Ok(written)
+}
+
+/// A figure that draws itself on any plotters backend, so one drawing
+/// serves the PNG and the SVG.
+pub(crate) trait Figure {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<(), String>;
+}
+
+/// Draws `fig` in memory as `dir/stem.png` and `dir/stem.svg` and writes
+/// each whole (write_atomic), so an interrupted run never leaves half a
+/// figure; returns both paths.
+pub(crate) fn write_figure(
+    dir: &Path,
+    stem: &str,
+    fig: &impl Figure,
+) -> Result<[PathBuf; 2], PlotError> {
+    let png = format!("{stem}.png");
+    let svg = format!("{stem}.svg");
+    let err = |name: &str, e: String| PlotError::Draw {
+        path: dir.join(name),
+        message: e,
+    };
+    let mut rgb = vec![0u8; (W * H * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (W, H)).into_drawing_area();
+        fig.draw(&root).map_err(|e| err(&png, e))?;
+        root.present().map_err(|e| err(&png, e.to_string()))?;
+    }
+    let bytes = encode_png(&rgb).map_err(|e| err(&png, e.to_string()))?;
+    write_atomic(dir, &png, &bytes).map_err(|e| err(&png, e.to_string()))?;
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, (W, H)).into_drawing_area();
+        fig.draw(&root).map_err(|e| err(&svg, e))?;
+        root.present().map_err(|e| err(&svg, e.to_string()))?;
+    }
+    write_atomic(dir, &svg, text.as_bytes()).map_err(|e| err(&svg, e.to_string()))?;
+    Ok([dir.join(png), dir.join(svg)])
+}
+
+/// One of a run's figures of one subject.
+struct RunFigure<'a> {
+    kind: &'a str,
+    title: &'a str,
+    series: &'a [(&'a str, &'a Series)],
+}
+
+impl Figure for RunFigure<'_> {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<(), String> {
+        draw(self.kind, root, self.title, self.series)
+    }
 }
 
 /// One figure on any backend (PNG or SVG).
@@ -213,7 +250,7 @@ fn draw<DB: DrawingBackend>(
 }
 
 /// The variants' legend, boxed, at `pos`.
-fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     pos: SeriesLabelPosition,
 ) -> Result<(), String> {
@@ -451,7 +488,7 @@ fn draw_windows<DB: DrawingBackend>(
 }
 
 /// Counts as a reader says them: 950, 12k, 3.4M.
-fn human_count(c: f64) -> String {
+pub(crate) fn human_count(c: f64) -> String {
     let (v, unit) = match c {
         c if c >= 1e9 => (c / 1e9, "G"),
         c if c >= 1e6 => (c / 1e6, "M"),

@@ -18,12 +18,75 @@ pub enum Metric {
 }
 
 impl Metric {
+    pub const ALL: [Metric; 4] = [Metric::Wait, Metric::Hold, Metric::Span, Metric::Counter];
+
+    pub fn parse(s: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Metric::Wait => "wait",
             Metric::Hold => "hold",
             Metric::Span => "span",
             Metric::Counter => "counter",
+        }
+    }
+}
+
+/// A statistic of a histogram, as `summary.csv` reports it (one column
+/// each); sweeps collect the same numbers, so a sweep figure equals the
+/// `summary.csv` cell of a run of that point and seed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Stat {
+    Count,
+    Mean,
+    P50,
+    P90,
+    P99,
+    P999,
+    Max,
+}
+
+impl Stat {
+    /// In `summary.csv` column order.
+    pub const ALL: [Stat; 7] = [
+        Stat::Count,
+        Stat::Mean,
+        Stat::P50,
+        Stat::P90,
+        Stat::P99,
+        Stat::P999,
+        Stat::Max,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stat::Count => "count",
+            Stat::Mean => "mean",
+            Stat::P50 => "p50",
+            Stat::P90 => "p90",
+            Stat::P99 => "p99",
+            Stat::P999 => "p999",
+            Stat::Max => "max",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Stat> {
+        Stat::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// The statistic of `h`: nearest-rank quantiles of the exact HDR
+    /// histogram, integer mean, exact count and maximum.
+    pub fn of(self, h: &LatencyHist) -> u64 {
+        match self {
+            Stat::Count => h.count(),
+            Stat::Mean => h.mean(),
+            Stat::P50 => h.quantile(0.50),
+            Stat::P90 => h.quantile(0.90),
+            Stat::P99 => h.quantile(0.99),
+            Stat::P999 => h.quantile(0.999),
+            Stat::Max => h.max(),
         }
     }
 }

@@ -7,6 +7,39 @@ use experiments::runner::{run, RunOptions};
 use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::{Limits, World};
 use output::{ExperimentResult, VariantResult};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the `convoy` binary in `cwd` with extra environment variables
+/// (and none of the shard variables of the test's own environment) and
+/// returns what it did, whatever its exit status.
+pub fn convoy_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_convoy"));
+    c.args(args)
+        .current_dir(cwd)
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove("JOB_COMPLETION_INDEX");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// Runs `convoy`, whatever its exit status.
+pub fn convoy_status(args: &[&str], cwd: &Path) -> Output {
+    convoy_env(args, cwd, &[])
+}
+
+/// Runs `convoy`, which must succeed.
+pub fn convoy(args: &[&str], cwd: &Path) -> Output {
+    let o = convoy_status(args, cwd);
+    assert!(
+        o.status.success(),
+        "convoy {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
 
 /// Runs every variant of a built-in experiment for `duration`, seed from
 /// the scenario, one thread.

@@ -1,0 +1,19 @@
+//! Parameter sweeps (docs/sweeps.md): one scenario run at many points of
+//! a parameter space, in parallel, resumable, shardable over a cluster.
+//!
+//! - [`spec`]: the sweep file, expanded into points (grid or
+//!   Latin-hypercube sample), each with a seed derived from the master
+//!   seed and the point's canonical `--set` text;
+//! - [`store`]: the sweep directory (header, one file per point,
+//!   `points.csv`, plots), written atomically;
+//! - [`run`]: running a sweep or a shard, skipping finished points;
+//! - [`merge`]: joining shards.
+
+pub mod merge;
+pub mod run;
+pub mod spec;
+pub mod store;
+
+pub use merge::merge;
+pub use run::{run_sweep, SweepOptions, SweepReport};
+pub use spec::{parse, sweep_source, SweepSpec, BUILTIN_SWEEPS};

@@ -1,0 +1,336 @@
+//! Running a sweep (or one shard of it): points in parallel, each point
+//! single-threaded through the same runner as `convoy run`, each finished
+//! point written at once, finished points skipped on a restart.
+
+use super::spec::{Point, SweepSpec};
+use super::store;
+use crate::builtin;
+use crate::runner::{self, RunOptions};
+use crate::scenario::{ScenarioError, ScenarioFile};
+use anyhow::{bail, Context};
+use output::files::write_atomic;
+use output::sweep_table::{FigureSpec, ParamAxis, PointRecord, PointVariant, SweepHeader};
+use output::{Metric, VariantResult};
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct SweepOptions {
+    /// Threads, one point each; 0 means all cores.
+    pub jobs: usize,
+    /// `(index, count)`: run only the points whose index is `index` modulo
+    /// `count`.
+    pub shard: Option<(usize, usize)>,
+    pub out: PathBuf,
+    pub progress: bool,
+}
+
+#[derive(Debug)]
+pub struct SweepReport {
+    pub header: SweepHeader,
+    /// Points of this shard (all points without sharding).
+    pub in_shard: usize,
+    pub skipped: usize,
+    pub ran: usize,
+    /// Points of the whole sweep not in the directory at the end.
+    pub missing: usize,
+    pub wall: Duration,
+}
+
+/// `convoy` version and commit: shards of one sweep must come from one
+/// program.
+pub fn program_version() -> String {
+    match runner::git_commit() {
+        Some(c) => format!("{}+{}", env!("CARGO_PKG_VERSION"), &c[..c.len().min(12)]),
+        None => env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// A point's `--set` arguments: the sweep's fixed ones, then its own.
+fn point_sets(spec: &SweepSpec, p: &Point) -> Vec<String> {
+    spec.sets.iter().chain(&p.sets).cloned().collect()
+}
+
+fn scenario_file(spec: &SweepSpec, p: &Point) -> Result<ScenarioFile, ScenarioError> {
+    ScenarioFile::new(builtin::source(&spec.scenario, &point_sets(spec, p))?)
+}
+
+/// A scenario error caused by a parameter's `--set` argument, told as an
+/// error of the parameter's line in the sweep file.
+fn in_sweep_file(spec: &SweepSpec, e: ScenarioError) -> anyhow::Error {
+    let param = e.location.strip_prefix("--set ").and_then(|arg| {
+        spec.params
+            .iter()
+            .enumerate()
+            .find(|(_, p)| arg.starts_with(&format!("{}=", p.key)))
+            .map(|(i, p)| (i, p, arg))
+    });
+    match param {
+        Some((i, p, arg)) => anyhow::anyhow!(
+            "{}: field `param[{i}].key`: {arg}: {} (in {})",
+            p.location,
+            e.message,
+            spec.scenario
+        ),
+        None => e.into(),
+    }
+}
+
+/// The header of a sweep: resolves and compiles the first point's every
+/// variant (so a bad key, value or variant is reported before anything
+/// runs) and hashes what decides the results.
+pub fn header(spec: &SweepSpec) -> anyhow::Result<SweepHeader> {
+    let first = spec.points.first().context("the sweep has no points")?;
+    let file = scenario_file(spec, first).map_err(|e| in_sweep_file(spec, e))?;
+    for v in &spec.variants {
+        if !file.variants.contains(v) {
+            bail!(
+                "sweep `{}`: no variant `{v}` in {}; it has: {}",
+                spec.name,
+                spec.scenario,
+                file.variants.join(", ")
+            );
+        }
+    }
+    let prepared = runner::prepare(&file, &spec.variants).map_err(|e| in_sweep_file(spec, e))?;
+    let variants: Vec<String> = prepared.iter().map(|(c, _)| c.variant.clone()).collect();
+    let mut h = blake3::Hasher::new_derive_key("convoy 2026 sweep identity v1");
+    let mut put = |s: &str| {
+        h.update(&(s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    put(&spec.name);
+    put(&spec.reps.to_string());
+    for (_, l) in &prepared {
+        put(&l.variant);
+        put(&l.hash);
+    }
+    spec.sets.iter().for_each(|s| put(s));
+    spec.points.iter().for_each(|p| put(&p.key));
+    for f in &spec.figures {
+        put(&format!(
+            "{}|{}|{}|{}",
+            f.name,
+            f.metric.as_str(),
+            f.subject,
+            f.stat.as_str()
+        ));
+    }
+    for p in &spec.params {
+        put(&format!("{}|{}|{}", p.key, p.name, p.log));
+    }
+    Ok(SweepHeader {
+        sweep: spec.name.clone(),
+        scenario: spec.scenario.clone(),
+        hash: h.finalize().to_hex().to_string(),
+        version: program_version(),
+        seed: spec.seed,
+        reps: spec.reps,
+        points: spec.points.len(),
+        variants,
+        params: spec
+            .params
+            .iter()
+            .map(|p| ParamAxis {
+                key: p.key.clone(),
+                name: p.name.clone(),
+                log: p.log,
+                values: p.values.clone(),
+            })
+            .collect(),
+        figures: spec
+            .figures
+            .iter()
+            .map(|f| FigureSpec {
+                name: f.name.clone(),
+                metric: f.metric.as_str().into(),
+                subject: f.subject.clone(),
+                stat: f.stat.as_str().into(),
+            })
+            .collect(),
+    })
+}
+
+/// A figure of one variant's result; `None` when it has no such subject.
+fn figure(r: &VariantResult, f: &super::spec::Figure) -> Option<u64> {
+    match f.metric {
+        Metric::Counter => r.counter(&f.subject),
+        m => r.series(m, &f.subject).map(|s| f.stat.of(&s.hist)),
+    }
+}
+
+/// Runs one point: every variant x replication on this thread, figures
+/// from the pooled and the per-replication results.
+pub fn run_point(spec: &SweepSpec, h: &SweepHeader, p: &Point) -> anyhow::Result<PointRecord> {
+    let file = scenario_file(spec, p)?;
+    let out = runner::run(
+        &file,
+        &RunOptions {
+            variants: h.variants.clone(),
+            seed: Some(p.seed),
+            reps: spec.reps,
+            jobs: 1,
+            ..RunOptions::default()
+        },
+    )?;
+    for f in &spec.figures {
+        if out.result.variants.iter().all(|v| figure(v, f).is_none()) {
+            let v = &out.result.variants[0];
+            let known: Vec<&str> = match f.metric {
+                Metric::Counter => v.counters.iter().map(|c| c.subject.as_str()).collect(),
+                m => v
+                    .series
+                    .iter()
+                    .filter(|s| s.metric == m)
+                    .map(|s| s.subject.as_str())
+                    .collect(),
+            };
+            bail!(
+                "figure `{}`: no {} subject `{}` in this scenario; there are: {}",
+                f.name,
+                f.metric.as_str(),
+                f.subject,
+                known.join(", ")
+            );
+        }
+    }
+    let variants = out
+        .result
+        .variants
+        .iter()
+        .zip(&out.per_rep)
+        .map(|(v, reps)| PointVariant {
+            variant: v.variant.clone(),
+            pooled: spec.figures.iter().map(|f| figure(v, f)).collect(),
+            reps: reps
+                .iter()
+                .map(|r| spec.figures.iter().map(|f| figure(r, f)).collect())
+                .collect(),
+        })
+        .collect();
+    Ok(PointRecord {
+        hash: h.hash.clone(),
+        version: h.version.clone(),
+        seed: h.seed,
+        index: p.index,
+        point_seed: p.seed,
+        values: p.values.clone(),
+        sets: point_sets(spec, p),
+        variants,
+    })
+}
+
+/// Which shard to run: `--shard-index`, else `SLURM_ARRAY_TASK_ID`, else
+/// `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job), with `--shard-count`.
+pub fn shard_of(
+    index: Option<usize>,
+    count: Option<usize>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Option<(usize, usize)>> {
+    let Some(count) = count else {
+        if index.is_some() {
+            bail!("--shard-index needs --shard-count");
+        }
+        return Ok(None);
+    };
+    if count == 0 {
+        bail!("--shard-count 0: at least one shard is needed");
+    }
+    let index = match index {
+        Some(i) => i,
+        None => {
+            let (var, text) = ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"]
+                .iter()
+                .find_map(|v| env(v).map(|t| (*v, t)))
+                .context(
+                    "--shard-count needs --shard-index, or SLURM_ARRAY_TASK_ID or \
+                     JOB_COMPLETION_INDEX in the environment",
+                )?;
+            text.trim()
+                .parse()
+                .with_context(|| format!("{var}={text}: expected a shard index"))?
+        }
+    };
+    if index >= count {
+        bail!("shard index {index} is not below the shard count {count} (indices start at 0)");
+    }
+    Ok(Some((index, count)))
+}
+
+/// Runs the sweep's points of this shard that `opts.out` does not hold yet,
+/// then writes `points.csv` and plots from every point there.
+pub fn run_sweep(spec: &SweepSpec, opts: &SweepOptions) -> anyhow::Result<SweepReport> {
+    let start = Instant::now();
+    let h = header(spec)?;
+    store::init(&opts.out, &h)?;
+    let done = store::read_points(&opts.out, &h)?;
+    for (i, s) in &done {
+        if s.record.sets.get(spec.sets.len()..) != Some(&spec.points[*i].sets[..]) {
+            bail!(
+                "{}: holds another point than point {i} of this sweep",
+                s.path.display()
+            );
+        }
+    }
+    let mine: Vec<&Point> = spec
+        .points
+        .iter()
+        .filter(|p| opts.shard.is_none_or(|(i, n)| p.index % n == i))
+        .collect();
+    let todo: Vec<&Point> = mine
+        .iter()
+        .copied()
+        .filter(|p| !done.contains_key(&p.index))
+        .collect();
+    let skipped = mine.len() - todo.len();
+    let shard = opts
+        .shard
+        .map(|(i, n)| format!(", shard {i} of {n}"))
+        .unwrap_or_default();
+    eprintln!(
+        "convoy: sweep {}: {} points{shard}; skipped {skipped} finished points, running {}",
+        spec.name,
+        spec.points.len(),
+        todo.len()
+    );
+    let bar = progress_bar(todo.len() as u64, opts.progress);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs)
+        .build()
+        .context("cannot start worker threads")?;
+    let points_dir = opts.out.join(store::POINTS_DIR);
+    pool.install(|| {
+        todo.par_iter().try_for_each(|p| -> anyhow::Result<()> {
+            let r = run_point(spec, &h, p)
+                .with_context(|| format!("point {} ({})", p.index, p.key.replace('\n', ", ")))?;
+            let name = store::point_file_name(p.index, &p.key);
+            write_atomic(&points_dir, &name, &store::point_bytes(&r))?;
+            bar.inc(1);
+            Ok(())
+        })
+    })?;
+    bar.finish_and_clear();
+    let all = store::read_points(&opts.out, &h)?;
+    let missing = store::finish(&opts.out, &h, &all)?;
+    Ok(SweepReport {
+        in_shard: mine.len(),
+        skipped,
+        ran: todo.len(),
+        missing,
+        header: h,
+        wall: start.elapsed(),
+    })
+}
+
+/// Points done, rate and ETA on stderr; drawn only when stderr is a
+/// terminal.
+fn progress_bar(len: u64, show: bool) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    runner::progress_bar(
+        len,
+        "{spinner} points {pos}/{len} [{bar:30}] {per_sec} elapsed {elapsed} eta {eta}",
+    )
+}

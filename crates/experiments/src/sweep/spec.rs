@@ -1,0 +1,689 @@
+//! The sweep file (docs/sweeps.md): TOML naming a scenario, variants,
+//! parameters and figures, expanded here into the list of points.
+//!
+//! A point is a list of `--set key=value` arguments. Its identity is the
+//! canonical text of those arguments (in the file's parameter order), and
+//! its seed derives from the master seed and that text alone, never from
+//! its index, thread or shard. Errors name the sweep file, line and field.
+
+use crate::builtin;
+use crate::scenario::{ScenarioError, Source};
+use output::{Metric, Stat};
+use serde::Deserialize;
+use std::ops::Range;
+use std::path::Path;
+use toml::Spanned;
+
+/// A parsed sweep with its points expanded.
+#[derive(Clone, Debug)]
+pub struct SweepSpec {
+    pub name: String,
+    /// One line on what the sweep maps (`convoy list`).
+    pub description: String,
+    /// The scenario: a built-in name, or a path (relative ones are taken
+    /// from the sweep file's directory).
+    pub scenario: String,
+    /// Variants to run; empty means all of the scenario's.
+    pub variants: Vec<String>,
+    pub seed: u64,
+    pub reps: u64,
+    /// `--set` arguments every point gets (`duration` included).
+    pub sets: Vec<String>,
+    pub params: Vec<Param>,
+    pub figures: Vec<Figure>,
+    pub points: Vec<Point>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub key: String,
+    /// Where the parameter is declared (`file:line`), for errors.
+    pub location: String,
+    pub name: String,
+    /// `{}` replaced by the value, e.g. `{}ms` or `lognormal({}ms, 1.2)`.
+    pub format: Option<String>,
+    pub log: bool,
+    /// The grid's values in order (empty for a Latin-hypercube sample).
+    pub values: Vec<String>,
+}
+
+impl Param {
+    /// The `--set` argument for `value`.
+    pub fn set(&self, value: &str) -> String {
+        let v = match &self.format {
+            Some(f) => f.replace("{}", value),
+            None => value.to_string(),
+        };
+        format!("{}={v}", self.key)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Figure {
+    pub name: String,
+    pub metric: Metric,
+    pub subject: String,
+    pub stat: Stat,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Point {
+    pub index: usize,
+    /// One value per parameter, as text.
+    pub values: Vec<String>,
+    /// The parameters' `--set` arguments, in parameter order.
+    pub sets: Vec<String>,
+    /// Canonical identity: `sets` joined by newlines.
+    pub key: String,
+    pub seed: u64,
+}
+
+/// Sweeps compiled into the binary: `convoy sweep NAME`.
+pub const BUILTIN_SWEEPS: &[(&str, &str)] = &[
+    (
+        "inode-alloc-reclaim-map",
+        include_str!("../../sweeps/inode-alloc-reclaim-map.toml"),
+    ),
+    (
+        "inode-alloc-reclaim-lhs",
+        include_str!("../../sweeps/inode-alloc-reclaim-lhs.toml"),
+    ),
+    (
+        "rmdir-churn-rate",
+        include_str!("../../sweeps/rmdir-churn-rate.toml"),
+    ),
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Doc {
+    sweep: Header,
+    #[serde(default)]
+    param: Vec<ParamDoc>,
+    sample: Option<SampleDoc>,
+    #[serde(default)]
+    figure: Vec<FigureDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    name: String,
+    description: Option<String>,
+    scenario: String,
+    #[serde(default)]
+    variants: Vec<String>,
+    #[serde(default = "one")]
+    seed: u64,
+    reps: Option<Spanned<u64>>,
+    duration: Option<Spanned<String>>,
+    #[serde(default)]
+    sets: Vec<Spanned<String>>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParamDoc {
+    key: Spanned<String>,
+    name: Option<String>,
+    format: Option<Spanned<String>>,
+    values: Option<Spanned<Vec<toml::Value>>>,
+    range: Option<Spanned<RangeDoc>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RangeDoc {
+    from: toml::Value,
+    to: toml::Value,
+    steps: Option<usize>,
+    #[serde(default)]
+    scale: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SampleDoc {
+    latin_hypercube: Spanned<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FigureDoc {
+    name: Option<String>,
+    metric: Spanned<String>,
+    subject: String,
+    stat: Option<Spanned<String>>,
+}
+
+/// The source of a sweep: a built-in sweep name or a file path.
+pub fn sweep_source(arg: &str) -> Result<Source, ScenarioError> {
+    if let Some((name, text)) = BUILTIN_SWEEPS.iter().find(|(n, _)| *n == arg) {
+        return Ok(Source::new(format!("builtin:{name}"), *text));
+    }
+    let text = std::fs::read_to_string(arg).map_err(|e| {
+        let names: Vec<&str> = BUILTIN_SWEEPS.iter().map(|b| b.0).collect();
+        ScenarioError::new(
+            arg,
+            "",
+            format!(
+                "cannot read sweep file: {e}; built-in sweeps are: {}",
+                names.join(", ")
+            ),
+        )
+    })?;
+    let mut s = Source::new(arg, text);
+    s.dir = Path::new(arg).parent().map(Path::to_path_buf);
+    Ok(s)
+}
+
+/// A range's bound: its value and whether the file wrote an integer.
+fn number(v: &toml::Value) -> Option<(f64, bool)> {
+    match v {
+        toml::Value::Integer(i) => Some((*i as f64, true)),
+        toml::Value::Float(f) if f.is_finite() => Some((*f, false)),
+        _ => None,
+    }
+}
+
+/// A value as `--set` text; sampled numbers keep 3 significant digits
+/// (HDR's resolution), whole numbers when both bounds are integers.
+fn number_text(x: f64, integer: bool) -> String {
+    if integer {
+        return format!("{}", x.round() as i64);
+    }
+    let rounded: f64 = format!("{x:.2e}").parse().unwrap_or(x);
+    format!("{rounded}")
+}
+
+fn lerp(lo: f64, hi: f64, u: f64, log: bool) -> f64 {
+    if log {
+        lo * (hi / lo).powf(u)
+    } else {
+        lo + (hi - lo) * u
+    }
+}
+
+/// A checked range: bounds, integer-ness, log scale.
+struct Bounds {
+    lo: f64,
+    hi: f64,
+    integer: bool,
+    log: bool,
+}
+
+impl Bounds {
+    fn at(&self, u: f64) -> String {
+        // The ends exactly as written, not through powf.
+        let x = if u <= 0.0 {
+            self.lo
+        } else if u >= 1.0 {
+            self.hi
+        } else {
+            lerp(self.lo, self.hi, u, self.log)
+        };
+        number_text(x, self.integer)
+    }
+}
+
+/// Reads and checks a sweep file, and expands its points.
+pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
+    let err = |span: Option<Range<usize>>, field: &str, msg: String| {
+        ScenarioError::new(src.locate(span), field, msg)
+    };
+    let de = toml::Deserializer::parse(&src.text)
+        .map_err(|e| err(e.span(), "", format!("not valid TOML: {}", e.message())))?;
+    let doc: Doc = serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e
+            .path()
+            .to_string()
+            .split('.')
+            .filter(|s| !s.contains("__serde_spanned") && *s != "?")
+            .collect::<Vec<_>>()
+            .join(".");
+        let inner = e.into_inner();
+        let field = if field == "." { String::new() } else { field };
+        err(inner.span(), &field, inner.message().to_string())
+    })?;
+    let h = doc.sweep;
+    let reps = match &h.reps {
+        Some(r) if *r.get_ref() == 0 => {
+            return Err(err(
+                Some(r.span()),
+                "sweep.reps",
+                "at least one replication is needed".into(),
+            ))
+        }
+        Some(r) => *r.get_ref(),
+        None => 1,
+    };
+    let mut sets = Vec::new();
+    if let Some(d) = &h.duration {
+        sim::time::parse_duration(d.get_ref())
+            .map_err(|e| err(Some(d.span()), "sweep.duration", e.to_string()))?;
+        sets.push(format!("scenario.duration={}", d.get_ref()));
+    }
+    for (i, s) in h.sets.iter().enumerate() {
+        if !s.get_ref().contains('=') {
+            return Err(err(
+                Some(s.span()),
+                &format!("sweep.sets[{i}]"),
+                "expected key=value, e.g. `tasks.readers.count=32`".into(),
+            ));
+        }
+        sets.push(s.get_ref().clone());
+    }
+    let scenario = if builtin::find(&h.scenario).is_some() {
+        h.scenario.clone()
+    } else {
+        match &src.dir {
+            Some(d) if !Path::new(&h.scenario).is_absolute() => {
+                d.join(&h.scenario).to_string_lossy().into_owned()
+            }
+            _ => h.scenario.clone(),
+        }
+    };
+    let lhs = doc.sample.as_ref().map(|s| s.latin_hypercube.clone());
+    if let Some(n) = &lhs {
+        if *n.get_ref() == 0 {
+            return Err(err(
+                Some(n.span()),
+                "sample.latin_hypercube",
+                "expected the number of points (at least 1)".into(),
+            ));
+        }
+    }
+    let mut params = Vec::new();
+    let mut bounds = Vec::new();
+    for (i, p) in doc.param.iter().enumerate() {
+        let field = |f: &str| format!("param[{i}].{f}");
+        let key = p.key.get_ref().trim().to_string();
+        if key.is_empty() || key.contains('=') || key.split('.').any(str::is_empty) {
+            return Err(err(
+                Some(p.key.span()),
+                &field("key"),
+                "expected a dotted `--set` key like `tasks.readers.count`".into(),
+            ));
+        }
+        if params.iter().any(|q: &Param| q.key == key) {
+            return Err(err(
+                Some(p.key.span()),
+                &field("key"),
+                format!("`{key}` is swept twice"),
+            ));
+        }
+        if let Some(f) = &p.format {
+            if !f.get_ref().contains("{}") {
+                return Err(err(
+                    Some(f.span()),
+                    &field("format"),
+                    "expected `{}` where the value goes, e.g. \"{}ms\"".into(),
+                ));
+            }
+        }
+        let (values, b) = match (&p.values, &p.range) {
+            (Some(v), None) => {
+                if lhs.is_some() {
+                    return Err(err(
+                        Some(v.span()),
+                        &field("values"),
+                        "a Latin-hypercube sample needs a range { from, to } per parameter".into(),
+                    ));
+                }
+                let mut out = Vec::new();
+                for x in v.get_ref() {
+                    out.push(match x {
+                        toml::Value::String(s) => s.clone(),
+                        toml::Value::Integer(n) => n.to_string(),
+                        toml::Value::Float(f) => format!("{f}"),
+                        toml::Value::Boolean(b) => b.to_string(),
+                        _ => {
+                            return Err(err(
+                                Some(v.span()),
+                                &field("values"),
+                                "expected numbers, strings or booleans".into(),
+                            ))
+                        }
+                    });
+                }
+                if out.is_empty() {
+                    return Err(err(
+                        Some(v.span()),
+                        &field("values"),
+                        "expected at least one value".into(),
+                    ));
+                }
+                (out, None)
+            }
+            (None, Some(r)) => {
+                let span = Some(r.span());
+                let r = r.get_ref();
+                let log = match r.scale.as_deref() {
+                    None | Some("linear") => false,
+                    Some("log") => true,
+                    Some(s) => {
+                        return Err(err(
+                            span,
+                            &field("range.scale"),
+                            format!("`{s}`: expected \"linear\" or \"log\""),
+                        ))
+                    }
+                };
+                let (Some((lo, li)), Some((hi, hi_int))) = (number(&r.from), number(&r.to)) else {
+                    return Err(err(
+                        span,
+                        &field("range"),
+                        "`from` and `to` must be numbers (use `format` for units)".into(),
+                    ));
+                };
+                if log && (lo <= 0.0 || hi <= 0.0) {
+                    return Err(err(
+                        span,
+                        &field("range"),
+                        "a log range needs `from` and `to` above zero".into(),
+                    ));
+                }
+                let b = Bounds {
+                    lo,
+                    hi,
+                    integer: li && hi_int,
+                    log,
+                };
+                let values = match (r.steps, &lhs) {
+                    (Some(_), Some(_)) => {
+                        return Err(err(
+                            span,
+                            &field("range.steps"),
+                            "a Latin-hypercube sample draws its own points; leave out `steps`"
+                                .into(),
+                        ))
+                    }
+                    (None, Some(_)) => Vec::new(),
+                    (None, None) | (Some(0), None) => {
+                        return Err(err(
+                            span,
+                            &field("range.steps"),
+                            "expected `steps` (number of values, at least 1)".into(),
+                        ))
+                    }
+                    (Some(n), None) => {
+                        let mut v: Vec<String> = (0..n)
+                            .map(|k| {
+                                b.at(if n == 1 {
+                                    0.0
+                                } else {
+                                    k as f64 / (n - 1) as f64
+                                })
+                            })
+                            .collect();
+                        // Integer ranges on a log scale repeat small values.
+                        v.dedup();
+                        v
+                    }
+                };
+                (values, Some(b))
+            }
+            _ => {
+                return Err(err(
+                    Some(p.key.span()),
+                    &format!("param[{i}]"),
+                    "expected exactly one of `values = [...]` or `range = { from, to, steps }`"
+                        .into(),
+                ))
+            }
+        };
+        params.push(Param {
+            location: src.locate(Some(p.key.span())),
+            name: p.name.clone().unwrap_or_else(|| key.clone()),
+            key,
+            format: p.format.as_ref().map(|f| f.get_ref().clone()),
+            log: b.as_ref().is_some_and(|b| b.log),
+            values,
+        });
+        bounds.push(b);
+    }
+    let figures = figures(&doc.figure, &err)?;
+    let value_lists: Vec<Vec<String>> = match &lhs {
+        Some(n) => latin_hypercube(*n.get_ref(), h.seed, &params, &bounds),
+        None => grid(&params),
+    };
+    let points = value_lists
+        .into_iter()
+        .enumerate()
+        .map(|(index, values)| {
+            let sets: Vec<String> = params.iter().zip(&values).map(|(p, v)| p.set(v)).collect();
+            let key = sets.join("\n");
+            let seed = sim::rng::derive_u64(h.seed, &format!("sweep point\n{key}"), 0);
+            Point {
+                index,
+                values,
+                sets,
+                key,
+                seed,
+            }
+        })
+        .collect();
+    Ok(SweepSpec {
+        name: h.name,
+        description: h.description.unwrap_or_default(),
+        scenario,
+        variants: h.variants,
+        seed: h.seed,
+        reps,
+        sets,
+        params,
+        figures,
+        points,
+    })
+}
+
+type ErrFn<'a> = dyn Fn(Option<Range<usize>>, &str, String) -> ScenarioError + 'a;
+
+fn figures(docs: &[FigureDoc], err: &ErrFn<'_>) -> Result<Vec<Figure>, ScenarioError> {
+    if docs.is_empty() {
+        return Err(err(
+            None,
+            "figure",
+            "expected at least one `[[figure]]` (metric, subject, stat)".into(),
+        ));
+    }
+    let mut out: Vec<Figure> = Vec::new();
+    for (i, f) in docs.iter().enumerate() {
+        let field = |x: &str| format!("figure[{i}].{x}");
+        let metric = Metric::parse(f.metric.get_ref()).ok_or_else(|| {
+            err(
+                Some(f.metric.span()),
+                &field("metric"),
+                format!(
+                    "`{}`: expected wait, hold, span or counter",
+                    f.metric.get_ref()
+                ),
+            )
+        })?;
+        let stat = match &f.stat {
+            None if metric == Metric::Counter => Stat::Count,
+            None => {
+                return Err(err(
+                    Some(f.metric.span()),
+                    &field("stat"),
+                    "expected `stat`: count, mean, p50, p90, p99, p999 or max".into(),
+                ))
+            }
+            Some(s) => {
+                let st = Stat::parse(s.get_ref()).ok_or_else(|| {
+                    err(
+                        Some(s.span()),
+                        &field("stat"),
+                        format!(
+                            "`{}`: expected count, mean, p50, p90, p99, p999 or max",
+                            s.get_ref()
+                        ),
+                    )
+                })?;
+                if metric == Metric::Counter && st != Stat::Count {
+                    return Err(err(
+                        Some(s.span()),
+                        &field("stat"),
+                        "a counter has only `count`".into(),
+                    ));
+                }
+                st
+            }
+        };
+        let name = f.name.clone().unwrap_or_else(|| {
+            let subject: String = f
+                .subject
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            match (metric, stat) {
+                (Metric::Counter, _) => format!("counter_{subject}"),
+                (_, Stat::Count) => format!("{}_{subject}_count", metric.as_str()),
+                _ => format!("{}_{subject}_{}_ns", metric.as_str(), stat.as_str()),
+            }
+        });
+        if out.iter().any(|o| o.name == name) {
+            return Err(err(
+                Some(f.metric.span()),
+                &field("name"),
+                format!("two figures are named `{name}`; give one a `name`"),
+            ));
+        }
+        out.push(Figure {
+            name,
+            metric,
+            subject: f.subject.clone(),
+            stat,
+        });
+    }
+    Ok(out)
+}
+
+/// Every combination of the parameters' values, the last parameter
+/// varying fastest.
+fn grid(params: &[Param]) -> Vec<Vec<String>> {
+    let mut out = vec![Vec::new()];
+    for p in params {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                p.values.iter().map(move |v| {
+                    let mut x = prefix.clone();
+                    x.push(v.clone());
+                    x
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// `n` points, each parameter's range cut into `n` equal strata (equal in
+/// log space on a log scale) and each stratum used once, at a random place
+/// in it. Drawn from streams keyed by the master seed and the parameter's
+/// key, so the sample is the same on every machine and in every shard.
+fn latin_hypercube(
+    n: usize,
+    seed: u64,
+    params: &[Param],
+    bounds: &[Option<Bounds>],
+) -> Vec<Vec<String>> {
+    let mut out = vec![Vec::with_capacity(params.len()); n];
+    for (p, b) in params.iter().zip(bounds) {
+        let b = b.as_ref().expect("checked: sampled parameters have ranges");
+        let mut s = sim::rng::stream(seed, 0, &format!("sweep lhs/{}", p.key), 0);
+        let mut strata: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = ((sim::rng::unit(&mut s) * (i + 1) as f64) as usize).min(i);
+            strata.swap(i, j);
+        }
+        for (point, stratum) in out.iter_mut().zip(strata) {
+            let u = (stratum as f64 + sim::rng::unit(&mut s)) / n as f64;
+            point.push(b.at(u.clamp(1e-12, 1.0 - 1e-12)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> Result<SweepSpec, ScenarioError> {
+        parse(&Source::new("s.toml", text))
+    }
+
+    const HEAD: &str = "[sweep]\nname = \"t\"\nscenario = \"bench-convoy\"\n\
+        [[figure]]\nmetric = \"wait\"\nsubject = \"lock/read/readers\"\nstat = \"max\"\n";
+
+    #[test]
+    fn grid_is_the_product_in_file_order_last_fastest() {
+        let s = spec(&format!(
+            "{HEAD}[[param]]\nkey = \"a.x\"\nvalues = [1, 2]\n\
+             [[param]]\nkey = \"b.y\"\nformat = \"{{}}ms\"\n\
+             range = {{ from = 1, to = 100, steps = 3, scale = \"log\" }}\n"
+        ))
+        .unwrap();
+        let sets: Vec<String> = s.points.iter().map(|p| p.key.replace('\n', " ")).collect();
+        assert_eq!(
+            sets,
+            [
+                "a.x=1 b.y=1ms",
+                "a.x=1 b.y=10ms",
+                "a.x=1 b.y=100ms",
+                "a.x=2 b.y=1ms",
+                "a.x=2 b.y=10ms",
+                "a.x=2 b.y=100ms"
+            ]
+        );
+        assert_eq!(s.figures[0].name, "wait_lock_read_readers_max_ns");
+        // Seeds depend on the point, not on its position.
+        assert_ne!(s.points[0].seed, s.points[1].seed);
+        let t = spec(&format!("{HEAD}[[param]]\nkey = \"a.x\"\nvalues = [2]\n[[param]]\nkey = \"b.y\"\nvalues = [\"100ms\"]\n")).unwrap();
+        assert_eq!(t.points[0].seed, s.points[5].seed);
+    }
+
+    #[test]
+    fn float_ranges_keep_three_digits_and_lhs_uses_each_stratum_once() {
+        let s = spec(&format!(
+            "{HEAD}[[param]]\nkey = \"a.x\"\nrange = {{ from = 1.0, to = 2.0, steps = 4 }}\n"
+        ))
+        .unwrap();
+        let v: Vec<&str> = s.params[0].values.iter().map(String::as_str).collect();
+        assert_eq!(v, ["1", "1.33", "1.67", "2"]);
+        let s = spec(&format!(
+            "{HEAD}[sample]\nlatin_hypercube = 10\n\
+             [[param]]\nkey = \"a.x\"\nrange = {{ from = 0.0, to = 10.0 }}\n"
+        ))
+        .unwrap();
+        let mut strata: Vec<usize> = s
+            .points
+            .iter()
+            .map(|p| p.values[0].parse::<f64>().unwrap() as usize)
+            .collect();
+        strata.sort_unstable();
+        assert_eq!(strata, (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let e = spec(&format!(
+            "{HEAD}[[param]]\nkey = \"a.x\"\nrange = {{ from = 0, to = 10, steps = 3, scale = \"log\" }}\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.location, "s.toml:10");
+        assert_eq!(e.field, "param[0].range");
+        let e = spec(&HEAD.replace("\"max\"", "\"p42\"")).unwrap_err();
+        assert_eq!(
+            (e.location.as_str(), e.field.as_str()),
+            ("s.toml:7", "figure[0].stat")
+        );
+        let e = spec(&format!("{HEAD}[[param]]\nkey = \"a.x\"\nvalue = [1]\n")).unwrap_err();
+        assert!(e.to_string().contains("unknown field `value`"), "{e}");
+        assert!(e.location.starts_with("s.toml:"), "{e}");
+    }
+}
