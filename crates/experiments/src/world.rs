@@ -605,6 +605,15 @@ impl<'c> World<'c> {
     #[inline]
     fn take_cpu(&mut self, t: TaskId) -> Option<Cpu> {
         self.tasks[t as usize].state = State::Runnable;
+        if self.cpu.is_unlimited() {
+            return Some(Cpu::ANY);
+        }
+        self.take_limited_cpu(t)
+    }
+
+    /// [`World::take_cpu`] with a limited number of CPUs.
+    #[inline(never)]
+    fn take_limited_cpu(&mut self, t: TaskId) -> Option<Cpu> {
         if let Some(cpu) = self.tasks[t as usize].bound {
             return self.cpu.make_runnable_on(self.now, t, cpu);
         }
@@ -661,7 +670,7 @@ impl<'c> World<'c> {
     /// `t` was woken (sleep over, lock granted or retry): after the wake
     /// latency, it becomes runnable. Returns true if it has a CPU now and
     /// the caller (`inline`) may run it at once.
-    #[inline]
+    #[inline(always)]
     fn wakeup(&mut self, t: TaskId, inline: bool) -> bool {
         if let Some(s) = self.tasks[t as usize].sched.as_mut() {
             let d = self.c.wake_latency.as_ref().map_or(0, |l| l.sample(s));
@@ -738,7 +747,11 @@ impl<'c> World<'c> {
     /// Whether a reschedule is due for `t`, on a CPU: others wait for a
     /// CPU and `t` has used up its time slice (seen at a tick), or (with wakeup preemption)
     /// a woken task waits, having set need_resched.
+    #[inline]
     fn resched_due(&self, t: TaskId) -> bool {
+        if self.c.timeslice.is_none() && !self.c.wake_preempt {
+            return false;
+        }
         if self.cpu.runnable_waiting() == 0 {
             return false;
         }
@@ -776,10 +789,16 @@ impl<'c> World<'c> {
         if self.spinning > 0 {
             self.holder_off_cpu(t);
         }
-        let cpu = self.tasks[t as usize].cpu;
-        if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
-            *r = NONE;
+        if !self.cpu.is_unlimited() {
+            self.release_cpu(t);
         }
+    }
+
+    /// `t`'s CPU goes to the next task waiting for it, if any.
+    #[inline(never)]
+    fn release_cpu(&mut self, t: TaskId) {
+        let cpu = self.tasks[t as usize].cpu;
+        self.running_on[cpu.0 as usize] = NONE;
         if let Some((next, _waited)) = self.cpu.release(self.now, cpu) {
             self.give_cpu(next, cpu);
             self.schedule(next, self.now, Ev::Run);
@@ -1236,7 +1255,7 @@ impl<'c> World<'c> {
     /// Task `t` (at a delay step) advances time by `d`, on its CPU or off it
     /// asleep, and will go on at `next`. Returns false for a zero delay (the
     /// task goes on at once).
-    #[inline]
+    #[inline(always)]
     fn delay(&mut self, t: TaskId, d: u64, sleep: bool, next: u32) -> bool {
         let task = &mut self.tasks[t as usize];
         task.pc = next;
