@@ -144,6 +144,13 @@ pub struct RunArgs {
     /// Stop a run after this many engine events.
     #[arg(long, value_name = "N")]
     pub max_events: Option<u64>,
+    /// Refuse a simulated duration longer than this (default 366 days).
+    #[arg(long, value_name = "D")]
+    pub max_sim_time: Option<String>,
+    /// Refuse a run whose world is estimated to need more memory than
+    /// this, e.g. `16GiB` (default 8 GiB).
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
     /// Histograms to print for the worst subjects.
     #[arg(long, default_value_t = 3)]
     pub histograms: usize,
@@ -198,6 +205,15 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
     let mut limits = Limits::default();
     if let Some(n) = a.max_events {
         limits.max_events = n;
+    }
+    if let Some(d) = &a.max_sim_time {
+        let d = sim::time::parse_duration(d).with_context(|| format!("--max-sim-time {d}"))?;
+        limits.max_sim_time = sim::SimTime(d.0);
+    }
+    if let Some(m) = &a.max_memory {
+        let pages = crate::scenario::steps::parse_pages(m)
+            .map_err(|e| anyhow::anyhow!("--max-memory {m}: {e}"))?;
+        limits.max_memory = pages.saturating_mul(crate::scenario::steps::PAGE_SIZE);
     }
     Ok(RunPlan {
         file,
@@ -307,6 +323,8 @@ fn run_builtins() -> anyhow::Result<()> {
             out: None,
             jobs: 0,
             max_events: None,
+            max_sim_time: None,
+            max_memory: None,
             histograms: 0,
         })?;
         let out = runner::run(&plan.file, &plan.opts)?;
@@ -354,6 +372,8 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         out: a.out,
         jobs: a.jobs,
         max_events: None,
+        max_sim_time: None,
+        max_memory: None,
         histograms: 0,
     })?;
     let out = runner::run(&plan.file, &plan.opts)?;

@@ -121,6 +121,7 @@ pub fn run_one(
     limits: Limits,
     progress: &mut dyn FnMut(sim::SimTime),
 ) -> Result<VariantResult, RunError> {
+    crate::world::check_limits(c, &limits)?;
     let mut w = World::new(c, seed, rep, limits);
     w.run(progress)?;
     Ok(w.result())

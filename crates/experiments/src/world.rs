@@ -217,13 +217,19 @@ struct Stat {
     windows: Windows,
 }
 
-/// Limits that stop a runaway run with a message instead of a hang.
+/// Limits that stop a runaway run with a message instead of a hang or an
+/// allocation the machine cannot make. Tasks, kworkers and work items are
+/// bounded by the event queue's slots (checked when compiling).
 #[derive(Copy, Clone, Debug)]
 pub struct Limits {
     pub max_events: u64,
     /// Steps one task may execute at one instant before it is called a
     /// livelock.
     pub max_steps_per_instant: u64,
+    /// Longest simulated duration of one run.
+    pub max_sim_time: SimTime,
+    /// Largest memory a run's world may be estimated to need, in bytes.
+    pub max_memory: u64,
 }
 
 impl Default for Limits {
@@ -231,8 +237,57 @@ impl Default for Limits {
         Limits {
             max_events: 20_000_000_000,
             max_steps_per_instant: 10_000_000,
+            max_sim_time: SimTime(366 * 24 * 3600 * 1_000_000_000),
+            max_memory: 8 << 30,
         }
     }
+}
+
+/// Bytes a run of `c` needs, roughly, before it records anything: the task
+/// table, locks, work items and one histogram per reported series.
+pub fn estimated_memory(c: &Compiled) -> u64 {
+    let per_task = |g: &crate::scenario::compile::GroupProg| {
+        std::mem::size_of::<Task>() as u64
+            + 12 * u64::from(g.hold_slots)
+            + 8 * (u64::from(g.span_slots) + u64::from(g.repeat_slots))
+            + 8 * c.memcgs.len() as u64
+    };
+    let largest = c.groups.iter().map(per_task).max().unwrap_or(0);
+    let tasks: u64 = c
+        .groups
+        .iter()
+        .map(|g| u64::from(g.count) * per_task(g))
+        .sum();
+    let kworkers: u64 = c.workqueues.iter().map(|w| u64::from(w.workers)).sum();
+    let items: u64 = c.works.iter().map(|w| u64::from(w.instances)).sum();
+    let locks = c.locks.len() as u64;
+    let series = c.stats.len() as u64;
+    tasks
+        + kworkers * largest
+        + items * 64
+        + locks * (std::mem::size_of::<models::policy::AnyLock>() as u64 + 64)
+        + series * 64 * 1024
+}
+
+/// Checks a compiled scenario against the limits before anything is
+/// allocated for it.
+pub fn check_limits(c: &Compiled, limits: &Limits) -> Result<(), RunError> {
+    if c.duration.0 > limits.max_sim_time.0 {
+        return Err(RunError::TooLarge {
+            what: "simulated duration".into(),
+            value: format!("{}", SimTime(c.duration.0)),
+            limit: format!("{} (--max-sim-time)", limits.max_sim_time),
+        });
+    }
+    let mem = estimated_memory(c);
+    if mem > limits.max_memory {
+        return Err(RunError::TooLarge {
+            what: "estimated memory".into(),
+            value: format!("{} MiB", mem >> 20),
+            limit: format!("{} MiB (--max-memory)", limits.max_memory >> 20),
+        });
+    }
+    Ok(())
 }
 
 /// Why a run stopped early.
@@ -250,6 +305,12 @@ pub enum RunError {
     EventLimit {
         limit: u64,
         at: SimTime,
+    },
+    /// The scenario asks for more than a limit allows; nothing ran.
+    TooLarge {
+        what: String,
+        value: String,
+        limit: String,
     },
 }
 
@@ -270,6 +331,11 @@ impl fmt::Display for RunError {
                 f,
                 "stopped after {limit} events at simulated t={at}: the event limit; \
                  shorten the duration or raise the limit"
+            ),
+            RunError::TooLarge { what, value, limit } => write!(
+                f,
+                "not run: its {what} is {value}, over the limit of {limit}; \
+                 make the scenario smaller or raise the limit"
             ),
         }
     }

@@ -268,6 +268,12 @@ pub struct Compiled {
     pub key_counters: u32,
 }
 
+/// Most locks a scenario may have, family instances included.
+const MAX_LOCKS: usize = 1 << 22;
+
+/// Largest empirical data file read (a dump or a samples table).
+const MAX_DATA_FILE: u64 = 256 << 20;
+
 /// Marks, in the static checks, a family lock taken with the `self` key.
 const SELF_LOCK: LockId = 1 << 31;
 
@@ -327,6 +333,23 @@ fn unit_ns(src: &Source, field: &str, v: Option<&Spanned<String>>) -> Result<f64
             ))
         }
     })
+}
+
+/// Reads a data file of at most [`MAX_DATA_FILE`] bytes (`/dev/zero` or a
+/// mistaken multi-gigabyte file is an error, not an endless read).
+fn read_data_file(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_DATA_FILE + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_DATA_FILE {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB",
+            MAX_DATA_FILE >> 20
+        )));
+    }
+    Ok(text)
 }
 
 /// Builds a named distribution from its table.
@@ -390,7 +413,7 @@ fn build_dist(src: &Source, name: &str, def: &Spanned<DistDef>) -> Result<Dist, 
                 Some(dir) => dir.join(file.get_ref()),
                 None => std::path::PathBuf::from(file.get_ref()),
             };
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = read_data_file(&path).map_err(|e| {
                 ScenarioError::new(at(file.span()), field("file"), format!("cannot read {}: {e}", path.display()))
             })?;
             let unit = unit_ns(src, &field("unit"), d.unit.as_ref())?;
@@ -1307,6 +1330,18 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             }
         }
     }
+    // Each instance of a family is a lock of its own: bound their total so
+    // that many large families cannot ask for more memory than a machine has.
+    if locks.len() > MAX_LOCKS {
+        return Err(ScenarioError::new(
+            src.name.clone(),
+            "locks",
+            format!(
+                "{} locks in all (each instance of a family counts); at most {MAX_LOCKS}",
+                locks.len()
+            ),
+        ));
+    }
     let mut dists = Vec::new();
     let mut named_dists = IndexMap::new();
     for (name, def) in &doc.dists {
@@ -1514,13 +1549,28 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
     for (name, def) in &doc.memcg {
         memcgs.push(build_memcg(src, doc, name, def)?);
     }
+    // Every task, kworker, work item (its timer) and memcg (its reaper and
+    // its release tick) takes one slot of the event queue.
     let total: u64 = groups.iter().map(|g| u64::from(g.count)).sum();
+    let kworkers: u64 = workqueues.iter().map(|w| u64::from(w.workers)).sum();
+    let items: u64 = works.iter().map(|w| u64::from(w.instances)).sum();
     let max = sim::SlotQueue::<(), 20>::MAX_SLOTS as u64;
     if total > max {
         return Err(ScenarioError::new(
             src.name.clone(),
             "tasks",
             format!("{total} tasks in all; a run holds at most {max}"),
+        ));
+    }
+    let slots = total + kworkers + items + 2 * memcgs.len() as u64;
+    if slots > max {
+        return Err(ScenarioError::new(
+            src.name.clone(),
+            "works",
+            format!(
+                "{total} tasks, {kworkers} kworkers and {items} work items in all; \
+                 a run holds at most {max} of them"
+            ),
         ));
     }
     let stats = stats

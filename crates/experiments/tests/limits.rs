@@ -1,0 +1,146 @@
+//! Limits that stop a runaway or oversized scenario with a message, and
+//! outputs that survive an interrupted run.
+
+mod common;
+
+use common::{convoy, convoy_status};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const SMALL: &str = r#"
+[scenario]
+name = "small"
+duration = "1s"
+[locks.m]
+kind = "mutex"
+[tasks.a]
+count = 2
+program = ["loop", "  mutex_lock m", "  cpu 1us", "  mutex_unlock m", "  sleep 10us", "end"]
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    std::fs::write(dir.join(name), text).unwrap();
+    name.to_string()
+}
+
+/// Runs `convoy ARGS`, which must fail with status 2 and say `needle`;
+/// nothing may be written to `out`.
+fn refused(dir: &Path, args: &[&str], needle: &str) {
+    let o = convoy_status(args, dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!dir.join("out").exists(), "{args:?} wrote output");
+}
+
+#[test]
+fn a_duration_over_the_simulated_time_limit_is_refused_before_running() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "s.toml", SMALL);
+    let args = [
+        "run",
+        &f,
+        "--duration",
+        "10s",
+        "--max-sim-time",
+        "5s",
+        "--out",
+        "out",
+    ];
+    refused(
+        d.path(),
+        &args,
+        "simulated duration is 10s, over the limit of 5s",
+    );
+    // The default limit is a year of simulated time.
+    let long = ["run", &f, "--duration", "40000000s", "--out", "out"];
+    refused(d.path(), &long, "--max-sim-time");
+}
+
+#[test]
+fn a_world_over_the_memory_limit_is_refused_before_it_is_allocated() {
+    let d = tempfile::tempdir().unwrap();
+    let big = SMALL.replace("count = 2", "count = 500000");
+    let f = write(d.path(), "big.toml", &big);
+    let args = ["run", &f, "--max-memory", "16MiB", "--out", "out"];
+    refused(d.path(), &args, "estimated memory is");
+    refused(
+        d.path(),
+        &["run", &f, "--max-memory", "lots", "--out", "out"],
+        "--max-memory lots",
+    );
+}
+
+#[test]
+fn counts_beyond_what_a_run_can_hold_are_errors_not_allocations() {
+    let d = tempfile::tempdir().unwrap();
+    // 4e9 work items: more than the event queue's slots.
+    let items = format!(
+        "{SMALL}\n[workqueues.w]\nkind = \"percpu\"\n[works.x]\ninstances = 4000000000\nprogram = [\"cpu 1us\"]\n"
+    );
+    let f = write(d.path(), "items.toml", &items);
+    refused(
+        d.path(),
+        &["run", &f, "--out", "out"],
+        "4000000000 work items",
+    );
+    // Eight families of a million locks each.
+    let mut families = SMALL.to_string();
+    for i in 0..8 {
+        families.push_str(&format!(
+            "\n[locks.f{i}]\nkind = \"mutex\"\ninstances = 1048576\n"
+        ));
+    }
+    let f = write(d.path(), "locks.toml", &families);
+    refused(d.path(), &["run", &f, "--out", "out"], "locks in all");
+}
+
+#[test]
+#[cfg(unix)]
+fn an_endless_data_file_is_an_error_not_an_endless_read() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{SMALL}\n[dists.d]\ndist = \"empirical\"\nfile = \"/dev/zero\"\nformat = \"samples\"\n"
+    );
+    let f = write(d.path(), "zero.toml", &text);
+    refused(
+        d.path(),
+        &["run", &f, "--out", "out"],
+        "larger than 256 MiB",
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn a_run_killed_midway_leaves_the_previous_complete_result() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "s.toml", SMALL);
+    convoy(&["run", &f, "--out", "out", "--histograms", "0"], d.path());
+    let files = ["summary.csv", "hist.csv", "windows.csv", "manifest.json"];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|n| std::fs::read(d.path().join("out").join(n)).unwrap())
+        .collect();
+    // A long run into the same directory, killed (SIGKILL) while it runs.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .args(["run", &f, "--duration", "100000s", "--out", "out"])
+        .current_dir(d.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for (n, old) in files.iter().zip(&before) {
+        let now = std::fs::read(d.path().join("out").join(n)).unwrap();
+        assert!(&now == old, "{n} changed");
+    }
+    // No temporary file is left beside them under a result's name.
+    for e in std::fs::read_dir(d.path().join("out")).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        assert!(!name.ends_with(".tmp") || name.starts_with('.'), "{name}");
+    }
+}
