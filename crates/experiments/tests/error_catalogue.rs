@@ -13,14 +13,12 @@ const FRAGMENTS: &[&str] = &[
     "cannot read scenario file: ",
     "at least one replication is needed",
     "is not a dotted key like `tasks.readers.count`",
-    "--set replaces only single values",
     // Scenario file.
     "missing table `[scenario]` (with at least `name` and `duration`)",
     "no task groups: add at least one `[tasks.NAME]` with `count` and `program`",
     "is the base scenario's own name; give the overlay another name",
     "has no unit; expected one of ns, us, ms, s, min, h",
     "is negative; durations are zero or more",
-    "expected cap >= scale",
     "is not part of a bpftrace histogram",
     "expected `map` to name one",
     "expected a number of zero or more",
@@ -42,7 +40,6 @@ const FRAGMENTS: &[&str] = &[
     "install fonts-dejavu-core",
     // Sweeps and merge; validate.
     "expected at least one `[[figure]]` (metric, subject, stat)",
-    "is not below the shard count",
     "refusing to merge",
     "points missing (shards not merged or not finished)",
     "targets met, ",
