@@ -45,11 +45,11 @@ impl Default for RunOptions {
 pub enum RunnerError {
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
-    #[error("variant `{variant}`, replication {rep}: {source}")]
+    #[error("variant `{variant}`, replication {rep}: {error}")]
     Run {
         variant: String,
         rep: u64,
-        source: RunError,
+        error: RunError,
     },
     #[error("cannot start worker threads: {0}")]
     Threads(String),
@@ -164,10 +164,10 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
             last = t.0;
         };
         let r =
-            run_one(c, seed, rep, opts.limits, &mut progress).map_err(|source| RunnerError::Run {
+            run_one(c, seed, rep, opts.limits, &mut progress).map_err(|error| RunnerError::Run {
                 variant: c.variant.clone(),
                 rep,
-                source,
+                error,
             });
         tick(c.duration.0.saturating_sub(last));
         r

@@ -329,8 +329,8 @@ impl fmt::Display for RunError {
             ),
             RunError::EventLimit { limit, at } => write!(
                 f,
-                "stopped after {limit} events at simulated t={at}: the event limit; \
-                 shorten the duration or raise the limit"
+                "stopped after {limit} events at simulated t={at}: the event limit \
+                 (--max-events); shorten the duration or raise the limit"
             ),
             RunError::TooLarge { what, value, limit } => write!(
                 f,
@@ -378,6 +378,8 @@ pub struct World<'c> {
     /// Tasks spinning on some lock right now.
     spinning: u32,
     preemptions: u64,
+    /// The event count at which to report progress or stop at the limit.
+    next_check: u64,
     /// Tasks that yielded their CPU at a preemption point.
     slice_yields: u64,
     spans: Vec<SimTime>,
@@ -573,6 +575,7 @@ impl<'c> World<'c> {
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
             preemptions: 0,
+            next_check: limits.max_events.min(1 << 20),
             slice_yields: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
@@ -1770,14 +1773,16 @@ impl<'c> World<'c> {
             }
             self.now = at;
             self.events += 1;
-            if self.events & 0xF_FFFF == 0 {
-                progress(at);
+            if self.events >= self.next_check {
+                // Every 2^20 events, and exactly at the event limit.
                 if self.events >= self.limits.max_events {
                     return Err(RunError::EventLimit {
                         limit: self.limits.max_events,
                         at,
                     });
                 }
+                progress(at);
+                self.next_check = ((self.events | 0xF_FFFF) + 1).min(self.limits.max_events);
             }
             match ev {
                 Ev::Run => self.run_task(t)?,

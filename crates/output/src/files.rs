@@ -50,15 +50,15 @@ pub const WINDOWS_COLUMNS: [&str; 8] = [
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("cannot create output directory {path}: {source}")]
+    #[error("cannot create output directory {path}: {error}")]
     CreateDir {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -99,9 +99,9 @@ pub struct ResolvedScenario {
 /// Writes `bytes` to `dir/name` atomically (temp file + rename).
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), WriteError> {
     let path = dir.join(name);
-    let io = |source| WriteError::Io {
+    let io = |error| WriteError::Io {
         path: path.clone(),
-        source,
+        error,
     };
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
@@ -220,9 +220,9 @@ pub fn manifest_json(m: &Manifest) -> Vec<u8> {
 
 /// Writes the four files of a run directory, creating `dir` if needed.
 pub fn write_run_dir(dir: &Path, r: &ExperimentResult, m: &Manifest) -> Result<(), WriteError> {
-    std::fs::create_dir_all(dir).map_err(|source| WriteError::CreateDir {
+    std::fs::create_dir_all(dir).map_err(|error| WriteError::CreateDir {
         path: dir.to_path_buf(),
-        source,
+        error,
     })?;
     write_atomic(dir, SUMMARY_CSV, &summary_csv(r))?;
     write_atomic(dir, HIST_CSV, &hist_csv(r))?;

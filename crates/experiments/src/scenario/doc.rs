@@ -146,7 +146,8 @@ pub struct Header {
     #[serde(default)]
     pub timeslice: Option<Spanned<String>>,
     /// Where a woken task waits for a CPU: `fifo` (default, the run
-    /// queue's tail) or `first` (ahead of tasks that used up their slice).
+    /// queue's tail), `first` (ahead of tasks that used up their slice) or
+    /// `preempt` (also preempting a lock-free task in a `cpu` step).
     #[serde(default)]
     pub wake_placement: Option<Spanned<String>>,
 }

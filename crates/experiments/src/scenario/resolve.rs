@@ -251,8 +251,13 @@ fn load_includes(src: &mut Source) -> Result<(), ScenarioError> {
                         src.locate(Some(item.span())),
                         "scenario.include",
                         format!(
-                            "cannot read {}: {e} (built-in libraries: kernfs)",
-                            path.display()
+                            "cannot read {}: {e} (built-in libraries: {})",
+                            path.display(),
+                            crate::builtin::LIBRARIES
+                                .iter()
+                                .map(|l| l.0)
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     )
                 })?

@@ -342,7 +342,7 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
                     "`{kw} {arg}`: expected `{kw} WORKQUEUE ITEM{}`",
                     match kw {
                         "queue_work" => " [delay D]",
-                        "mod_delayed_work" => " DELAY",
+                        "mod_delayed_work" | "queue_delayed_work" => " DELAY",
                         _ => "",
                     }
                 ))

@@ -36,7 +36,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeReport> {
     for d in dirs {
         if let Some(why) = store::header_mismatch(&h, &header_of(d)?) {
             bail!(
-                "{}: holds results {why} than {}; refusing to merge",
+                "{}: holds results {why} (as in {}); refusing to merge",
                 d.display(),
                 first.display()
             );
