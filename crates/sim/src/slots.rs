@@ -16,8 +16,9 @@
 //! counter taken at each `set`. Three things keep that exact:
 //! - when `sub` runs out, pending events are renumbered `0..n` in their
 //!   exact (time, sequence) order, and counting goes on from `n`;
-//! - `base` moves up to `now` once the time field would overflow, and every
-//!   pending key is rebuilt;
+//! - `base` moves up to `now` once the time field would overflow and that
+//!   brings the event within half the span, and every pending key is
+//!   rebuilt;
 //! - an event further ahead than the time field can hold (about 4.9 hours
 //!   of simulated time) waits in a side heap with its exact (time,
 //!   sequence), and `pop` takes whichever of the two is earlier.
