@@ -708,6 +708,19 @@ impl Dist {
         Dist::Const(d.0.min(MAX_SAMPLE_NS))
     }
 
+    /// Always `d`, refused above [`MAX_SAMPLE_NS`] (about 146 years): what
+    /// scenario text gives, where [`Dist::constant`]'s clamp would silently
+    /// turn `sleep 5000000h` into a sleep of 146 years.
+    pub fn exact(d: Dur, what: &str) -> Result<Dist, DistError> {
+        if d.0 > MAX_SAMPLE_NS {
+            return Err(DistError::TooLarge {
+                what: what.into(),
+                value: d,
+            });
+        }
+        Ok(Dist::Const(d.0))
+    }
+
     /// Exponential with mean `mean` (more than 0).
     pub fn exp(mean: Dur) -> Result<Dist, DistError> {
         if mean.0 == 0 {
@@ -972,7 +985,7 @@ pub fn parse_inline(text: &str) -> Result<Dist, DistError> {
     let s = text.trim();
     let Some(open) = s.find('(') else {
         if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '-') {
-            return dur_arg(s, "duration").map(Dist::constant);
+            return Dist::exact(dur_arg(s, "duration")?, "duration");
         }
         return Err(DistError::UnknownKind(s.to_string()));
     };
@@ -1002,7 +1015,7 @@ pub fn parse_inline(text: &str) -> Result<Dist, DistError> {
         })
     };
     match (name.as_str(), args.as_slice()) {
-        ("const", [d]) => Ok(Dist::constant(dur_arg(d, "const duration")?)),
+        ("const", [d]) => Dist::exact(dur_arg(d, "const duration")?, "const duration"),
         ("const", _) => want("1: const(duration)"),
         ("exp", [m]) => Dist::exp(dur_arg(m, "exp mean")?),
         ("exp", _) => want("1: exp(mean)"),
@@ -1656,5 +1669,18 @@ mod tests {
             Empirical::from_samples_text("1\n2\n", Some("lat"), 1.0),
             Err(DistError::ColumnNotFound { .. })
         ));
+    }
+
+    #[test]
+    fn constants_beyond_the_sample_range_are_refused_not_clamped() {
+        let max = format!("{MAX_SAMPLE_NS}ns");
+        assert_eq!(parse_inline(&max), Ok(Dist::Const(MAX_SAMPLE_NS)));
+        for text in ["5000000h", "const(5000000h)"] {
+            assert!(
+                matches!(parse_inline(text), Err(DistError::TooLarge { .. })),
+                "{text}"
+            );
+        }
+        assert!(parse_inline(&format!("{}ns", MAX_SAMPLE_NS + 1)).is_err());
     }
 }

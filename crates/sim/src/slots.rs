@@ -16,8 +16,9 @@
 //! counter taken at each `set`. Three things keep that exact:
 //! - when `sub` runs out, pending events are renumbered `0..n` in their
 //!   exact (time, sequence) order, and counting goes on from `n`;
-//! - `base` moves up to `now` once the time field would overflow, and every
-//!   pending key is rebuilt;
+//! - `base` moves up to `now` once the time field would overflow and that
+//!   brings the event within half the span, and every pending key is
+//!   rebuilt;
 //! - an event further ahead than the time field can hold (about 4.9 hours
 //!   of simulated time) waits in a side heap with its exact (time,
 //!   sequence), and `pop` takes whichever of the two is earlier.
@@ -68,6 +69,8 @@ pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     next_seq: u64,
     now: SimTime,
     len: usize,
+    /// Renumberings so far (each sorts every pending event).
+    renumbers: u64,
     /// A slot popped from the tree but not yet replayed: the usual next
     /// operation sets the same slot again, and then one replay serves both.
     stale: Option<usize>,
@@ -117,6 +120,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             next_seq: 0,
             now: SimTime::ZERO,
             len: 0,
+            renumbers: 0,
             stale: None,
         }
     }
@@ -140,6 +144,12 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// Total events ever scheduled.
     pub fn pushed(&self) -> u64 {
         self.next_seq
+    }
+
+    /// Renumberings (and rebases) so far: each costs a sort of every
+    /// pending event.
+    pub fn renumbers(&self) -> u64 {
+        self.renumbers
     }
 
     /// Replays the path of a popped slot unless `slot` is about to replay it.
@@ -192,6 +202,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
 
     /// Gives tree events new `sub` numbers 0..n in exact (time, seq) order.
     fn renumber(&mut self) {
+        self.renumbers += 1;
         let mut pending: Vec<usize> = (0..self.cap)
             .filter(|&s| self.place[s] == Place::Tree)
             .collect();
@@ -222,15 +233,21 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         self.time[slot] = at;
         self.seq[slot] = self.next_seq;
         self.next_seq += 1;
-        if at - self.base > Self::SPAN {
+        // Rebase only when that brings the event into the tree with room
+        // to spare: an event too far ahead even from `now` goes to the side
+        // heap without one (else 100,000 tasks each sleeping 1000000 s
+        // would sort every pending event per sleep, quadratic), and
+        // rebasing at most every SPAN / 2 of simulated time bounds the
+        // sorts for events just inside the span.
+        if at - self.base > Self::SPAN && at - self.now.0 <= Self::SPAN / 2 {
             self.rebase();
         }
         if at - self.base > Self::SPAN {
-            // Too far ahead even from now: wait in the side heap.
-            if self.place[slot] == Place::Tree {
-                self.nodes[self.cap + slot].key = EMPTY;
-                self.replay(slot);
-            }
+            // Too far ahead even from now: wait in the side heap. Replay
+            // the leaf's path even if the slot was not in the tree: a slot
+            // just popped left its path for this set to replay.
+            self.nodes[self.cap + slot].key = EMPTY;
+            self.replay(slot);
             self.place[slot] = Place::Far;
             self.far.push(Reverse((at, self.seq[slot], slot as u32)));
             return;
@@ -443,5 +460,30 @@ mod tests {
         for (i, n) in [1usize, 2, 5, 33].into_iter().enumerate() {
             matches_event_queue::<61>(50, n, 99 + i as u64);
         }
+    }
+
+    #[test]
+    fn far_events_do_not_rebase_or_renumber() {
+        // Each set far beyond the span used to rebase (a sort of every
+        // pending event) and still go to the side heap.
+        let n = 10_000;
+        let mut q: SlotQueue<u32> = SlotQueue::new(n, 0);
+        let far = 1_000_000 * 1_000_000_000u64;
+        for s in 0..n {
+            q.set(s, SimTime(1), 0);
+        }
+        for s in 0..n {
+            let (t, slot, _) = q.pop().unwrap();
+            assert_eq!((t, slot), (SimTime(1), s));
+            q.set(slot, t + crate::Dur(far + s as u64), 0);
+        }
+        assert_eq!(q.renumbers(), 0);
+        for s in 0..n {
+            assert_eq!(
+                q.pop().map(|(t, s, _)| (t.0, s)),
+                Some((1 + far + s as u64, s))
+            );
+        }
+        assert!(q.is_empty());
     }
 }

@@ -269,6 +269,11 @@ impl Eq for Windows {}
 /// The default window: 10 s, as the bpftrace scripts of the cases print.
 pub const DEFAULT_WINDOW: Dur = Dur(10_000_000_000);
 
+/// Most windows one run may have: every series keeps a bin (32 bytes) per
+/// window, so a tiny window on a long run would allocate without bound
+/// (1 ns windows over 60 s: 1.9 TB). 2^20 covers 30 days in 10 s windows.
+pub const MAX_WINDOWS: u64 = 1 << 20;
+
 impl Windows {
     pub fn new(width: Dur) -> Self {
         let width = width.0.max(1);
@@ -284,9 +289,13 @@ impl Windows {
         Dur(self.width)
     }
 
+    /// `at` is in the current window when `cur_end - width <= at < cur_end`;
+    /// written as a difference because `at + width` overflows a `u64` for
+    /// windows wider than what is left of the time range (a 500-year window
+    /// on a late sample).
     #[inline]
     pub fn record(&mut self, at: SimTime, ns: u64) {
-        let in_current = at.0 < self.cur_end && at.0 + self.width >= self.cur_end;
+        let in_current = at.0 < self.cur_end && self.cur_end - at.0 <= self.width;
         let i = if in_current && self.cur < self.bins.len() {
             self.cur
         } else {
@@ -459,5 +468,18 @@ mod tests {
                 (30_000_000_000, 0, 0, 0),
             ]
         );
+    }
+
+    #[test]
+    fn windows_wider_than_the_rest_of_the_time_range_do_not_overflow() {
+        // A 500-year window and samples late in the u64 range: `at + width`
+        // would overflow.
+        let width = Dur(500 * 365 * 24 * 3_600_000_000_000);
+        let mut w = Windows::new(width);
+        w.record(SimTime(100 * 365 * 24 * 3_600_000_000_000), 5);
+        w.record(SimTime(u64::MAX - 1), 9);
+        w.record(SimTime(u64::MAX - 1), 1);
+        let bins: Vec<(u64, u64, u64)> = w.iter().map(|(t, b)| (t.0, b.count, b.max)).collect();
+        assert_eq!(bins, vec![(0, 1, 5), (width.0, 2, 9)]);
     }
 }

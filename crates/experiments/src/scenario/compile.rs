@@ -381,7 +381,7 @@ fn build_dist(src: &Source, name: &str, def: &Spanned<DistDef>) -> Result<Dist, 
     };
     let kind = d.dist.get_ref().as_str();
     match kind {
-        "const" => Ok(Dist::constant(need(&d.value, "value")?)),
+        "const" => Dist::exact(need(&d.value, "value")?, "value").map_err(bad),
         "exp" => Dist::exp(need(&d.mean, "mean")?).map_err(bad),
         "uniform" => Dist::uniform(need(&d.lo, "lo")?, need(&d.hi, "hi")?).map_err(bad),
         "lognormal" => Dist::lognormal(need(&d.median, "median")?, needf(&d.sigma, "sigma")?).map_err(bad),
@@ -1224,6 +1224,24 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         }
         None => sim::stats::DEFAULT_WINDOW,
     };
+    // Every series keeps a bin per window: a tiny window on a long run is
+    // an error, not an allocation without bound.
+    let windows = duration.0.div_ceil(window.0);
+    if windows > sim::stats::MAX_WINDOWS {
+        let (span, field) = match &h.window {
+            Some(w) => (w.span(), "scenario.window"),
+            None => (h.duration.span(), "scenario.duration"),
+        };
+        return Err(ScenarioError::new(
+            src.locate(Some(span)),
+            field,
+            format!(
+                "a run of {duration} in windows of {window} has {windows} windows; \
+                 expected at most {} (set a wider `scenario.window`)",
+                sim::stats::MAX_WINDOWS
+            ),
+        ));
+    }
     let cpus = match &h.cpus {
         None => None,
         Some(v) => match v.get_ref() {
