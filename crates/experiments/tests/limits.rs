@@ -54,8 +54,17 @@ fn a_duration_over_the_simulated_time_limit_is_refused_before_running() {
         &args,
         "simulated duration is 10s, over the limit of 5s",
     );
-    // The default limit is a year of simulated time.
-    let long = ["run", &f, "--duration", "40000000s", "--out", "out"];
+    // The default limit is a year of simulated time (in 1000 windows).
+    let long = [
+        "run",
+        &f,
+        "--duration",
+        "40000000s",
+        "--set",
+        "scenario.window=40000s",
+        "--out",
+        "out",
+    ];
     refused(d.path(), &long, "--max-sim-time");
 }
 
