@@ -27,7 +27,7 @@ use models::policy::AnyLock;
 use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};
 use output::{Counter, Series, VariantResult};
 use sim::rng::{stream, Stream};
-use sim::stats::{LatencyHist, Windows};
+use sim::stats::{HdrCounts, Windows};
 use sim::{SimTime, SlotQueue};
 use std::fmt;
 
@@ -213,7 +213,7 @@ impl Task {
 }
 
 struct Stat {
-    hist: LatencyHist,
+    hist: HdrCounts,
     windows: Windows,
 }
 
@@ -612,7 +612,7 @@ impl<'c> World<'c> {
                 .stats
                 .iter()
                 .map(|_| Stat {
-                    hist: LatencyHist::new(),
+                    hist: HdrCounts::new(),
                     windows: Windows::new(c.window),
                 })
                 .collect(),
@@ -1858,7 +1858,7 @@ impl<'c> World<'c> {
                 Series {
                     metric: spec.metric,
                     subject: spec.subject.clone(),
-                    hist: st.hist,
+                    hist: st.hist.into_hist(),
                     windows: st.windows,
                 }
             })

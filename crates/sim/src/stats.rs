@@ -217,6 +217,108 @@ impl LatencyHist {
     }
 }
 
+/// A recorder with [`LatencyHist`]'s exact bucket layout that only
+/// counts: the world records every wait and hold into one of these and
+/// builds the [`LatencyHist`] once, at the end of a run.
+///
+/// Recording is the hottest statistic path of a simulation; HDR's own
+/// `record` keeps min/max/total bookkeeping per sample and checks for
+/// resizing, which this does once per run instead. The index function is
+/// HDR's for 3 significant digits (2048 sub-buckets, unit 1 ns), so
+/// [`HdrCounts::into_hist`] gives a histogram equal to recording each
+/// sample into a [`LatencyHist`] directly (a test checks it).
+#[derive(Clone, Debug, Default)]
+pub struct HdrCounts {
+    counts: Vec<u64>,
+    zeros: u64,
+    count: u64,
+    sum: u128,
+    min: u64,
+    max: u64,
+}
+
+/// log2 of HDR's sub-bucket half count at 3 significant digits.
+const SUB_HALF_BITS: u32 = 10;
+
+impl HdrCounts {
+    pub fn new() -> Self {
+        HdrCounts {
+            min: u64::MAX,
+            ..Default::default()
+        }
+    }
+
+    /// HDR's counts index of a non-zero value (3 digits, unit 1).
+    #[inline]
+    fn index(v: u64) -> usize {
+        let mask = (1u64 << (SUB_HALF_BITS + 1)) - 1;
+        let bucket = (64 - SUB_HALF_BITS - 1) - (v | mask).leading_zeros();
+        let sub = v >> bucket;
+        (((bucket + 1) as usize) << SUB_HALF_BITS) + sub as usize - (1 << SUB_HALF_BITS)
+    }
+
+    /// The lowest value of counts index `i` (the inverse of `index`).
+    fn lowest(i: usize) -> u64 {
+        let half = 1usize << SUB_HALF_BITS;
+        let bucket = (i >> SUB_HALF_BITS) as i64 - 1;
+        let mut sub = (i & (half - 1)) + half;
+        let bucket = if bucket < 0 {
+            sub -= half;
+            0
+        } else {
+            bucket as u32
+        };
+        (sub as u64) << bucket
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.count += 1;
+        if ns == 0 {
+            self.zeros += 1;
+            self.min = 0;
+            return;
+        }
+        let v = ns.min(i64::MAX as u64);
+        let i = Self::index(v);
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += 1;
+        self.sum += u128::from(v);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    /// The histogram of everything recorded.
+    pub fn into_hist(self) -> LatencyHist {
+        let mut h = LatencyHist::new();
+        let (lo_i, hi_i) = (Self::index(self.min.max(1)), Self::index(self.max.max(1)));
+        for (i, &n) in self.counts.iter().enumerate().filter(|(_, &n)| n > 0) {
+            // The exact minimum and maximum are recorded as themselves, so
+            // that HDR's own min and max are the ones direct recording keeps.
+            let mut rest = n;
+            if i == lo_i && self.min > 0 {
+                let _ = h.hdr.record(self.min);
+                rest -= 1;
+            }
+            if i == hi_i && rest > 0 {
+                let _ = h.hdr.record(self.max);
+                rest -= 1;
+            }
+            if rest > 0 {
+                let _ = h.hdr.record_n(Self::lowest(i), rest);
+            }
+        }
+        h.zeros = self.zeros;
+        h.count = self.count;
+        h.sum = self.sum;
+        h.min = self.min;
+        h.max = self.max;
+        h
+    }
+}
+
 /// The log2 bucket `[lo, hi)` that holds `v`.
 pub fn log2_bounds(v: u64) -> (u64, u64) {
     if v == 0 {
@@ -350,6 +452,91 @@ impl Windows {
     }
     pub fn is_empty(&self) -> bool {
         self.bins.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod hdr_counts_tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift) for the test's values.
+    fn values(n: usize, seed: u64) -> Vec<u64> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match i % 5 {
+                    0 => 0,
+                    1 => x % 3000,
+                    2 => x % 5_000_000,
+                    3 => x >> (x % 60),
+                    _ => x % 1_000_000_000_000,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn counting_then_building_equals_recording_each_sample() {
+        for seed in 1..20 {
+            let vs = values(5000, seed);
+            let mut direct = LatencyHist::new();
+            let mut counts = HdrCounts::new();
+            for &v in &vs {
+                direct.record(v);
+                counts.record(v);
+            }
+            let built = counts.into_hist();
+            assert_eq!(built, direct, "seed {seed}");
+            for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                assert_eq!(built.quantile(q), direct.quantile(q));
+            }
+            assert_eq!(built.log2_buckets(), direct.log2_buckets());
+        }
+    }
+
+    #[test]
+    fn one_sample_zero_samples_and_extremes() {
+        for vs in [
+            vec![],
+            vec![0],
+            vec![7],
+            vec![1, 1, 1],
+            vec![u64::MAX, 1],
+            vec![2047, 2048, 4095, 4096],
+        ] {
+            let mut direct = LatencyHist::new();
+            let mut counts = HdrCounts::new();
+            for &v in &vs {
+                direct.record(v);
+                counts.record(v);
+            }
+            assert_eq!(counts.into_hist(), direct, "{vs:?}");
+        }
+    }
+
+    #[test]
+    fn index_and_lowest_are_hdr_s() {
+        let h = LatencyHist::new();
+        for v in [
+            1u64,
+            2,
+            1023,
+            1024,
+            2047,
+            2048,
+            2049,
+            4095,
+            4096,
+            1 << 20,
+            (1 << 40) + 12345,
+        ] {
+            let i = HdrCounts::index(v);
+            assert_eq!(HdrCounts::lowest(i), h.hdr.lowest_equivalent(v), "{v}");
+            assert_eq!(HdrCounts::index(HdrCounts::lowest(i)), i);
+        }
     }
 }
 
