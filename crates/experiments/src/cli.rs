@@ -151,6 +151,10 @@ pub struct RunArgs {
     /// this, e.g. `16GiB` (default 8 GiB).
     #[arg(long, value_name = "SIZE")]
     pub max_memory: Option<String>,
+    /// Refuse a scenario with more tasks, kworkers and work items than
+    /// this (default and most: 524288).
+    #[arg(long, value_name = "N")]
+    pub max_tasks: Option<u64>,
     /// Histograms to print for the worst subjects.
     #[arg(long, default_value_t = 3)]
     pub histograms: usize,
@@ -209,6 +213,9 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
     if let Some(d) = &a.max_sim_time {
         let d = sim::time::parse_duration(d).with_context(|| format!("--max-sim-time {d}"))?;
         limits.max_sim_time = sim::SimTime(d.0);
+    }
+    if let Some(n) = a.max_tasks {
+        limits.max_tasks = n.min(limits.max_tasks);
     }
     if let Some(m) = &a.max_memory {
         let pages = crate::scenario::steps::parse_pages(m)
@@ -325,6 +332,7 @@ fn run_builtins() -> anyhow::Result<()> {
             max_events: None,
             max_sim_time: None,
             max_memory: None,
+            max_tasks: None,
             histograms: 0,
         })?;
         let out = runner::run(&plan.file, &plan.opts)?;
@@ -374,6 +382,7 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         max_events: None,
         max_sim_time: None,
         max_memory: None,
+        max_tasks: None,
         histograms: 0,
     })?;
     let out = runner::run(&plan.file, &plan.opts)?;

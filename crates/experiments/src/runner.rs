@@ -49,7 +49,7 @@ pub enum RunnerError {
     Run {
         variant: String,
         rep: u64,
-        error: RunError,
+        error: Box<RunError>,
     },
     #[error("cannot start worker threads: {0}")]
     Threads(String),
@@ -167,7 +167,7 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
             run_one(c, seed, rep, opts.limits, &mut progress).map_err(|error| RunnerError::Run {
                 variant: c.variant.clone(),
                 rep,
-                error,
+                error: Box::new(error),
             });
         tick(c.duration.0.saturating_sub(last));
         r

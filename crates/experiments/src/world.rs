@@ -230,6 +230,10 @@ pub struct Limits {
     pub max_sim_time: SimTime,
     /// Largest memory a run's world may be estimated to need, in bytes.
     pub max_memory: u64,
+    /// Most tasks, kworkers and work items together: each can have one
+    /// queued event, so this also bounds the event queue. At most (and by
+    /// default) the engine's 524,288 slots.
+    pub max_tasks: u64,
 }
 
 impl Default for Limits {
@@ -239,6 +243,7 @@ impl Default for Limits {
             max_steps_per_instant: 10_000_000,
             max_sim_time: SimTime(366 * 24 * 3600 * 1_000_000_000),
             max_memory: 8 << 30,
+            max_tasks: sim::SlotQueue::<(), 20>::MAX_SLOTS as u64,
         }
     }
 }
@@ -279,6 +284,19 @@ pub fn check_limits(c: &Compiled, limits: &Limits) -> Result<(), RunError> {
             limit: format!("{} (--max-sim-time)", limits.max_sim_time),
         });
     }
+    let tasks: u64 = c.groups.iter().map(|g| u64::from(g.count)).sum::<u64>()
+        + c.workqueues
+            .iter()
+            .map(|w| u64::from(w.workers))
+            .sum::<u64>()
+        + c.works.iter().map(|w| u64::from(w.instances)).sum::<u64>();
+    if tasks > limits.max_tasks {
+        return Err(RunError::TooLarge {
+            what: "tasks, kworkers and work items".into(),
+            value: tasks.to_string(),
+            limit: format!("{} (--max-tasks)", limits.max_tasks),
+        });
+    }
     let mem = estimated_memory(c);
     if mem > limits.max_memory {
         return Err(RunError::TooLarge {
@@ -297,6 +315,9 @@ pub enum RunError {
         task: String,
         location: String,
         at: SimTime,
+        /// The locks the task holds (`name (mode)`), which every task
+        /// waiting for them waits for with it.
+        holding: Vec<String>,
     },
     Deadlock {
         at: SimTime,
@@ -317,10 +338,20 @@ pub enum RunError {
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RunError::Livelock { task, location, at } => write!(
+            RunError::Livelock {
+                task,
+                location,
+                at,
+                holding,
+            } => write!(
                 f,
                 "livelock: task {task} ran more steps than the limit at t={at} without advancing \
-                 simulated time (last step at {location})"
+                 simulated time (last step at {location}), holding {}",
+                if holding.is_empty() {
+                    "no lock".to_string()
+                } else {
+                    holding.join(", ")
+                }
             ),
             RunError::Deadlock { at, waiters } => write!(
                 f,
@@ -1258,6 +1289,24 @@ impl<'c> World<'c> {
         self.queue.set(slot, self.now + OOM_REAPER_DELAY, Ev::Reap);
     }
 
+    /// The locks `t` holds, as `name (mode)`, for reports.
+    fn held_names(&self, t: TaskId) -> Vec<String> {
+        let task = &self.tasks[t as usize];
+        let base = task.hold_base as usize;
+        let n = self.c.groups[task.group as usize].hold_slots as usize;
+        (0..n)
+            .filter_map(|i| held_decode(self.held[base + i]))
+            .map(|(lock, mode)| {
+                let l = &self.c.locks[lock as usize];
+                format!(
+                    "{} ({})",
+                    l.name,
+                    crate::scenario::compile::mode_label(l.kind, mode)
+                )
+            })
+            .collect()
+    }
+
     /// A killed task exits: it releases its locks (as the syscall unwinds),
     /// frees the pages it charged, and is gone.
     fn exit_killed(&mut self, t: TaskId) {
@@ -1444,6 +1493,7 @@ impl<'c> World<'c> {
                         .map(|o| o.location.clone())
                         .unwrap_or_default(),
                     at: self.now,
+                    holding: self.held_names(t),
                 });
             }
             match code[pc as usize] {

@@ -153,3 +153,53 @@ fn a_run_killed_midway_leaves_the_previous_complete_result() {
         assert!(!name.ends_with(".tmp") || name.starts_with('.'), "{name}");
     }
 }
+
+#[test]
+fn too_many_tasks_for_max_tasks_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "s.toml", SMALL);
+    let args = ["run", &f, "--max-tasks", "1", "--out", "out"];
+    refused(
+        d.path(),
+        &args,
+        "tasks, kworkers and work items is 2, over the limit of 1",
+    );
+}
+
+#[test]
+fn a_zero_time_livelock_names_the_task_its_step_and_the_locks_it_holds() {
+    // A repeat with no delay in its body passes the static check (only
+    // loops must advance time) and spins at one instant holding m; the
+    // run stops at the step limit and says who, where and what it holds,
+    // as a hung-task report would.
+    use experiments::scenario::{compile, ScenarioFile, Source};
+    use experiments::world::{Limits, RunError, World};
+    let text = r#"
+[scenario]
+name = "spin"
+duration = "1s"
+[locks.m]
+kind = "mutex"
+[tasks.poller]
+count = 1
+program = ["mutex_lock m", "repeat 1000000000", "  count polls", "end", "mutex_unlock m"]
+"#;
+    let file = ScenarioFile::new(Source::new("spin.toml", text)).unwrap();
+    let l = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &l.doc, &file.base).unwrap();
+    let limits = Limits {
+        max_steps_per_instant: 10_000,
+        ..Limits::default()
+    };
+    let e = World::new(&c, 1, 0, limits).run(&mut |_| {}).unwrap_err();
+    assert!(matches!(e, RunError::Livelock { .. }), "{e:?}");
+    let msg = e.to_string();
+    for needle in [
+        "livelock: task poller[0]",
+        "spin.toml:9",
+        "holding m (lock)",
+        "t=0ns",
+    ] {
+        assert!(msg.contains(needle), "{needle}: {msg}");
+    }
+}
