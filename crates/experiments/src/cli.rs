@@ -155,6 +155,15 @@ pub struct RunArgs {
     /// this (default and most: 524288).
     #[arg(long, value_name = "N")]
     pub max_tasks: Option<u64>,
+    /// Also write the first variant's first replication as Chrome trace
+    /// event JSON (Perfetto, chrome://tracing): tasks, waits, holds, CPU
+    /// time, wakeups.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// The part of the run to trace, `A..B` in simulated time (e.g.
+    /// `10s..12s`; either end may be left out).
+    #[arg(long, value_name = "A..B", requires = "trace")]
+    pub trace_window: Option<String>,
     /// Histograms to print for the worst subjects.
     #[arg(long, default_value_t = 3)]
     pub histograms: usize,
@@ -184,6 +193,56 @@ struct RunPlan {
     opts: RunOptions,
     out: Option<PathBuf>,
     histograms: usize,
+    /// `--trace FILE` and its window.
+    trace: Option<(PathBuf, sim::SimTime, sim::SimTime)>,
+}
+
+/// `A..B` of durations, either end optional.
+fn parse_window(w: &str) -> anyhow::Result<(sim::SimTime, sim::SimTime)> {
+    let Some((a, b)) = w.split_once("..") else {
+        bail!("--trace-window {w}: expected A..B, e.g. `10s..12s` or `..500ms`");
+    };
+    let end = |x: &str, default| -> anyhow::Result<sim::SimTime> {
+        if x.trim().is_empty() {
+            return Ok(default);
+        }
+        let d =
+            sim::time::parse_duration(x.trim()).with_context(|| format!("--trace-window {w}"))?;
+        Ok(sim::SimTime(d.0))
+    };
+    let (from, to) = (end(a, sim::SimTime::ZERO)?, end(b, sim::SimTime::MAX)?);
+    if from >= to {
+        bail!("--trace-window {w}: the window is empty");
+    }
+    Ok((from, to))
+}
+
+/// Runs the plan's first variant, replication 0, again with a trace, and
+/// writes it atomically.
+fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
+    let Some((path, from, to)) = &p.trace else {
+        return Ok(());
+    };
+    let variant = p.opts.variants.first().unwrap_or(&p.file.variants[0]);
+    let prepared = runner::prepare(&p.file, std::slice::from_ref(variant))?;
+    let c = &prepared[0].0;
+    let mut w = crate::world::World::new(c, seed, 0, p.opts.limits);
+    w.enable_trace(*from, *to);
+    w.run(&mut |_| {})?;
+    let trace = w.take_trace().expect("tracing was enabled");
+    let title = format!("{} {variant} seed {seed}", c.experiment);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("--trace {}: not a file name", path.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    output::files::write_atomic(&dir, name, &trace.into_json(&title))?;
+    println!("trace: {} ({variant}, replication 0)", path.display());
+    Ok(())
 }
 
 fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
@@ -206,6 +265,16 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
             );
         }
     }
+    let trace = match &a.trace {
+        None => None,
+        Some(f) => {
+            let (from, to) = match &a.trace_window {
+                Some(w) => parse_window(w)?,
+                None => (sim::SimTime::ZERO, sim::SimTime::MAX),
+            };
+            Some((f.clone(), from, to))
+        }
+    };
     let mut limits = Limits::default();
     if let Some(n) = a.max_events {
         limits.max_events = n;
@@ -234,6 +303,7 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
         },
         out: a.out,
         histograms: a.histograms,
+        trace,
     })
 }
 
@@ -244,6 +314,7 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     write_run_dir(&dir, &out.result, &out.manifest)?;
+    write_trace(&p, out.manifest.seed)?;
     let plots = plots_note(&dir, &out.result);
     print!("{}", terminal::summary_table(&out.result));
     for (variant, s) in terminal::worst_series(&out.result, p.histograms) {
@@ -333,6 +404,8 @@ fn run_builtins() -> anyhow::Result<()> {
             max_sim_time: None,
             max_memory: None,
             max_tasks: None,
+            trace: None,
+            trace_window: None,
             histograms: 0,
         })?;
         let out = runner::run(&plan.file, &plan.opts)?;
@@ -383,6 +456,8 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         max_sim_time: None,
         max_memory: None,
         max_tasks: None,
+        trace: None,
+        trace_window: None,
         histograms: 0,
     })?;
     let out = runner::run(&plan.file, &plan.opts)?;

@@ -18,5 +18,6 @@ pub mod cli;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;
+pub mod trace;
 pub mod validate;
 pub mod world;

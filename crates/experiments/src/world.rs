@@ -138,6 +138,12 @@ struct Task {
     on_cpu_since: SimTime,
     /// The CPU a per-CPU kworker is bound to for its current item.
     bound: Option<Cpu>,
+    /// When the task began to wait for a CPU, or a kworker its item (for
+    /// traces).
+    queued_at: SimTime,
+    work_start: SimTime,
+    /// Asleep in a lock's wait queue (counted in the trace's queue length).
+    in_lock_queue: bool,
     /// A memcg charge in progress across reclaim attempts (R45).
     charging: Option<(u32, models::memcg::Charge)>,
     /// Draws of memcg reclaim (time, success), apart from the program's.
@@ -195,6 +201,9 @@ impl Task {
             remaining: 0,
             on_cpu_since: SimTime::ZERO,
             bound: None,
+            queued_at: SimTime::ZERO,
+            work_start: SimTime::ZERO,
+            in_lock_queue: false,
             atomic_done: false,
             charging: None,
             mem_rng: (!c.memcgs.is_empty()).then(|| own("memcg")),
@@ -408,6 +417,10 @@ pub struct World<'c> {
     line_wait_ns: Vec<u64>,
     /// Tasks spinning on some lock right now.
     spinning: u32,
+    /// The task whose step is being executed (the waker of any wakeup).
+    current: TaskId,
+    /// `--trace`: what this run looks like, slice by slice.
+    trace: Option<Box<crate::trace::Trace>>,
     preemptions: u64,
     /// The event count at which to report progress or stop at the limit.
     next_check: u64,
@@ -605,6 +618,8 @@ impl<'c> World<'c> {
             line_transfers: vec![0; c.locks.len()],
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
+            current: NONE,
+            trace: None,
             preemptions: 0,
             next_check: limits.max_events.min(1 << 20),
             slice_yields: 0,
@@ -726,6 +741,7 @@ impl<'c> World<'c> {
             }
         }
         self.cpu.enqueue_woken(self.now, t);
+        self.tasks[t as usize].queued_at = self.now;
         if self.spinning > 0 {
             self.resched();
         }
@@ -834,6 +850,12 @@ impl<'c> World<'c> {
         if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
             *r = t;
         }
+        if let Some(tr) = self.trace.as_mut() {
+            let since = self.tasks[t as usize].queued_at;
+            if since < self.now {
+                tr.slice(t, "cpu", "runnable".into(), since, self.now);
+            }
+        }
     }
 
     /// Whether `t` holds any lock now.
@@ -877,6 +899,7 @@ impl<'c> World<'c> {
 
     /// `t`, preempted, waits at the tail: of its CPU's queue if bound.
     fn requeue(&mut self, t: TaskId) {
+        self.tasks[t as usize].queued_at = self.now;
         match self.tasks[t as usize].bound {
             Some(cpu) => self.cpu.requeue_on(self.now, t, cpu),
             None => self.cpu.requeue(self.now, t),
@@ -918,6 +941,9 @@ impl<'c> World<'c> {
             match *w {
                 Wake::Granted(t) | Wake::Retry(t) => {
                     let granted = matches!(w, Wake::Granted(_));
+                    if let Some(tr) = self.trace.as_mut() {
+                        tr.flow(self.current, t, self.now, &self.c.locks[lock as usize].name);
+                    }
                     let task = &mut self.tasks[t as usize];
                     debug_assert_eq!(task.state, State::Blocked, "only sleepers are woken");
                     task.resume = pending(task.resume, lock, granted);
@@ -941,6 +967,9 @@ impl<'c> World<'c> {
                     }
                 }
                 Wake::SpinSlept(t) => {
+                    if self.trace.is_some() {
+                        self.trace_queue(t, lock, true);
+                    }
                     let task = &mut self.tasks[t as usize];
                     debug_assert_eq!(task.state, State::Spinning);
                     task.state = State::Blocked;
@@ -968,6 +997,7 @@ impl<'c> World<'c> {
 
     /// A spinner's deadline passed: ask its lock again.
     fn spin_end(&mut self, t: TaskId) -> Result<(), RunError> {
+        self.current = t;
         let Resume::Acquired { lock, mode, .. } = self.tasks[t as usize].resume else {
             unreachable!("a spinner has a pending acquisition")
         };
@@ -1206,6 +1236,7 @@ impl<'c> World<'c> {
         task.pc = 0;
         task.self_key = id.0 - spec.offset;
         task.work = Some(id);
+        task.work_start = self.now;
         task.bound = (cpu != Cpu::ANY && !self.cpu.is_unlimited()).then_some(cpu);
         task.state = State::Blocked;
         debug_assert_eq!(task.worker_of, Some(q));
@@ -1224,6 +1255,16 @@ impl<'c> World<'c> {
 
     /// kworker `w` returned from item `id` (`process_one_work` ends).
     fn work_done(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
+        if let Some(tr) = self.trace.as_mut() {
+            let spec = self
+                .c
+                .works
+                .iter()
+                .find(|s| s.offset <= id.0 && id.0 < s.offset + s.instances)
+                .expect("item ids come from work types");
+            let name = format!("work {}[{}]", spec.name, id.0 - spec.offset);
+            tr.slice(w, "work", name, self.tasks[w as usize].work_start, self.now);
+        }
         let mut out = std::mem::take(&mut self.wq_actions);
         self.wqs[q as usize].work_done(self.now, id, &mut out);
         for t in self.work_waiters.remove(&(q, id.0)).unwrap_or_default() {
@@ -1287,6 +1328,60 @@ impl<'c> World<'c> {
         }
         let slot = self.tasks.len() + m as usize;
         self.queue.set(slot, self.now + OOM_REAPER_DELAY, Ev::Reap);
+    }
+
+    /// A wait or hold slice of `lock` on `t`'s track, from `start` to now.
+    fn trace_lock(&mut self, t: TaskId, cat: &'static str, lock: u32, mode: Mode, start: SimTime) {
+        let l = &self.c.locks[lock as usize];
+        let name = format!(
+            "{cat} {} ({})",
+            l.name,
+            crate::scenario::compile::mode_label(l.kind, mode)
+        );
+        if let Some(tr) = self.trace.as_mut() {
+            tr.slice(t, cat, name, start, self.now);
+        }
+    }
+
+    /// `t` goes to sleep in `lock`'s wait queue (`asleep`), or has the
+    /// lock after waiting: the trace's queue-length counter follows.
+    fn trace_queue(&mut self, t: TaskId, lock: u32, asleep: bool) {
+        let task = &mut self.tasks[t as usize];
+        if task.in_lock_queue == asleep {
+            return;
+        }
+        task.in_lock_queue = asleep;
+        if let Some(tr) = self.trace.as_mut() {
+            let delta = if asleep { 1 } else { -1 };
+            tr.queue(
+                lock as usize,
+                &self.c.locks[lock as usize].name,
+                delta,
+                self.now,
+            );
+        }
+    }
+
+    /// Records this run as a trace of `[from, to)` (`--trace`).
+    pub fn enable_trace(&mut self, from: SimTime, to: SimTime) {
+        let mut tr = crate::trace::Trace::new(from, to, self.c.locks.len());
+        for t in 0..self.tasks.len() as TaskId {
+            let task = &self.tasks[t as usize];
+            let name = match task.worker_of {
+                Some(q) => format!(
+                    "kworker/{}/{}",
+                    self.c.workqueues[q as usize].name, task.index
+                ),
+                None => self.task_name(t),
+            };
+            tr.thread(t, &name);
+        }
+        self.trace = Some(Box::new(tr));
+    }
+
+    /// The trace recorded so far, if tracing.
+    pub fn take_trace(&mut self) -> Option<crate::trace::Trace> {
+        self.trace.take().map(|b| *b)
     }
 
     /// The locks `t` holds, as `name (mode)`, for reports.
@@ -1364,6 +1459,10 @@ impl<'c> World<'c> {
         let since = self.tasks[t as usize].since;
         let waited = self.now.since(since).0;
         self.record(wait, waited);
+        if waited > 0 && self.trace.is_some() {
+            self.trace_lock(t, "wait", lock, mode, since);
+            self.trace_queue(t, lock, false);
+        }
         let base = self.tasks[t as usize].hold_base as usize;
         self.holds[base + slot as usize] = self.now;
         self.held[base + slot as usize] = held_code(lock, mode);
@@ -1384,6 +1483,10 @@ impl<'c> World<'c> {
             return false;
         }
         let at = self.now + sim::Dur(d);
+        if let Some(tr) = self.trace.as_mut() {
+            let name = if sleep { "sleep" } else { "cpu" };
+            tr.slice(t, "cpu", name.into(), self.now, at);
+        }
         if sleep {
             task.state = State::Sleeping;
             self.schedule(t, at, Ev::Wake);
@@ -1402,6 +1505,7 @@ impl<'c> World<'c> {
     #[inline(always)]
     fn run_task(&mut self, t: TaskId) -> Result<(), RunError> {
         let ti = t as usize;
+        self.current = t;
         let task = &mut self.tasks[ti];
         task.state = State::Running;
         task.in_burst = false;
@@ -1667,6 +1771,9 @@ impl<'c> World<'c> {
                         }
                         Acquire::Queued => {
                             self.contentions[lock as usize][mode_index(mode)] += 1;
+                            if self.trace.is_some() {
+                                self.trace_queue(t, lock, true);
+                            }
                             let task = &mut self.tasks[ti];
                             task.pc = pc;
                             task.state = State::Blocked;
@@ -1699,9 +1806,13 @@ impl<'c> World<'c> {
                     }
                     pc += 1;
                     let base = self.tasks[ti].hold_base as usize;
-                    let held = self.now.since(self.holds[base + slot as usize]).0;
+                    let start = self.holds[base + slot as usize];
+                    let held = self.now.since(start).0;
                     self.held[base + slot as usize] = 0;
                     self.record(hold, held);
+                    if self.trace.is_some() {
+                        self.trace_lock(t, "hold", lock, mode, start);
+                    }
                     with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                     self.apply_wakes(lock);
                 }
@@ -1733,8 +1844,13 @@ impl<'c> World<'c> {
                 Instr::SpanEnd { stat, slot } => {
                     pc += 1;
                     let base = self.tasks[ti].span_base as usize;
-                    let d = self.now.since(self.spans[base + slot as usize]).0;
+                    let start = self.spans[base + slot as usize];
+                    let d = self.now.since(start).0;
                     self.record(stat, d);
+                    if let Some(tr) = self.trace.as_mut() {
+                        let name = self.c.stats[stat as usize].subject.clone();
+                        tr.slice(t, "span", name, start, self.now);
+                    }
                 }
                 Instr::RepeatBegin { count, end, depth } => {
                     if count == 0 {

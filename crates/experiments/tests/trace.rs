@@ -1,0 +1,133 @@
+//! `convoy run --trace`: Chrome trace event JSON of one run.
+
+mod common;
+
+use common::{convoy, convoy_status};
+use serde_json::Value;
+
+const HANDOFF: &str = r#"
+[scenario]
+name = "handoff"
+duration = "10ms"
+cpus = 2
+[locks.m]
+kind = "mutex"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "span_begin nap", "sleep 1ms", "span_end nap", "mutex_unlock m", "sleep 100ms"]
+[tasks.waiter]
+count = 1
+program = ["sleep 100us", "mutex_lock m", "cpu 50us", "mutex_unlock m", "sleep 100ms"]
+"#;
+
+fn trace_of(args: &[&str]) -> (Value, Vec<u8>) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.toml"), HANDOFF).unwrap();
+    let mut all = vec!["run", "h.toml", "--out", "out", "--trace", "t/h.json"];
+    all.extend_from_slice(args);
+    convoy(&all, d.path());
+    let bytes = std::fs::read(d.path().join("t/h.json")).unwrap();
+    (serde_json::from_slice(&bytes).unwrap(), bytes)
+}
+
+fn events(v: &Value) -> &Vec<Value> {
+    v["traceEvents"].as_array().unwrap()
+}
+
+fn slice<'a>(v: &'a Value, name: &str) -> &'a Value {
+    events(v)
+        .iter()
+        .find(|e| e["ph"] == "X" && e["name"] == name)
+        .unwrap_or_else(|| panic!("no slice {name}"))
+}
+
+#[test]
+fn a_handoff_shows_the_hold_the_wait_the_wakeup_and_the_queue() {
+    let (v, bytes) = trace_of(&[]);
+    // Every event has the fields the format requires; slices a duration.
+    for e in events(&v) {
+        for k in ["name", "ph", "ts", "pid", "tid"] {
+            assert!(!e[k].is_null(), "{k} missing in {e}");
+        }
+        if e["ph"] == "X" {
+            assert!(e["dur"].as_f64().unwrap() >= 0.0, "{e}");
+        }
+    }
+    // Tracks are named after the tasks.
+    let names: Vec<&str> = events(&v)
+        .iter()
+        .filter(|e| e["ph"] == "M")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["holder[0]", "waiter[0]"]);
+    // The holder holds m for 1 ms; the waiter waits 0.1 -> 1 ms, then runs.
+    let hold = slice(&v, "hold m (lock)");
+    assert_eq!(
+        (hold["ts"].as_f64(), hold["dur"].as_f64()),
+        (Some(0.0), Some(1000.0))
+    );
+    assert_eq!(hold["tid"], 0);
+    let wait = slice(&v, "wait m (lock)");
+    assert_eq!(
+        (wait["ts"].as_f64(), wait["dur"].as_f64()),
+        (Some(100.0), Some(900.0))
+    );
+    assert_eq!(wait["tid"], 1);
+    assert_eq!(slice(&v, "nap/holder")["dur"].as_f64(), Some(1000.0));
+    assert_eq!(slice(&v, "cpu")["dur"].as_f64(), Some(50.0));
+    // One arrow from the unlocking holder to the waiter, at 1 ms.
+    let flows: Vec<&Value> = events(&v).iter().filter(|e| e["cat"] == "wake").collect();
+    assert_eq!(flows.len(), 2);
+    assert_eq!(
+        (&flows[0]["ph"], &flows[0]["tid"]),
+        (&Value::from("s"), &Value::from(0))
+    );
+    assert_eq!(
+        (&flows[1]["ph"], &flows[1]["tid"]),
+        (&Value::from("f"), &Value::from(1))
+    );
+    assert_eq!(flows[0]["id"], flows[1]["id"]);
+    assert_eq!(flows[1]["ts"].as_f64(), Some(1000.0));
+    // m's queue: the waiter sleeps in it from 0.1 ms until it has m.
+    let queue: Vec<(f64, u64)> = events(&v)
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| {
+            (
+                e["ts"].as_f64().unwrap(),
+                e["args"]["waiters"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(queue, [(100.0, 1), (1000.0, 0)]);
+    // The same run gives the same bytes.
+    assert_eq!(trace_of(&[]).1, bytes);
+}
+
+#[test]
+fn a_trace_window_keeps_what_ends_inside_it() {
+    let (v, _) = trace_of(&["--trace-window", "500us..2ms"]);
+    assert!(events(&v).iter().any(|e| e["name"] == "hold m (lock)"));
+    let (v, _) = trace_of(&["--trace-window", "..900us"]);
+    assert!(!events(&v).iter().any(|e| e["name"] == "hold m (lock)"));
+    assert!(events(&v).iter().any(|e| e["name"] == "sleep"));
+}
+
+#[test]
+fn a_bad_trace_window_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.toml"), HANDOFF).unwrap();
+    for (w, needle) in [
+        ("5ms", "expected A..B"),
+        ("2ms..1ms", "empty"),
+        ("1x..", "--trace-window"),
+    ] {
+        let o = convoy_status(
+            &["run", "h.toml", "--trace", "t.json", "--trace-window", w],
+            d.path(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{w}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(needle), "{w}");
+        assert!(!d.path().join("t.json").exists());
+    }
+}
