@@ -155,6 +155,11 @@ pub struct RunArgs {
     /// this (default and most: 524288).
     #[arg(long, value_name = "N")]
     pub max_tasks: Option<u64>,
+    /// Print the results as a measurement tool would (`bpftrace`,
+    /// `perf-lock` or `lock_stat`) instead of the summary table, and write
+    /// `<FORMAT>-<variant>.txt` per variant beside the CSV files.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
     /// Also write the first variant's first replication as Chrome trace
     /// event JSON (Perfetto, chrome://tracing): tasks, waits, holds, CPU
     /// time, wakeups.
@@ -195,6 +200,7 @@ struct RunPlan {
     histograms: usize,
     /// `--trace FILE` and its window.
     trace: Option<(PathBuf, sim::SimTime, sim::SimTime)>,
+    format: Option<output::formats::Format>,
 }
 
 /// `A..B` of durations, either end optional.
@@ -265,6 +271,15 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
             );
         }
     }
+    let format = match &a.format {
+        None => None,
+        Some(f) => Some(output::formats::Format::parse(f).with_context(|| {
+            format!(
+                "--format {f}: expected one of {}",
+                output::formats::Format::NAMES.join(", ")
+            )
+        })?),
+    };
     let trace = match &a.trace {
         None => None,
         Some(f) => {
@@ -304,6 +319,7 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
         out: a.out,
         histograms: a.histograms,
         trace,
+        format,
     })
 }
 
@@ -316,10 +332,19 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
     write_run_dir(&dir, &out.result, &out.manifest)?;
     write_trace(&p, out.manifest.seed)?;
     let plots = plots_note(&dir, &out.result);
-    print!("{}", terminal::summary_table(&out.result));
-    for (variant, s) in terminal::worst_series(&out.result, p.histograms) {
-        println!();
-        print!("{}", terminal::log2_histogram(variant, s));
+    if let Some(f) = p.format {
+        for v in &out.result.variants {
+            let text = f.render(v);
+            let name = format!("{}-{}.txt", f.name(), v.variant);
+            output::files::write_atomic(&dir, &name, text.as_bytes())?;
+            println!("==> {name} <==\n{text}");
+        }
+    } else {
+        print!("{}", terminal::summary_table(&out.result));
+        for (variant, s) in terminal::worst_series(&out.result, p.histograms) {
+            println!();
+            print!("{}", terminal::log2_histogram(variant, s));
+        }
     }
     println!("{plots}");
     println!(
@@ -406,6 +431,7 @@ fn run_builtins() -> anyhow::Result<()> {
             max_tasks: None,
             trace: None,
             trace_window: None,
+            format: None,
             histograms: 0,
         })?;
         let out = runner::run(&plan.file, &plan.opts)?;
@@ -458,6 +484,7 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         max_tasks: None,
         trace: None,
         trace_window: None,
+        format: None,
         histograms: 0,
     })?;
     let out = runner::run(&plan.file, &plan.opts)?;

@@ -131,3 +131,35 @@ fn a_bad_trace_window_is_an_error() {
         assert!(!d.path().join("t.json").exists());
     }
 }
+
+#[test]
+fn results_print_as_lock_stat_perf_lock_and_bpftrace() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.toml"), HANDOFF).unwrap();
+    for (f, needle) in [
+        ("lock_stat", "&m:"),
+        ("perf-lock", "mutex   m"),
+        ("bpftrace", "@wait[m/lock/waiter, base] (ns):"),
+    ] {
+        let o = convoy(&["run", "h.toml", "--out", "out", "--format", f], d.path());
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains(needle), "{f}: {stdout}");
+        let file = std::fs::read_to_string(d.path().join(format!("out/{f}-base.txt"))).unwrap();
+        assert!(file.contains(needle), "{f}: {file}");
+    }
+    // The waiter's one contended wait of 900 us, as lock_stat shows it.
+    let ls = std::fs::read_to_string(d.path().join("out/lock_stat-base.txt")).unwrap();
+    let m: Vec<&str> = ls
+        .lines()
+        .find(|l| l.contains("&m:"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        &m[1..8],
+        ["0", "1", "900.00", "900.00", "900.00", "900.00", "0"]
+    );
+    let o = convoy_status(&["run", "h.toml", "--format", "dtrace"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bpftrace, perf-lock, lock_stat"));
+}

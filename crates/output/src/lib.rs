@@ -6,11 +6,14 @@
 //!   written to a temp file and renamed into place.
 //! - [`sweep_table`]: a sweep's header, point records and `points.csv`.
 //! - [`terminal`]: the summary table and bpftrace-style log2 histograms.
+//! - [`formats`]: results as bpftrace maps, `perf lock contention` and
+//!   `/proc/lock_stat`, to set beside measurements.
 //!
 //! Architecture invariant: this crate knows result types only; it never
 //! runs a simulation or reads a scenario.
 
 pub mod files;
+pub mod formats;
 pub mod plots;
 pub mod results;
 pub mod sweep_plots;

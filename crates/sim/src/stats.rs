@@ -107,6 +107,20 @@ impl LatencyHist {
     pub fn count(&self) -> u64 {
         self.count
     }
+    /// Samples equal to zero (uncontended acquisitions).
+    pub fn zeros(&self) -> u64 {
+        self.zeros
+    }
+    /// The smallest non-zero sample: exact when there are no zeros or one
+    /// non-zero sample, else to HDR resolution; 0 when every sample is zero.
+    pub fn min_nonzero(&self) -> u64 {
+        match self.count - self.zeros {
+            0 => 0,
+            1 => self.max,
+            _ if self.zeros == 0 => self.min,
+            _ => self.hdr.min_nz(),
+        }
+    }
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
