@@ -92,6 +92,10 @@ pub const BUILTIN_SWEEPS: &[(&str, &str)] = &[
         "rmdir-churn-rate",
         include_str!("../../sweeps/rmdir-churn-rate.toml"),
     ),
+    (
+        "pidlist-flush-reader-pace",
+        include_str!("../../sweeps/pidlist-flush-reader-pace.toml"),
+    ),
 ];
 
 #[derive(Deserialize)]
