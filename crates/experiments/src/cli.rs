@@ -41,6 +41,10 @@ pub enum Command {
     /// Run a parameter sweep (docs/sweeps.md): a built-in sweep name or a
     /// sweep file; resumes where a killed run stopped.
     Sweep(SweepArgs),
+    /// Check a fleet stall report against the model: runs sampled over
+    /// the report's uncertain parameters, the chance to see the observed
+    /// stall over its exposure, and the parameters that produce it.
+    Check(CheckArgs),
     /// Join the output directories of a sweep's shards.
     Merge(MergeArgs),
 }
@@ -63,6 +67,27 @@ pub struct SweepArgs {
     /// Output directory; finished points in it are not run again.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Built-in report name or path to a report file (a sweep file with
+    /// `[observation]` and `[exposure]`; docs/sweeps.md).
+    #[arg(value_name = "REPORT.toml")]
+    pub report: String,
+    /// Threads, one point each; 0 = all cores.
+    #[arg(long, default_value_t = 0)]
+    pub jobs: usize,
+    /// Run only the points whose index is I modulo the shard count
+    /// (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX).
+    #[arg(long, value_name = "I")]
+    pub shard_index: Option<usize>,
+    #[arg(long, value_name = "N")]
+    pub shard_count: Option<usize>,
+    /// Directory of the runs (default: out/check-<report>); finished runs
+    /// in it are not run again.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -561,6 +586,40 @@ fn execute_sweep(p: SweepPlan) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn check(a: CheckArgs) -> anyhow::Result<()> {
+    let spec = crate::sweep::parse(&crate::sweep::spec::report_source(&a.report)?)?;
+    let Some(c) = spec.check.clone() else {
+        bail!(
+            "{}: a report needs `[observation]` and `[exposure]` (docs/sweeps.md)",
+            a.report
+        );
+    };
+    let shard =
+        crate::sweep::run::shard_of(a.shard_index, a.shard_count, &|v| std::env::var(v).ok())?;
+    let out = a
+        .out
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("check-{}", spec.name)));
+    let opts = crate::sweep::SweepOptions {
+        jobs: a.jobs,
+        shard,
+        out: out.clone(),
+        progress: true,
+    };
+    let r = crate::sweep::run_sweep(&spec, &opts)?;
+    if r.missing > 0 {
+        println!(
+            "{} of {} runs are in other shards: `convoy merge DIR... --out DIR`, then \
+             `convoy check REPORT --out DIR` judges them all",
+            r.missing, r.header.points
+        );
+        return Ok(());
+    }
+    let points = crate::sweep::store::read_points(&out, &r.header)?;
+    print!("{}", crate::sweep::check::format(&spec, &c, &points));
+    println!("runs in {}/ (points.csv, plots)", out.display());
+    Ok(())
+}
+
 fn merge(a: MergeArgs) -> anyhow::Result<()> {
     let r = crate::sweep::merge(&a.dirs, &a.out)?;
     if r.missing > 0 {
@@ -605,6 +664,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
         }
         Some(Command::Validate(a)) => return validate(&a),
         Some(Command::Sweep(a)) => execute_sweep(plan_sweep(a)?),
+        Some(Command::Check(a)) => check(a),
         Some(Command::Merge(a)) => merge(a),
     };
     done.map(|()| true)

@@ -32,6 +32,28 @@ pub struct SweepSpec {
     pub params: Vec<Param>,
     pub figures: Vec<Figure>,
     pub points: Vec<Point>,
+    /// A fleet report's observation and exposure (`convoy check`).
+    pub check: Option<CheckSpec>,
+}
+
+/// What a fleet report saw, and over how much running it saw it.
+#[derive(Clone, Debug)]
+pub struct CheckSpec {
+    /// The observed statistic's figure (an index into `figures`).
+    pub figure: usize,
+    /// The observed value: nanoseconds, or a count for `count`.
+    pub observed: u64,
+    pub hosts: u64,
+    pub exposure: sim::Dur,
+    /// One run's simulated duration (`sweep.duration`).
+    pub run: sim::Dur,
+}
+
+impl CheckSpec {
+    /// How many runs of the scenario the exposure amounts to.
+    pub fn runs_in_exposure(&self) -> f64 {
+        self.hosts as f64 * self.exposure.0 as f64 / self.run.0.max(1) as f64
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -107,6 +129,27 @@ struct Doc {
     sample: Option<SampleDoc>,
     #[serde(default)]
     figure: Vec<FigureDoc>,
+    observation: Option<Spanned<ObservationDoc>>,
+    exposure: Option<Spanned<ExposureDoc>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObservationDoc {
+    metric: Spanned<String>,
+    subject: String,
+    stat: Option<Spanned<String>>,
+    /// A duration (`625ms`), or a whole number for `stat = "count"`.
+    value: Spanned<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExposureDoc {
+    #[serde(default = "one")]
+    hosts: u64,
+    /// Running time per host, e.g. `696h` (29 days).
+    duration: Spanned<String>,
 }
 
 #[derive(Deserialize)]
@@ -166,16 +209,39 @@ struct FigureDoc {
 
 /// The source of a sweep: a built-in sweep name or a file path.
 pub fn sweep_source(arg: &str) -> Result<Source, ScenarioError> {
-    if let Some((name, text)) = BUILTIN_SWEEPS.iter().find(|(n, _)| *n == arg) {
+    file_source(arg, BUILTIN_SWEEPS, "sweep")
+}
+
+/// The source of a fleet report (`convoy check`): a built-in report name
+/// or a file path.
+pub fn report_source(arg: &str) -> Result<Source, ScenarioError> {
+    file_source(arg, BUILTIN_REPORTS, "report")
+}
+
+/// Fleet reports compiled into the binary (CASES.md case 3's
+/// observations): `convoy check NAME`.
+pub const BUILTIN_REPORTS: &[(&str, &str)] = &[
+    (
+        "lookup-holds-625ms",
+        include_str!("../../reports/lookup-holds-625ms.toml"),
+    ),
+    (
+        "readdir-waits-72s",
+        include_str!("../../reports/readdir-waits-72s.toml"),
+    ),
+];
+
+fn file_source(arg: &str, builtins: &[(&str, &str)], what: &str) -> Result<Source, ScenarioError> {
+    if let Some((name, text)) = builtins.iter().find(|(n, _)| *n == arg) {
         return Ok(Source::new(format!("builtin:{name}"), *text));
     }
     let text = std::fs::read_to_string(arg).map_err(|e| {
-        let names: Vec<&str> = BUILTIN_SWEEPS.iter().map(|b| b.0).collect();
+        let names: Vec<&str> = builtins.iter().map(|b| b.0).collect();
         ScenarioError::new(
             arg,
             "",
             format!(
-                "cannot read sweep file: {e}; built-in sweeps are: {}",
+                "cannot read {what} file: {e}; built-in {what}s are: {}",
                 names.join(", ")
             ),
         )
@@ -450,7 +516,33 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
         });
         bounds.push(b);
     }
-    let figures = figures(&doc.figure, &err)?;
+    let mut figure_docs: Vec<FigureDoc> = doc
+        .figure
+        .iter()
+        .map(|f| FigureDoc {
+            name: f.name.clone(),
+            metric: f.metric.clone(),
+            subject: f.subject.clone(),
+            stat: f.stat.clone(),
+        })
+        .collect();
+    if let Some(o) = &doc.observation {
+        let o = o.get_ref();
+        figure_docs.push(FigureDoc {
+            name: None,
+            metric: o.metric.clone(),
+            subject: o.subject.clone(),
+            stat: o.stat.clone(),
+        });
+    }
+    let figures = figures(&figure_docs, &err)?;
+    let check = check_spec(
+        doc.observation.as_ref(),
+        doc.exposure.as_ref(),
+        &h,
+        &figures,
+        &err,
+    )?;
     let value_lists: Vec<Vec<String>> = match &lhs {
         Some(n) => latin_hypercube(*n.get_ref(), h.seed, &params, &bounds),
         None => grid(&params),
@@ -482,7 +574,86 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
         params,
         figures,
         points,
+        check,
     })
+}
+
+/// The `[observation]` and `[exposure]` of a fleet report, if any.
+fn check_spec(
+    observation: Option<&Spanned<ObservationDoc>>,
+    exposure: Option<&Spanned<ExposureDoc>>,
+    h: &Header,
+    figures: &[Figure],
+    err: &ErrFn<'_>,
+) -> Result<Option<CheckSpec>, ScenarioError> {
+    let (o, e) =
+        match (observation, exposure) {
+            (None, None) => return Ok(None),
+            (Some(o), Some(e)) => (o, e),
+            (Some(o), None) => {
+                return Err(err(
+                    Some(o.span()),
+                    "exposure",
+                    "a report needs `[exposure]` (hosts, duration) beside `[observation]`".into(),
+                ))
+            }
+            (None, Some(e)) => return Err(err(
+                Some(e.span()),
+                "observation",
+                "a report needs `[observation]` (metric, subject, stat, value) beside `[exposure]`"
+                    .into(),
+            )),
+        };
+    let figure = figures.len() - 1;
+    let v = &o.get_ref().value;
+    let observed = match (figures[figure].stat, v.get_ref()) {
+        (Stat::Count, toml::Value::Integer(n)) if *n >= 0 => *n as u64,
+        (Stat::Count, _) => {
+            return Err(err(
+                Some(v.span()),
+                "observation.value",
+                "a count is a whole number".into(),
+            ))
+        }
+        (_, toml::Value::String(d)) => {
+            sim::time::parse_duration(d)
+                .map_err(|x| err(Some(v.span()), "observation.value", x.to_string()))?
+                .0
+        }
+        _ => {
+            return Err(err(
+                Some(v.span()),
+                "observation.value",
+                "expected a duration, e.g. \"625ms\"".into(),
+            ))
+        }
+    };
+    let ex = e.get_ref();
+    let exposure = sim::time::parse_duration(ex.duration.get_ref())
+        .map_err(|x| err(Some(ex.duration.span()), "exposure.duration", x.to_string()))?;
+    let Some(run) = &h.duration else {
+        return Err(err(
+            Some(e.span()),
+            "sweep.duration",
+            "a report needs `duration` in [sweep]: the simulated time of one run".into(),
+        ));
+    };
+    let run = sim::time::parse_duration(run.get_ref())
+        .map_err(|x| err(Some(run.span()), "sweep.duration", x.to_string()))?;
+    if ex.hosts == 0 || exposure.0 == 0 {
+        return Err(err(
+            Some(e.span()),
+            "exposure",
+            "the exposure must be more than zero".into(),
+        ));
+    }
+    Ok(Some(CheckSpec {
+        figure,
+        observed,
+        hosts: ex.hosts,
+        exposure,
+        run,
+    }))
 }
 
 type ErrFn<'a> = dyn Fn(Option<Range<usize>>, &str, String) -> ScenarioError + 'a;

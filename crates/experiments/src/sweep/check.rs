@@ -1,0 +1,222 @@
+//! `convoy check REPORT.toml`: is a fleet stall report consistent with the
+//! model, and under which conditions?
+//!
+//! A report is a sweep file (its parameters are what is uncertain, sampled
+//! or gridded, each replication one run) with an `[observation]` (a
+//! statistic of a subject and the value seen) and an `[exposure]` (hosts x
+//! running time per host). Every replication of every point is one
+//! simulated run; the exposure amounts to N such runs. For a worst-case
+//! statistic (a max, or a high percentile read per run), the chance to see
+//! the observed value or worse somewhere in the exposure is
+//! `1 - (1 - p)^N`, with `p` the fraction of runs that reach it, taking
+//! the points' parameter values as equally likely. Runs are computed,
+//! stored, sharded and resumed exactly as a sweep's points.
+
+use super::spec::{CheckSpec, SweepSpec};
+use super::store::Stored;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Below this chance over the exposure, the observation is called
+/// implausible under the model (and above `1 - PLAUSIBLE`, the model
+/// expects worse than what was seen).
+pub const PLAUSIBLE: f64 = 0.05;
+
+/// The report's verdict and the figures behind it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    /// Simulated runs (point x replication) with a value.
+    pub runs: usize,
+    /// Runs at or above the observed value.
+    pub reaching: usize,
+    /// Chance that one run reaches the observed value.
+    pub p_run: f64,
+    /// Runs of the scenario in the exposure.
+    pub exposure_runs: f64,
+    /// Chance to see the observed value or worse over the exposure (an
+    /// upper bound when no run reached it).
+    pub p_exposure: f64,
+    pub bound_only: bool,
+    /// Fraction of runs below the observed value.
+    pub percentile: f64,
+    /// Chance that nothing over the whole exposure reaches the observed
+    /// value: small means the model expects worse than what was seen.
+    pub p_none: f64,
+}
+
+/// The values of the observed figure, one per (point, replication), of
+/// the report's first variant, with the point index.
+fn samples(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> Vec<(usize, u64)> {
+    let mut out = Vec::new();
+    for (i, s) in points {
+        let Some(v) = s.record.variants.first() else {
+            continue;
+        };
+        for rep in &v.reps {
+            if let Some(Some(x)) = rep.get(check.figure) {
+                out.push((*i, *x));
+            }
+        }
+    }
+    out
+}
+
+/// The verdict's figures.
+pub fn analyse(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> CheckResult {
+    let s = samples(check, points);
+    let runs = s.len();
+    let reaching = s.iter().filter(|(_, x)| *x >= check.observed).count();
+    let n = check.runs_in_exposure();
+    let bound_only = reaching == 0;
+    // No run reached it: bound p by one run in `runs + 1` (the rule of
+    // three would be 3 in `runs`; this is the plainer optimistic bound).
+    let p_run = if runs == 0 {
+        0.0
+    } else if bound_only {
+        1.0 / (runs as f64 + 1.0)
+    } else {
+        reaching as f64 / runs as f64
+    };
+    let p_none = (1.0 - p_run).powf(n);
+    let p_exposure = 1.0 - p_none;
+    let percentile = if runs == 0 {
+        0.0
+    } else {
+        s.iter().filter(|(_, x)| *x < check.observed).count() as f64 / runs as f64
+    };
+    CheckResult {
+        runs,
+        reaching,
+        p_run,
+        exposure_runs: n,
+        p_exposure,
+        bound_only,
+        percentile,
+        p_none,
+    }
+}
+
+fn show(ns: u64, count: bool) -> String {
+    if count {
+        return ns.to_string();
+    }
+    output::terminal::human_ns(ns)
+}
+
+/// An exposure in hours (and days) when it is that long.
+fn exposure_text(ns: u64) -> String {
+    let h = ns as f64 / 3.6e12;
+    if h >= 48.0 {
+        format!("{h:.0} h ({:.1} days)", h / 24.0)
+    } else if h >= 1.0 {
+        format!("{h:.1} h")
+    } else {
+        output::terminal::human_ns(ns)
+    }
+}
+
+/// The report as text: the simulated distribution, where the observation
+/// falls, the verdict, and the parameter region that reaches it.
+pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> String {
+    let r = analyse(check, points);
+    let f = &spec.figures[check.figure];
+    let count = f.stat == output::Stat::Count;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "check {}: {} of {} {} observed {} over {} host(s) x {}",
+        spec.name,
+        f.stat.as_str(),
+        f.metric.as_str(),
+        f.subject,
+        show(check.observed, count),
+        check.hosts,
+        exposure_text(check.exposure.0)
+    );
+    let _ = writeln!(
+        out,
+        "  = {:.0} run(s) of {} (the report's exposure); {} simulated run(s) over {} point(s)",
+        r.exposure_runs,
+        output::terminal::human_ns(check.run.0),
+        r.runs,
+        points.len()
+    );
+    let mut values: Vec<u64> = samples(check, points).into_iter().map(|(_, x)| x).collect();
+    values.sort_unstable();
+    if let (Some(lo), Some(hi)) = (values.first(), values.last()) {
+        let q = |p: f64| values[((p * values.len() as f64) as usize).min(values.len() - 1)];
+        let _ = writeln!(
+            out,
+            "  per run: min {}, p50 {}, p90 {}, max {}",
+            show(*lo, count),
+            show(q(0.5), count),
+            show(q(0.9), count),
+            show(*hi, count)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  the observation is at p{:.1} of single runs; {} of {} runs reach it",
+        r.percentile * 100.0,
+        r.reaching,
+        r.runs
+    );
+    let chance = if r.bound_only {
+        format!("below {:.3}", r.p_exposure)
+    } else {
+        format!("{:.3}", r.p_exposure)
+    };
+    // A worst value seen over the exposure is plausible if the model
+    // reaches it with some chance, and does not almost surely go beyond.
+    let verdict = if r.p_exposure < PLAUSIBLE {
+        "NOT PLAUSIBLE: the model almost never gets that far"
+    } else if r.bound_only {
+        "UNDECIDED: no run reaches it, but too few runs to rule it out (sample more points)"
+    } else if !r.bound_only && r.p_none < PLAUSIBLE {
+        "the model expects worse than this over such an exposure \
+         (the observation as the worst seen is not plausible)"
+    } else {
+        "PLAUSIBLE under the model"
+    };
+    let _ = writeln!(
+        out,
+        "  chance to see it or worse over the exposure: {chance}; to see nothing that bad: {:.3}",
+        r.p_none
+    );
+    let _ = writeln!(out, "  verdict: {verdict}");
+    // Which parameter values the reaching runs come from.
+    let reaching: Vec<usize> = samples(check, points)
+        .into_iter()
+        .filter(|(_, x)| *x >= check.observed)
+        .map(|(i, _)| i)
+        .collect();
+    if !reaching.is_empty() {
+        let _ = writeln!(out, "  runs that reach it come from:");
+        for (k, p) in spec.params.iter().enumerate() {
+            let vals: Vec<f64> = reaching
+                .iter()
+                .filter_map(|i| points.get(i))
+                .filter_map(|s| s.record.values.get(k)?.parse::<f64>().ok())
+                .collect();
+            let all: Vec<f64> = points
+                .values()
+                .filter_map(|s| s.record.values.get(k)?.parse::<f64>().ok())
+                .collect();
+            let range = |v: &[f64]| {
+                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                format!("{lo}..{hi}")
+            };
+            if !vals.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "    {} in {} (swept {})",
+                    p.name,
+                    range(&vals),
+                    range(&all)
+                );
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,121 @@
+//! `convoy check REPORT.toml`: a fleet report judged against sampled runs.
+
+mod common;
+
+use common::convoy_status;
+
+const SCENARIO: &str = r#"
+[scenario]
+name = "holds"
+duration = "10ms"
+[dists.hold]
+dist = "const"
+value = "1ms"
+[locks.m]
+kind = "mutex"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "sleep $hold", "mutex_unlock m", "sleep 1s"]
+[tasks.waiter]
+count = 1
+program = ["sleep 100us", "mutex_lock m", "mutex_unlock m", "sleep 1s"]
+"#;
+
+/// Four runs, the hold 1..4 ms: the waiter waits hold - 0.1 ms. The
+/// observed worst wait, 2.5 ms, is reached by 2 of 4 runs; the exposure
+/// is 4 runs long.
+const REPORT: &str = r#"
+[sweep]
+name = "r"
+scenario = "holds.toml"
+duration = "10ms"
+[[param]]
+key = "dists.hold.value"
+name = "hold_ms"
+format = "{}ms"
+values = [1, 2, 3, 4]
+[observation]
+metric = "wait"
+subject = "m/lock/waiter"
+stat = "max"
+value = "2500us"
+[exposure]
+hosts = 2
+duration = "20ms"
+"#;
+
+fn check(report: &str) -> (String, String, Option<i32>) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("holds.toml"), SCENARIO).unwrap();
+    std::fs::write(d.path().join("r.toml"), report).unwrap();
+    let o = convoy_status(&["check", "r.toml", "--out", "c", "--jobs", "1"], d.path());
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code(),
+    )
+}
+
+#[test]
+fn a_report_gets_the_chance_of_its_observation_over_its_exposure() {
+    let (out, err, code) = check(REPORT);
+    assert_eq!(code, Some(0), "{err}");
+    for needle in [
+        "max of wait m/lock/waiter observed 2.50ms over 2 host(s) x 20.0ms",
+        "= 4 run(s) of 10.0ms",
+        "per run: min 900us, p50 2.90ms, p90 3.90ms, max 3.90ms",
+        "the observation is at p50.0 of single runs; 2 of 4 runs reach it",
+        // 1 - (1 - 1/2)^4 and (1/2)^4.
+        "chance to see it or worse over the exposure: 0.938; to see nothing that bad: 0.062",
+        "verdict: PLAUSIBLE under the model",
+        "hold_ms in 3..4 (swept 1..4)",
+    ] {
+        assert!(out.contains(needle), "{needle}\n{out}");
+    }
+    // A stall no run reaches, over one run: not plausible.
+    // A stall no run reaches, over one run: too few runs to tell; with 80
+    // runs (20 replications of each point) the bound says not plausible.
+    let once = REPORT
+        .replace("2500us", "50ms")
+        .replace("hosts = 2", "hosts = 1")
+        .replace("\"20ms\"", "\"10ms\"");
+    let (out, _, _) = check(&once);
+    assert!(out.contains("0 of 4 runs reach it"), "{out}");
+    assert!(
+        out.contains("below 0.200") && out.contains("UNDECIDED"),
+        "{out}"
+    );
+    let many = once.replacen("[[param]]", "reps = 20\n[[param]]", 1);
+    let (out, _, _) = check(&many);
+    assert!(out.contains("0 of 80 runs reach it"), "{out}");
+    assert!(out.contains("NOT PLAUSIBLE"), "{out}");
+    // Seen as the worst over a long exposure, a value most runs exceed.
+    let (out, _, _) = check(
+        &REPORT
+            .replace("2500us", "1ms")
+            .replace("\"20ms\"", "\"1s\""),
+    );
+    assert!(out.contains("the model expects worse"), "{out}");
+}
+
+#[test]
+fn a_report_without_its_observation_or_exposure_is_an_error() {
+    let (_, err, code) = check(&REPORT.replace("[exposure]\nhosts = 2\nduration = \"20ms\"\n", ""));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("a report needs `[exposure]`"), "{err}");
+    let (_, err, code) = check(&REPORT.replace("value = \"2500us\"", "value = \"soon\""));
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("r.toml:") && err.contains("observation.value"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_built_in_reports_parse() {
+    for r in ["lookup-holds-625ms", "readdir-waits-72s"] {
+        let spec = experiments::sweep::parse(&experiments::sweep::spec::report_source(r).unwrap())
+            .unwrap();
+        assert!(spec.check.is_some(), "{r}");
+    }
+}
