@@ -49,11 +49,9 @@ pub enum Command {
     Merge(MergeArgs),
 }
 
+/// How a sweep's (or a report's) points are run: threads and shard.
 #[derive(Args, Debug)]
-pub struct SweepArgs {
-    /// Built-in sweep name or path to a sweep file.
-    #[arg(value_name = "SWEEP.toml")]
-    pub sweep: String,
+pub struct PointFlags {
     /// Threads, one point each; 0 = all cores.
     #[arg(long, default_value_t = 0)]
     pub jobs: usize,
@@ -64,6 +62,31 @@ pub struct SweepArgs {
     /// Number of shards.
     #[arg(long, value_name = "N")]
     pub shard_count: Option<usize>,
+}
+
+impl PointFlags {
+    /// Sweep options writing to `out`, the shard from the flags or the
+    /// environment.
+    fn options(&self, out: PathBuf) -> anyhow::Result<crate::sweep::SweepOptions> {
+        let shard = crate::sweep::run::shard_of(self.shard_index, self.shard_count, &|v| {
+            std::env::var(v).ok()
+        })?;
+        Ok(crate::sweep::SweepOptions {
+            jobs: self.jobs,
+            shard,
+            out,
+            progress: true,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Built-in sweep name or path to a sweep file.
+    #[arg(value_name = "SWEEP.toml")]
+    pub sweep: String,
+    #[command(flatten)]
+    pub points: PointFlags,
     /// Output directory; finished points in it are not run again.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -75,15 +98,8 @@ pub struct CheckArgs {
     /// `[observation]` and `[exposure]`; docs/sweeps.md).
     #[arg(value_name = "REPORT.toml")]
     pub report: String,
-    /// Threads, one point each; 0 = all cores.
-    #[arg(long, default_value_t = 0)]
-    pub jobs: usize,
-    /// Run only the points whose index is I modulo the shard count
-    /// (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX).
-    #[arg(long, value_name = "I")]
-    pub shard_index: Option<usize>,
-    #[arg(long, value_name = "N")]
-    pub shard_count: Option<usize>,
+    #[command(flatten)]
+    pub points: PointFlags,
     /// Directory of the runs (default: out/check-<report>); finished runs
     /// in it are not run again.
     #[arg(long, value_name = "DIR")]
@@ -554,16 +570,9 @@ struct SweepPlan {
 
 fn plan_sweep(a: SweepArgs) -> anyhow::Result<SweepPlan> {
     let spec = crate::sweep::parse(&crate::sweep::sweep_source(&a.sweep)?)?;
-    let shard =
-        crate::sweep::run::shard_of(a.shard_index, a.shard_count, &|v| std::env::var(v).ok())?;
     Ok(SweepPlan {
         spec,
-        opts: crate::sweep::SweepOptions {
-            jobs: a.jobs,
-            shard,
-            out: a.out,
-            progress: true,
-        },
+        opts: a.points.options(a.out)?,
     })
 }
 
@@ -594,17 +603,10 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
             a.report
         );
     };
-    let shard =
-        crate::sweep::run::shard_of(a.shard_index, a.shard_count, &|v| std::env::var(v).ok())?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("out").join(format!("check-{}", spec.name)));
-    let opts = crate::sweep::SweepOptions {
-        jobs: a.jobs,
-        shard,
-        out: out.clone(),
-        progress: true,
-    };
+    let opts = a.points.options(out.clone())?;
     let r = crate::sweep::run_sweep(&spec, &opts)?;
     if r.missing > 0 {
         println!(
