@@ -436,17 +436,34 @@ fn validate(a: &ValidateArgs) -> anyhow::Result<bool> {
 
 fn list() {
     let names = BUILTINS.iter().map(|b| b.name);
-    let sweeps = crate::sweep::BUILTIN_SWEEPS.iter().map(|s| s.0);
-    let w = names.chain(sweeps).map(str::len).max().unwrap_or(0);
+    let files = crate::sweep::BUILTIN_SWEEPS
+        .iter()
+        .chain(crate::sweep::spec::BUILTIN_REPORTS);
+    let w = names
+        .chain(files.clone().map(|s| s.0))
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
     for b in BUILTINS {
         println!("{:<w$}  {}", b.name, b.summary);
     }
-    println!("\nsweeps (convoy sweep NAME --out DIR; docs/sweeps.md):");
-    for (name, text) in crate::sweep::BUILTIN_SWEEPS {
-        let about = crate::sweep::parse(&crate::scenario::Source::new(*name, *text))
-            .map(|s| s.description)
-            .unwrap_or_default();
-        println!("{name:<w$}  {about}");
+    for (title, list) in [
+        (
+            "sweeps (convoy sweep NAME --out DIR; docs/sweeps.md)",
+            crate::sweep::BUILTIN_SWEEPS,
+        ),
+        (
+            "fleet reports (convoy check NAME; docs/sweeps.md)",
+            crate::sweep::spec::BUILTIN_REPORTS,
+        ),
+    ] {
+        println!("\n{title}:");
+        for (name, text) in list {
+            let about = crate::sweep::parse(&crate::scenario::Source::new(*name, *text))
+                .map(|s| s.description)
+                .unwrap_or_default();
+            println!("{name:<w$}  {about}");
+        }
     }
 }
 
