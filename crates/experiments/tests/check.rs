@@ -119,3 +119,33 @@ fn the_built_in_reports_parse() {
         assert!(spec.check.is_some(), "{r}");
     }
 }
+
+#[test]
+fn a_count_of_stalls_over_the_exposure_is_judged_by_its_expected_total() {
+    // Per run, the waiter's one wait is at least 2 ms in 2 of the 4
+    // points (holds of 3 and 4 ms): 0.5 per run, variance 0.25. Over 4
+    // runs: 2 expected, sd 1.
+    let counted = REPORT.replace(
+        "stat = \"max\"\nvalue = \"2500us\"",
+        "stat = \"count_above\"\nthreshold = \"2ms\"\nvalue = 2",
+    );
+    let (out, err, code) = check(&counted);
+    assert_eq!(code, Some(0), "{err}");
+    for needle in [
+        "count at or above 2.00ms of wait m/lock/waiter observed 2 over 2 host(s)",
+        "per run: min 0, p50 1, p90 1, max 1",
+        "expected over the exposure: 2.0 (sd 1.0); chance of at least the observed: 0.691, of at most: 0.691",
+        "verdict: PLAUSIBLE under the model",
+        "hold_ms in 3..4 (swept 1..4)",
+    ] {
+        assert!(out.contains(needle), "{needle}\n{out}");
+    }
+    let (out, _, _) = check(&counted.replace("value = 2", "value = 9"));
+    assert!(
+        out.contains("NOT PLAUSIBLE: the model expects fewer"),
+        "{out}"
+    );
+    let (_, err, code) = check(&counted.replace("threshold = \"2ms\"\n", ""));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("`count_above` needs `threshold`"), "{err}");
+}

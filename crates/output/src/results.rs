@@ -46,6 +46,9 @@ pub enum Stat {
     P99,
     P999,
     Max,
+    /// Samples at or above a threshold (ns), to HDR resolution: a fleet
+    /// report's "N stalls over 100 ms" (not a summary.csv column).
+    Above(u64),
 }
 
 impl Stat {
@@ -69,6 +72,7 @@ impl Stat {
             Stat::P99 => "p99",
             Stat::P999 => "p999",
             Stat::Max => "max",
+            Stat::Above(_) => "count_above",
         }
     }
 
@@ -87,6 +91,11 @@ impl Stat {
             Stat::P99 => h.quantile(0.99),
             Stat::P999 => h.quantile(0.999),
             Stat::Max => h.max(),
+            Stat::Above(0) => h.count(),
+            Stat::Above(t) => {
+                let below = h.cdf_at(t - 1) * h.count() as f64;
+                h.count() - (below.round() as u64).min(h.count())
+            }
         }
     }
 }

@@ -103,6 +103,77 @@ fn show(ns: u64, count: bool) -> String {
     output::terminal::human_ns(ns)
 }
 
+/// The verdict on a worst value seen over the exposure: plausible if the
+/// model reaches it with some chance and does not almost surely go beyond.
+fn worst_verdict(r: &CheckResult) -> String {
+    let chance = if r.bound_only {
+        format!("below {:.3}", r.p_exposure)
+    } else {
+        format!("{:.3}", r.p_exposure)
+    };
+    let verdict = if r.p_exposure < PLAUSIBLE {
+        "NOT PLAUSIBLE: the model almost never gets that far"
+    } else if r.bound_only {
+        "UNDECIDED: no run reaches it, but too few runs to rule it out (sample more points)"
+    } else if r.p_none < PLAUSIBLE {
+        "the model expects worse than this over such an exposure \
+         (the observation as the worst seen is not plausible)"
+    } else {
+        "PLAUSIBLE under the model"
+    };
+    format!(
+        "  chance to see it or worse over the exposure: {chance}; to see nothing that bad: {:.3}\n  verdict: {verdict}\n",
+        r.p_none
+    )
+}
+
+/// Standard normal CDF (Abramowitz and Stegun 7.1.26, error < 1.5e-7).
+fn normal_cdf(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.3275911 * x);
+    let poly = t
+        * (0.254829592
+            + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    let erf = 1.0 - poly * (-x * x).exp();
+    if z >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+/// The verdict on a count over the exposure: the sum of N runs' counts,
+/// normal with the runs' mean and variance (Poisson's if they all agree),
+/// against the observed count.
+fn count_verdict(check: &CheckSpec, per_run: &[u64]) -> String {
+    if per_run.is_empty() {
+        return "  verdict: UNDECIDED: no run\n".into();
+    }
+    let n = check.runs_in_exposure();
+    let k = per_run.len() as f64;
+    let mean = per_run.iter().map(|&c| c as f64).sum::<f64>() / k;
+    let var = per_run
+        .iter()
+        .map(|&c| (c as f64 - mean).powi(2))
+        .sum::<f64>()
+        / k;
+    let expected = n * mean;
+    let sd = (n * if var > 0.0 { var } else { mean }).sqrt().max(1e-9);
+    let obs = check.observed as f64;
+    let p_more = 1.0 - normal_cdf((obs - 0.5 - expected) / sd);
+    let p_fewer = normal_cdf((obs + 0.5 - expected) / sd);
+    let verdict = if p_more < PLAUSIBLE {
+        "NOT PLAUSIBLE: the model expects fewer"
+    } else if p_fewer < PLAUSIBLE {
+        "NOT PLAUSIBLE: the model expects more"
+    } else {
+        "PLAUSIBLE under the model"
+    };
+    format!(
+        "  expected over the exposure: {expected:.1} (sd {sd:.1}); chance of at least the observed: {p_more:.3}, of at most: {p_fewer:.3}\n  verdict: {verdict}\n"
+    )
+}
+
 /// An exposure in hours (and days) when it is that long.
 fn exposure_text(ns: u64) -> String {
     let h = ns as f64 / 3.6e12;
@@ -120,13 +191,17 @@ fn exposure_text(ns: u64) -> String {
 pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> String {
     let r = analyse(check, points);
     let f = &spec.figures[check.figure];
-    let count = f.stat == output::Stat::Count;
+    let count = matches!(f.stat, output::Stat::Count | output::Stat::Above(_));
     let mut out = String::new();
+    let stat = match f.stat {
+        output::Stat::Above(t) => format!("count at or above {}", output::terminal::human_ns(t)),
+        s => s.as_str().to_string(),
+    };
     let _ = writeln!(
         out,
         "check {}: {} of {} {} observed {} over {} host(s) x {}",
         spec.name,
-        f.stat.as_str(),
+        stat,
         f.metric.as_str(),
         f.subject,
         show(check.observed, count),
@@ -154,40 +229,26 @@ pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stor
             show(*hi, count)
         );
     }
-    let _ = writeln!(
-        out,
-        "  the observation is at p{:.1} of single runs; {} of {} runs reach it",
-        r.percentile * 100.0,
-        r.reaching,
-        r.runs
-    );
-    let chance = if r.bound_only {
-        format!("below {:.3}", r.p_exposure)
+    if !count {
+        let _ = writeln!(
+            out,
+            "  the observation is at p{:.1} of single runs; {} of {} runs reach it",
+            r.percentile * 100.0,
+            r.reaching,
+            r.runs
+        );
+    }
+    if count {
+        let _ = write!(out, "{}", count_verdict(check, &values));
     } else {
-        format!("{:.3}", r.p_exposure)
-    };
-    // A worst value seen over the exposure is plausible if the model
-    // reaches it with some chance, and does not almost surely go beyond.
-    let verdict = if r.p_exposure < PLAUSIBLE {
-        "NOT PLAUSIBLE: the model almost never gets that far"
-    } else if r.bound_only {
-        "UNDECIDED: no run reaches it, but too few runs to rule it out (sample more points)"
-    } else if !r.bound_only && r.p_none < PLAUSIBLE {
-        "the model expects worse than this over such an exposure \
-         (the observation as the worst seen is not plausible)"
-    } else {
-        "PLAUSIBLE under the model"
-    };
-    let _ = writeln!(
-        out,
-        "  chance to see it or worse over the exposure: {chance}; to see nothing that bad: {:.3}",
-        r.p_none
-    );
-    let _ = writeln!(out, "  verdict: {verdict}");
-    // Which parameter values the reaching runs come from.
+        let _ = write!(out, "{}", worst_verdict(&r));
+    }
+    // Which parameter values the reaching runs come from (for a count:
+    // the runs with any such event).
+    let floor = if count { 1 } else { check.observed };
     let reaching: Vec<usize> = samples(check, points)
         .into_iter()
-        .filter(|(_, x)| *x >= check.observed)
+        .filter(|(_, x)| *x >= floor)
         .map(|(i, _)| i)
         .collect();
     if !reaching.is_empty() {

@@ -139,6 +139,7 @@ struct ObservationDoc {
     metric: Spanned<String>,
     subject: String,
     stat: Option<Spanned<String>>,
+    threshold: Option<Spanned<String>>,
     /// A duration (`625ms`), or a whole number for `stat = "count"`.
     value: Spanned<toml::Value>,
 }
@@ -205,6 +206,8 @@ struct FigureDoc {
     metric: Spanned<String>,
     subject: String,
     stat: Option<Spanned<String>>,
+    /// For `stat = "count_above"`: the duration a sample must reach.
+    threshold: Option<Spanned<String>>,
 }
 
 /// The source of a sweep: a built-in sweep name or a file path.
@@ -524,6 +527,7 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
             metric: f.metric.clone(),
             subject: f.subject.clone(),
             stat: f.stat.clone(),
+            threshold: f.threshold.clone(),
         })
         .collect();
     if let Some(o) = &doc.observation {
@@ -533,6 +537,7 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
             metric: o.metric.clone(),
             subject: o.subject.clone(),
             stat: o.stat.clone(),
+            threshold: o.threshold.clone(),
         });
     }
     let figures = figures(&figure_docs, &err)?;
@@ -607,8 +612,8 @@ fn check_spec(
     let figure = figures.len() - 1;
     let v = &o.get_ref().value;
     let observed = match (figures[figure].stat, v.get_ref()) {
-        (Stat::Count, toml::Value::Integer(n)) if *n >= 0 => *n as u64,
-        (Stat::Count, _) => {
+        (Stat::Count | Stat::Above(_), toml::Value::Integer(n)) if *n >= 0 => *n as u64,
+        (Stat::Count | Stat::Above(_), _) => {
             return Err(err(
                 Some(v.span()),
                 "observation.value",
@@ -688,13 +693,25 @@ fn figures(docs: &[FigureDoc], err: &ErrFn<'_>) -> Result<Vec<Figure>, ScenarioE
                     "expected `stat`: count, mean, p50, p90, p99, p999 or max".into(),
                 ))
             }
+            Some(s) if s.get_ref() == "count_above" && metric != Metric::Counter => {
+                let Some(t) = &f.threshold else {
+                    return Err(err(
+                        Some(s.span()),
+                        &field("threshold"),
+                        "`count_above` needs `threshold`, a duration such as \"100ms\"".into(),
+                    ));
+                };
+                let ns = sim::time::parse_duration(t.get_ref())
+                    .map_err(|e| err(Some(t.span()), &field("threshold"), e.to_string()))?;
+                Stat::Above(ns.0)
+            }
             Some(s) => {
                 let st = Stat::parse(s.get_ref()).ok_or_else(|| {
                     err(
                         Some(s.span()),
                         &field("stat"),
                         format!(
-                            "`{}`: expected count, mean, p50, p90, p99, p999 or max",
+                            "`{}`: expected count, mean, p50, p90, p99, p999, max or count_above",
                             s.get_ref()
                         ),
                     )
@@ -718,6 +735,7 @@ fn figures(docs: &[FigureDoc], err: &ErrFn<'_>) -> Result<Vec<Figure>, ScenarioE
             match (metric, stat) {
                 (Metric::Counter, _) => format!("counter_{subject}"),
                 (_, Stat::Count) => format!("{}_{subject}_count", metric.as_str()),
+                (_, Stat::Above(t)) => format!("{}_{subject}_count_above_{t}ns", metric.as_str()),
                 _ => format!("{}_{subject}_{}_ns", metric.as_str(), stat.as_str()),
             }
         });
