@@ -138,9 +138,9 @@ struct Task {
     on_cpu_since: SimTime,
     /// The CPU a per-CPU kworker is bound to for its current item.
     bound: Option<Cpu>,
-    /// When the task began to wait for a CPU, or a kworker its item (for
-    /// traces).
-    queued_at: SimTime,
+    /// When the task began to wait for a CPU (until it gets one), and when
+    /// a kworker began its item (for traces).
+    queued_at: Option<SimTime>,
     work_start: SimTime,
     /// Asleep in a lock's wait queue (counted in the trace's queue length).
     in_lock_queue: bool,
@@ -201,7 +201,7 @@ impl Task {
             remaining: 0,
             on_cpu_since: SimTime::ZERO,
             bound: None,
-            queued_at: SimTime::ZERO,
+            queued_at: None,
             work_start: SimTime::ZERO,
             in_lock_queue: false,
             atomic_done: false,
@@ -741,7 +741,7 @@ impl<'c> World<'c> {
             }
         }
         self.cpu.enqueue_woken(self.now, t);
-        self.tasks[t as usize].queued_at = self.now;
+        self.tasks[t as usize].queued_at = Some(self.now);
         if self.spinning > 0 {
             self.resched();
         }
@@ -851,9 +851,12 @@ impl<'c> World<'c> {
             *r = t;
         }
         if let Some(tr) = self.trace.as_mut() {
-            let since = self.tasks[t as usize].queued_at;
-            if since < self.now {
-                tr.slice(t, "cpu", "runnable".into(), since, self.now);
+            // Runnable since it was queued, if it waited for this CPU.
+            let task = &mut self.tasks[t as usize];
+            if let Some(since) = task.queued_at.take() {
+                if since < self.now {
+                    tr.slice(t, "cpu", "runnable".into(), since, self.now);
+                }
             }
         }
     }
@@ -899,7 +902,7 @@ impl<'c> World<'c> {
 
     /// `t`, preempted, waits at the tail: of its CPU's queue if bound.
     fn requeue(&mut self, t: TaskId) {
-        self.tasks[t as usize].queued_at = self.now;
+        self.tasks[t as usize].queued_at = Some(self.now);
         match self.tasks[t as usize].bound {
             Some(cpu) => self.cpu.requeue_on(self.now, t, cpu),
             None => self.cpu.requeue(self.now, t),

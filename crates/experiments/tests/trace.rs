@@ -75,6 +75,12 @@ fn a_handoff_shows_the_hold_the_wait_the_wakeup_and_the_queue() {
     assert_eq!(wait["tid"], 1);
     assert_eq!(slice(&v, "nap/holder")["dur"].as_f64(), Some(1000.0));
     assert_eq!(slice(&v, "cpu")["dur"].as_f64(), Some(50.0));
+    // Two CPUs for two tasks: nobody ever waits for one.
+    assert!(
+        !events(&v).iter().any(|e| e["name"] == "runnable"),
+        "{:?}",
+        events(&v)
+    );
     // One arrow from the unlocking holder to the waiter, at 1 ms.
     let flows: Vec<&Value> = events(&v).iter().filter(|e| e["cat"] == "wake").collect();
     assert_eq!(flows.len(), 2);
@@ -102,6 +108,37 @@ fn a_handoff_shows_the_hold_the_wait_the_wakeup_and_the_queue() {
     assert_eq!(queue, [(100.0, 1), (1000.0, 0)]);
     // The same run gives the same bytes.
     assert_eq!(trace_of(&[]).1, bytes);
+}
+
+#[test]
+fn time_waiting_for_a_cpu_is_a_runnable_slice() {
+    // One CPU, and the holder burns 200 us after its unlock: the waiter,
+    // woken by that unlock at 1 ms, waits for the CPU until 1.2 ms. (At 0
+    // it queues behind the holder's first steps, which take no time.)
+    let one = HANDOFF.replace("cpus = 2", "cpus = 1").replace(
+        "\"sleep 100ms\"]\n[tasks.waiter]",
+        "\"cpu 200us\", \"sleep 100ms\"]\n[tasks.waiter]",
+    );
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.toml"), one).unwrap();
+    convoy(
+        &["run", "h.toml", "--out", "out", "--trace", "t.json"],
+        d.path(),
+    );
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("t.json")).unwrap()).unwrap();
+    let runnable: Vec<(f64, f64, u64)> = events(&v)
+        .iter()
+        .filter(|e| e["name"] == "runnable")
+        .map(|e| {
+            (
+                e["ts"].as_f64().unwrap(),
+                e["dur"].as_f64().unwrap(),
+                e["tid"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(runnable, [(1000.0, 200.0, 1)]);
 }
 
 #[test]
