@@ -272,8 +272,7 @@ pub fn estimated_memory(c: &Compiled) -> u64 {
         .iter()
         .map(|g| u64::from(g.count) * per_task(g))
         .sum();
-    let kworkers: u64 = c.workqueues.iter().map(|w| u64::from(w.workers)).sum();
-    let items: u64 = c.works.iter().map(|w| u64::from(w.instances)).sum();
+    let (kworkers, items) = (c.kworkers(), c.work_items());
     let locks = c.locks.len() as u64;
     let series = c.stats.len() as u64;
     tasks
@@ -293,12 +292,7 @@ pub fn check_limits(c: &Compiled, limits: &Limits) -> Result<(), RunError> {
             limit: format!("{} (--max-sim-time)", limits.max_sim_time),
         });
     }
-    let tasks: u64 = c.groups.iter().map(|g| u64::from(g.count)).sum::<u64>()
-        + c.workqueues
-            .iter()
-            .map(|w| u64::from(w.workers))
-            .sum::<u64>()
-        + c.works.iter().map(|w| u64::from(w.instances)).sum::<u64>();
+    let tasks = c.tasks() + c.kworkers() + c.work_items();
     if tasks > limits.max_tasks {
         return Err(RunError::TooLarge {
             what: "tasks, kworkers and work items".into(),
@@ -824,14 +818,27 @@ impl<'c> World<'c> {
         }
     }
 
+    /// The indices of `t`'s hold slots in `holds` and `held`.
+    fn hold_slots(&self, t: TaskId) -> std::ops::Range<usize> {
+        let task = &self.tasks[t as usize];
+        let base = task.hold_base as usize;
+        base..base + self.c.groups[task.group as usize].hold_slots as usize
+    }
+
+    /// The work type that item `id` belongs to.
+    fn work_spec(&self, id: models::workqueue::WorkId) -> &'c crate::scenario::compile::WorkSpec {
+        self.c
+            .works
+            .iter()
+            .find(|s| s.offset <= id.0 && id.0 < s.offset + s.instances)
+            .expect("item ids come from work types")
+    }
+
     /// `t` leaves its CPU holding locks: locks with spinners are told, since
     /// spinning on an owner that is off CPU is refused (R8/R9, R27).
     fn holder_off_cpu(&mut self, t: TaskId) {
-        let task = &self.tasks[t as usize];
-        let base = task.hold_base as usize;
-        let n = self.c.groups[task.group as usize].hold_slots as usize;
-        for i in 0..n {
-            let Some((lock, _)) = held_decode(self.held[base + i]) else {
+        for i in self.hold_slots(t) {
+            let Some((lock, _)) = held_decode(self.held[i]) else {
                 continue;
             };
             if self.locks[lock as usize].has_spinners() {
@@ -863,10 +870,7 @@ impl<'c> World<'c> {
 
     /// Whether `t` holds any lock now.
     fn holds_lock(&self, t: TaskId) -> bool {
-        let task = &self.tasks[t as usize];
-        let base = task.hold_base as usize;
-        let n = self.c.groups[task.group as usize].hold_slots as usize;
-        self.held[base..base + n].iter().any(|&h| h != 0)
+        self.held[self.hold_slots(t)].iter().any(|&h| h != 0)
     }
 
     /// Whether a reschedule is due for `t`, on a CPU: others wait for a
@@ -1228,12 +1232,7 @@ impl<'c> World<'c> {
     /// kworker `w` runs item `id`: the item's program from the top, on
     /// `cpu` for a per-CPU workqueue.
     fn start_work(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId, cpu: Cpu) {
-        let spec = self
-            .c
-            .works
-            .iter()
-            .find(|s| s.offset <= id.0 && id.0 < s.offset + s.instances)
-            .expect("item ids come from work types");
+        let spec = self.work_spec(id);
         let task = &mut self.tasks[w as usize];
         task.group = spec.group;
         task.pc = 0;
@@ -1258,15 +1257,13 @@ impl<'c> World<'c> {
 
     /// kworker `w` returned from item `id` (`process_one_work` ends).
     fn work_done(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
-        if let Some(tr) = self.trace.as_mut() {
-            let spec = self
-                .c
-                .works
-                .iter()
-                .find(|s| s.offset <= id.0 && id.0 < s.offset + s.instances)
-                .expect("item ids come from work types");
+        if self.trace.is_some() {
+            let spec = self.work_spec(id);
             let name = format!("work {}[{}]", spec.name, id.0 - spec.offset);
-            tr.slice(w, "work", name, self.tasks[w as usize].work_start, self.now);
+            let start = self.tasks[w as usize].work_start;
+            if let Some(tr) = self.trace.as_mut() {
+                tr.slice(w, "work", name, start, self.now);
+            }
         }
         let mut out = std::mem::take(&mut self.wq_actions);
         self.wqs[q as usize].work_done(self.now, id, &mut out);
@@ -1389,11 +1386,9 @@ impl<'c> World<'c> {
 
     /// The locks `t` holds, as `name (mode)`, for reports.
     fn held_names(&self, t: TaskId) -> Vec<String> {
-        let task = &self.tasks[t as usize];
-        let base = task.hold_base as usize;
-        let n = self.c.groups[task.group as usize].hold_slots as usize;
-        (0..n)
-            .filter_map(|i| held_decode(self.held[base + i]))
+        self.held[self.hold_slots(t)]
+            .iter()
+            .filter_map(|&h| held_decode(h))
             .map(|(lock, mode)| {
                 let l = &self.c.locks[lock as usize];
                 format!(
@@ -1409,11 +1404,9 @@ impl<'c> World<'c> {
     /// frees the pages it charged, and is gone.
     fn exit_killed(&mut self, t: TaskId) {
         let ti = t as usize;
-        let base = self.tasks[ti].hold_base as usize;
-        let n = self.c.groups[self.tasks[ti].group as usize].hold_slots as usize;
-        for i in 0..n {
-            if let Some((lock, mode)) = held_decode(self.held[base + i]) {
-                self.held[base + i] = 0;
+        for i in self.hold_slots(t) {
+            if let Some((lock, mode)) = held_decode(self.held[i]) {
+                self.held[i] = 0;
                 with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                 self.apply_wakes(lock);
             }

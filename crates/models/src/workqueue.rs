@@ -787,53 +787,36 @@ mod tests {
             self.now = ms(n);
             self
         }
-        fn queue(&mut self, work: u32, cpu: u32) -> (bool, Vec<Action>) {
+        /// Calls `f` on the queue at the current time with a fresh action
+        /// buffer, then checks the invariants.
+        fn call<R>(
+            &mut self,
+            f: impl FnOnce(&mut Workqueue, SimTime, &mut Vec<Action>) -> R,
+        ) -> (R, Vec<Action>) {
             let mut out = Vec::new();
-            let r = self.wq.queue_work(self.now, w(work), c(cpu), &mut out);
+            let r = f(&mut self.wq, self.now, &mut out);
             self.wq.check_invariants();
             (r, out)
+        }
+        fn queue(&mut self, work: u32, cpu: u32) -> (bool, Vec<Action>) {
+            self.call(|q, now, out| q.queue_work(now, w(work), c(cpu), out))
         }
         fn delayed(&mut self, work: u32, cpu: u32, delay_ms: u64) -> (bool, Vec<Action>) {
-            let mut out = Vec::new();
-            let r = self.wq.queue_delayed_work(
-                self.now,
-                w(work),
-                c(cpu),
-                Dur::from_ms(delay_ms),
-                &mut out,
-            );
-            self.wq.check_invariants();
-            (r, out)
+            let d = Dur::from_ms(delay_ms);
+            self.call(|q, now, out| q.queue_delayed_work(now, w(work), c(cpu), d, out))
         }
         fn fire(&mut self, work: u32) -> (bool, Vec<Action>) {
-            let mut out = Vec::new();
-            let r = self.wq.delayed_timer_fired(self.now, w(work), &mut out);
-            self.wq.check_invariants();
-            (r, out)
+            self.call(|q, now, out| q.delayed_timer_fired(now, w(work), out))
         }
         fn modify(&mut self, work: u32, cpu: u32, delay_ms: u64) -> (bool, Vec<Action>) {
-            let mut out = Vec::new();
-            let r = self.wq.mod_delayed_work(
-                self.now,
-                w(work),
-                c(cpu),
-                Dur::from_ms(delay_ms),
-                &mut out,
-            );
-            self.wq.check_invariants();
-            (r, out)
+            let d = Dur::from_ms(delay_ms);
+            self.call(|q, now, out| q.mod_delayed_work(now, w(work), c(cpu), d, out))
         }
         fn cancel(&mut self, work: u32) -> (bool, Vec<Action>) {
-            let mut out = Vec::new();
-            let r = self.wq.cancel_delayed_work(self.now, w(work), &mut out);
-            self.wq.check_invariants();
-            (r, out)
+            self.call(|q, now, out| q.cancel_delayed_work(now, w(work), out))
         }
         fn done(&mut self, work: u32) -> Vec<Action> {
-            let mut out = Vec::new();
-            self.wq.work_done(self.now, w(work), &mut out);
-            self.wq.check_invariants();
-            out
+            self.call(|q, now, out| q.work_done(now, w(work), out)).1
         }
         fn flush(&mut self) -> FlushOutcome {
             let r = self.wq.flush_workqueue(self.now);

@@ -1567,35 +1567,11 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
     for (name, def) in &doc.memcg {
         memcgs.push(build_memcg(src, doc, name, def)?);
     }
-    // Every task, kworker, work item (its timer) and memcg (its reaper and
-    // its release tick) takes one slot of the event queue.
-    let total: u64 = groups.iter().map(|g| u64::from(g.count)).sum();
-    let kworkers: u64 = workqueues.iter().map(|w| u64::from(w.workers)).sum();
-    let items: u64 = works.iter().map(|w| u64::from(w.instances)).sum();
-    let max = sim::SlotQueue::<(), 20>::MAX_SLOTS as u64;
-    if total > max {
-        return Err(ScenarioError::new(
-            src.name.clone(),
-            "tasks",
-            format!("{total} tasks in all; a run holds at most {max}"),
-        ));
-    }
-    let slots = total + kworkers + items + 2 * memcgs.len() as u64;
-    if slots > max {
-        return Err(ScenarioError::new(
-            src.name.clone(),
-            "works",
-            format!(
-                "{total} tasks, {kworkers} kworkers and {items} work items in all; \
-                 a run holds at most {max} of them"
-            ),
-        ));
-    }
     let stats = stats
         .into_iter()
         .map(|((metric, subject), _)| StatSpec { metric, subject })
         .collect();
-    Ok(Compiled {
+    let c = Compiled {
         experiment: h.name.clone(),
         variant: variant.to_string(),
         duration,
@@ -1619,7 +1595,44 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         counters: user_counters.into_keys().collect(),
         task_groups,
         key_counters,
-    })
+    };
+    // Every task, kworker, work item (its timer) and memcg (its reaper and
+    // its release tick) takes one slot of the event queue.
+    let (total, kworkers, items) = (c.tasks(), c.kworkers(), c.work_items());
+    let max = sim::SlotQueue::<(), 20>::MAX_SLOTS as u64;
+    if total > max {
+        return Err(ScenarioError::new(
+            src.name.clone(),
+            "tasks",
+            format!("{total} tasks in all; a run holds at most {max}"),
+        ));
+    }
+    if total + kworkers + items + 2 * c.memcgs.len() as u64 > max {
+        return Err(ScenarioError::new(
+            src.name.clone(),
+            "works",
+            format!(
+                "{total} tasks, {kworkers} kworkers and {items} work items in all; \
+                 a run holds at most {max} of them"
+            ),
+        ));
+    }
+    Ok(c)
+}
+
+impl Compiled {
+    /// Tasks of the task groups (work programs have none of their own).
+    pub fn tasks(&self) -> u64 {
+        self.groups.iter().map(|g| u64::from(g.count)).sum()
+    }
+    /// kworkers of all workqueues.
+    pub fn kworkers(&self) -> u64 {
+        self.workqueues.iter().map(|w| u64::from(w.workers)).sum()
+    }
+    /// Work items of all work types (each has a timer slot).
+    pub fn work_items(&self) -> u64 {
+        self.works.iter().map(|w| u64::from(w.instances)).sum()
+    }
 }
 
 fn build_memcg(

@@ -61,9 +61,8 @@ fn samples(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> Vec<(usize, u
     out
 }
 
-/// The verdict's figures.
-pub fn analyse(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> CheckResult {
-    let s = samples(check, points);
+/// The verdict's figures from the runs' values, `(point, value)`.
+pub fn analyse(check: &CheckSpec, s: &[(usize, u64)]) -> CheckResult {
     let runs = s.len();
     let reaching = s.iter().filter(|(_, x)| *x >= check.observed).count();
     let n = check.runs_in_exposure();
@@ -189,7 +188,8 @@ fn exposure_text(ns: u64) -> String {
 /// The report as text: the simulated distribution, where the observation
 /// falls, the verdict, and the parameter region that reaches it.
 pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> String {
-    let r = analyse(check, points);
+    let runs = samples(check, points);
+    let r = analyse(check, &runs);
     let f = &spec.figures[check.figure];
     let count = matches!(f.stat, output::Stat::Count | output::Stat::Above(_));
     let mut out = String::new();
@@ -216,7 +216,7 @@ pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stor
         r.runs,
         points.len()
     );
-    let mut values: Vec<u64> = samples(check, points).into_iter().map(|(_, x)| x).collect();
+    let mut values: Vec<u64> = runs.iter().map(|&(_, x)| x).collect();
     values.sort_unstable();
     if let (Some(lo), Some(hi)) = (values.first(), values.last()) {
         let q = |p: f64| values[((p * values.len() as f64) as usize).min(values.len() - 1)];
@@ -246,10 +246,10 @@ pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stor
     // Which parameter values the reaching runs come from (for a count:
     // the runs with any such event).
     let floor = if count { 1 } else { check.observed };
-    let reaching: Vec<usize> = samples(check, points)
-        .into_iter()
-        .filter(|(_, x)| *x >= floor)
-        .map(|(i, _)| i)
+    let reaching: Vec<usize> = runs
+        .iter()
+        .filter(|&&(_, x)| x >= floor)
+        .map(|&(i, _)| i)
         .collect();
     if !reaching.is_empty() {
         let _ = writeln!(out, "  runs that reach it come from:");

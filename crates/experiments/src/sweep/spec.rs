@@ -199,7 +199,7 @@ struct SampleDoc {
     latin_hypercube: Spanned<usize>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FigureDoc {
     name: Option<String>,
@@ -519,17 +519,7 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
         });
         bounds.push(b);
     }
-    let mut figure_docs: Vec<FigureDoc> = doc
-        .figure
-        .iter()
-        .map(|f| FigureDoc {
-            name: f.name.clone(),
-            metric: f.metric.clone(),
-            subject: f.subject.clone(),
-            stat: f.stat.clone(),
-            threshold: f.threshold.clone(),
-        })
-        .collect();
+    let mut figure_docs = doc.figure.clone();
     if let Some(o) = &doc.observation {
         let o = o.get_ref();
         figure_docs.push(FigureDoc {
