@@ -213,6 +213,21 @@ pub struct RunArgs {
     /// Histograms to print for the worst subjects.
     #[arg(long, default_value_t = 3)]
     pub histograms: usize,
+    /// Explain the worst lock waits of the first variant's first
+    /// replication as chains of waits down to a root cause; print them,
+    /// write `blame.csv` and `blame-trace.json` (the worst wait).
+    #[arg(long)]
+    pub blame: bool,
+    /// Chains to print and explain: the worst N waits.
+    #[arg(long, value_name = "N", default_value_t = 5, requires = "blame")]
+    pub blame_top: usize,
+    /// Also explain every wait at least this long (into `blame.csv`, at
+    /// most 10000), e.g. `100ms`.
+    #[arg(long, value_name = "D", requires = "blame")]
+    pub blame_threshold: Option<String>,
+    /// Only waits of this subject, e.g. `kernfs_rwsem/read/oomd`.
+    #[arg(long, value_name = "SUBJECT", requires = "blame")]
+    pub blame_subject: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -242,6 +257,8 @@ struct RunPlan {
     /// `--trace FILE` and its window.
     trace: Option<(PathBuf, sim::SimTime, sim::SimTime)>,
     format: Option<output::formats::Format>,
+    /// `--blame`: the worst N, the threshold, the subject.
+    blame: Option<(usize, Option<u64>, Option<String>)>,
 }
 
 /// `A..B` of durations, either end optional.
@@ -292,6 +309,96 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--blame`: explains the worst waits of the plan's first variant,
+/// replication 0, writes `blame.csv` and `blame-trace.json` into `dir`,
+/// and returns the text to print.
+fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<String> {
+    use std::fmt::Write;
+    let Some((top, threshold, subject)) = &p.blame else {
+        return Ok(String::new());
+    };
+    let variant = p.opts.variants.first().unwrap_or(&p.file.variants[0]);
+    let prepared = runner::prepare(&p.file, std::slice::from_ref(variant))?;
+    let c = &prepared[0].0;
+    let stats = match subject {
+        None => None,
+        Some(s) => {
+            let ids = wait_stats(c, s)?;
+            Some(ids)
+        }
+    };
+    let wanted = crate::blame::Wanted {
+        top: *top,
+        threshold: *threshold,
+        stats,
+    };
+    let b = crate::blame::blame_run(c, (seed, 0), p.opts.limits, wanted, true)?;
+    output::files::write_atomic(dir, "blame.csv", &crate::blame::csv(&b.chains))?;
+    let mut s = String::new();
+    if b.chains.is_empty() {
+        let _ = writeln!(s, "\nblame ({variant}, replication 0): no lock waited for");
+        return Ok(s);
+    }
+    if let Some(tr) = b.trace {
+        let title = format!("{} {variant} seed {seed}: worst wait", c.experiment);
+        output::files::write_atomic(dir, "blame-trace.json", &tr.into_json(&title))?;
+    }
+    let above = match threshold {
+        Some(th) => format!(
+            "; {} over {} ({} explained in blame.csv)",
+            b.above_count,
+            crate::blame::human(*th),
+            b.chains.len() - b.top
+        ),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        s,
+        "\nblame ({variant}, replication 0): the {} worst waits{above}",
+        b.top
+    );
+    s.push_str(&crate::blame::render(&b.chains[..b.top]));
+    if b.truncated {
+        let _ = writeln!(
+            s,
+            "(recording cut at {} stretches: later links read `not recorded`)",
+            crate::blame::MAX_SEGS
+        );
+    }
+    let _ = writeln!(
+        s,
+        "blame: {}/blame.csv, {}/blame-trace.json (the worst wait)",
+        dir.display(),
+        dir.display()
+    );
+    Ok(s)
+}
+
+/// The ids of the wait statistics named `subject`, or an error listing
+/// the wait subjects there are.
+pub(crate) fn wait_stats(c: &crate::scenario::Compiled, subject: &str) -> anyhow::Result<Vec<u32>> {
+    let waits: Vec<(u32, &str)> = c
+        .stats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.metric == output::Metric::Wait)
+        .map(|(i, s)| (i as u32, s.subject.as_str()))
+        .collect();
+    let ids: Vec<u32> = waits
+        .iter()
+        .filter(|(_, s)| *s == subject)
+        .map(|(i, _)| *i)
+        .collect();
+    if ids.is_empty() {
+        let names: Vec<&str> = waits.iter().map(|(_, s)| *s).collect();
+        bail!(
+            "--blame-subject {subject}: no lock wait of that name; waits: {}",
+            names.join(", ")
+        );
+    }
+    Ok(ids)
+}
+
 fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
     let mut sets = a.sets.clone();
     if let Some(d) = &a.duration {
@@ -331,6 +438,22 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
             Some((f.clone(), from, to))
         }
     };
+    let blame = if a.blame {
+        let th = match &a.blame_threshold {
+            None => None,
+            Some(d) => Some(
+                sim::time::parse_duration(d)
+                    .with_context(|| format!("--blame-threshold {d}"))?
+                    .0,
+            ),
+        };
+        if a.blame_top == 0 && th.is_none() {
+            bail!("--blame-top 0: nothing to explain; give a count or --blame-threshold");
+        }
+        Some((a.blame_top, th, a.blame_subject.clone()))
+    } else {
+        None
+    };
     let mut limits = Limits::default();
     if let Some(n) = a.max_events {
         limits.max_events = n;
@@ -361,6 +484,7 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
         histograms: a.histograms,
         trace,
         format,
+        blame,
     })
 }
 
@@ -372,6 +496,7 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     write_run_dir(&dir, &out.result, &out.manifest)?;
     write_trace(&p, out.manifest.seed)?;
+    let blame = write_blame(&p, out.manifest.seed, &dir)?;
     let plots = plots_note(&dir, &out.result);
     if let Some(f) = p.format {
         for v in &out.result.variants {
@@ -388,6 +513,7 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         }
     }
     println!("{plots}");
+    print!("{blame}");
     println!(
         "\n{}: {} variant(s) x {} replication(s), {} events, {:.2}s wall; results in {}/",
         out.result.experiment,
@@ -489,6 +615,10 @@ fn run_builtins() -> anyhow::Result<()> {
             max_tasks: None,
             trace: None,
             trace_window: None,
+            blame: false,
+            blame_top: 5,
+            blame_threshold: None,
+            blame_subject: None,
             format: None,
             histograms: 0,
         })?;
@@ -542,6 +672,10 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         max_tasks: None,
         trace: None,
         trace_window: None,
+        blame: false,
+        blame_top: 5,
+        blame_threshold: None,
+        blame_subject: None,
         format: None,
         histograms: 0,
     })?;
@@ -635,8 +769,69 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
     }
     let points = crate::sweep::store::read_points(&out, &r.header)?;
     print!("{}", crate::sweep::check::format(&spec, &c, &points));
+    print!("{}", check_blame(&spec, &c, &r.header, &points)?);
     println!("runs in {}/ (points.csv, plots)", out.display());
     Ok(())
+}
+
+/// The blame chain of a representative run of a report: the run closest
+/// above the observation (else the worst), its worst wait of the observed
+/// subject when that is a wait, else its worst wait.
+fn check_blame(
+    spec: &crate::sweep::SweepSpec,
+    c: &crate::sweep::spec::CheckSpec,
+    h: &output::sweep_table::SweepHeader,
+    points: &std::collections::BTreeMap<usize, crate::sweep::store::Stored>,
+) -> anyhow::Result<String> {
+    let f = &spec.figures[c.figure];
+    let count = matches!(f.stat, output::Stat::Count | output::Stat::Above(_));
+    let Some((i, rep, value)) = crate::sweep::check::representative(c, points, count) else {
+        return Ok(String::new());
+    };
+    let point = &spec.points[i];
+    let file = crate::sweep::run::scenario_file(spec, point)?;
+    let variant = h.variants.first().unwrap_or(&file.variants[0]).clone();
+    let prepared = runner::prepare(&file, std::slice::from_ref(&variant))?;
+    let compiled = &prepared[0].0;
+    let stats = match f.metric {
+        output::Metric::Wait => Some(wait_stats(compiled, &f.subject)?),
+        _ => None,
+    };
+    let wanted = crate::blame::Wanted {
+        top: 1,
+        threshold: None,
+        stats,
+    };
+    let b = crate::blame::blame_run(
+        compiled,
+        (point.seed, rep as u64),
+        Limits::default(),
+        wanted,
+        false,
+    )?;
+    let what = if f.metric == output::Metric::Wait {
+        "its worst wait of that subject"
+    } else {
+        "its worst lock wait"
+    };
+    let params: Vec<String> = spec
+        .params
+        .iter()
+        .zip(&point.values)
+        .map(|(p, v)| format!("{}={v}", p.name))
+        .collect();
+    let value = if count {
+        format!("count {value}")
+    } else {
+        output::terminal::human_ns(value)
+    };
+    let mut s = format!(
+        "blame: a representative run (point {i}, replication {rep}: {}; {} {value}), {what}:\n",
+        params.join(", "),
+        f.subject,
+    );
+    s.push_str(&crate::blame::render(&b.chains));
+    Ok(s)
 }
 
 fn merge(a: MergeArgs) -> anyhow::Result<()> {

@@ -13,6 +13,7 @@
 //! - [`cli`]: flags to a validated plan to a run.
 
 pub mod bench;
+pub mod blame;
 pub mod builtin;
 pub mod cli;
 pub mod runner;

@@ -144,6 +144,9 @@ struct Task {
     work_start: SimTime,
     /// Asleep in a lock's wait queue (counted in the trace's queue length).
     in_lock_queue: bool,
+    /// Why it is about to leave its CPU asleep, when a lock wait does not
+    /// say (reclaim, throttle, flush, work): for `--blame`.
+    off: crate::blame::Doing,
     /// A memcg charge in progress across reclaim attempts (R45).
     charging: Option<(u32, models::memcg::Charge)>,
     /// Draws of memcg reclaim (time, success), apart from the program's.
@@ -204,6 +207,7 @@ impl Task {
             queued_at: None,
             work_start: SimTime::ZERO,
             in_lock_queue: false,
+            off: crate::blame::Doing::Sleep,
             atomic_done: false,
             charging: None,
             mem_rng: (!c.memcgs.is_empty()).then(|| own("memcg")),
@@ -415,6 +419,10 @@ pub struct World<'c> {
     current: TaskId,
     /// `--trace`: what this run looks like, slice by slice.
     trace: Option<Box<crate::trace::Trace>>,
+    /// `--blame`: the waits to explain (first run), and what tasks did
+    /// around them (second run).
+    picker: Option<Box<crate::blame::Picker>>,
+    recorder: Option<Box<crate::blame::Recorder>>,
     preemptions: u64,
     /// The event count at which to report progress or stop at the limit.
     next_check: u64,
@@ -614,6 +622,8 @@ impl<'c> World<'c> {
             spinning: 0,
             current: NONE,
             trace: None,
+            picker: None,
+            recorder: None,
             preemptions: 0,
             next_check: limits.max_events.min(1 << 20),
             slice_yields: 0,
@@ -724,7 +734,11 @@ impl<'c> World<'c> {
     #[inline(never)]
     fn take_limited_cpu(&mut self, t: TaskId) -> Option<Cpu> {
         if let Some(cpu) = self.tasks[t as usize].bound {
-            return self.cpu.make_runnable_on(self.now, t, cpu);
+            let got = self.cpu.make_runnable_on(self.now, t, cpu);
+            if got.is_none() {
+                self.blame_switch(t, crate::blame::Doing::Runnable);
+            }
+            return got;
         }
         if let Some(cpu) = self.cpu.try_take() {
             return Some(cpu);
@@ -736,6 +750,7 @@ impl<'c> World<'c> {
         }
         self.cpu.enqueue_woken(self.now, t);
         self.tasks[t as usize].queued_at = Some(self.now);
+        self.blame_switch(t, crate::blame::Doing::Runnable);
         if self.spinning > 0 {
             self.resched();
         }
@@ -770,6 +785,7 @@ impl<'c> World<'c> {
         self.running_on[cpu.0 as usize] = NONE;
         self.queue.clear(victim as usize);
         self.preemptions += 1;
+        self.blame_switch(victim, crate::blame::Doing::Runnable);
         if self.spinning > 0 {
             self.holder_off_cpu(victim);
         }
@@ -786,6 +802,7 @@ impl<'c> World<'c> {
             let d = self.c.wake_latency.as_ref().map_or(0, |l| l.sample(s));
             if d > 0 {
                 self.tasks[t as usize].state = State::Runnable;
+                self.blame_switch(t, crate::blame::Doing::Waking);
                 self.schedule(t, self.now + sim::Dur(d), Ev::Ready);
                 return false;
             }
@@ -857,6 +874,9 @@ impl<'c> World<'c> {
         if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
             *r = t;
         }
+        if self.recorder.is_some() {
+            self.blame_on_cpu(t);
+        }
         if let Some(tr) = self.trace.as_mut() {
             // Runnable since it was queued, if it waited for this CPU.
             let task = &mut self.tasks[t as usize];
@@ -916,6 +936,9 @@ impl<'c> World<'c> {
     /// `t` leaves its CPU; the next runnable task (if any) gets it.
     #[inline]
     fn leave_cpu(&mut self, t: TaskId) {
+        if self.recorder.is_some() {
+            self.blame_off_cpu(t);
+        }
         if self.spinning > 0 {
             self.holder_off_cpu(t);
         }
@@ -951,6 +974,9 @@ impl<'c> World<'c> {
                     if let Some(tr) = self.trace.as_mut() {
                         tr.flow(self.current, t, self.now, &self.c.locks[lock as usize].name);
                     }
+                    if let Some(r) = self.recorder.as_mut() {
+                        r.woken_by(t, self.current);
+                    }
                     let task = &mut self.tasks[t as usize];
                     debug_assert_eq!(task.state, State::Blocked, "only sleepers are woken");
                     task.resume = pending(task.resume, lock, granted);
@@ -962,6 +988,7 @@ impl<'c> World<'c> {
                     task.resume = pending(task.resume, lock, true);
                     task.state = State::Running;
                     self.spinning -= 1;
+                    self.blame_switch(t, crate::blame::Doing::OnCpu);
                     // Replaces a pending spin deadline, if any.
                     self.queue.set(t as usize, self.now, Ev::Run);
                 }
@@ -994,6 +1021,11 @@ impl<'c> World<'c> {
 
     /// `t` spins on `lock` (on its CPU) until a wake or `until`.
     fn start_spin(&mut self, t: TaskId, until: Option<SimTime>) {
+        if self.recorder.is_some() {
+            if let Resume::Acquired { lock, mode, .. } = self.tasks[t as usize].resume {
+                self.blame_switch(t, crate::blame::Doing::Spin { lock, mode });
+            }
+        }
         self.tasks[t as usize].state = State::Spinning;
         self.spinning += 1;
         match until {
@@ -1010,6 +1042,7 @@ impl<'c> World<'c> {
         };
         self.spinning -= 1;
         self.tasks[t as usize].state = State::Running;
+        self.blame_switch(t, crate::blame::Doing::OnCpu);
         let r = with_lock!(self, lock, |l, ctx, wakes| l
             .spin_timeout(ctx, t, mode, wakes));
         self.apply_wakes(lock);
@@ -1116,6 +1149,7 @@ impl<'c> World<'c> {
                         return false;
                     }
                     self.tasks[ti].over_high = 0;
+                    self.tasks[ti].off = crate::blame::Doing::Throttle { memcg: m };
                     let d = jiffies * 1_000_000_000 / u64::from(self.c.hz);
                     self.mem_stats[mi][1] += d;
                     return self.delay(t, d, true, pc + 1);
@@ -1131,6 +1165,7 @@ impl<'c> World<'c> {
                         continue;
                     }
                     self.tasks[ti].charging = Some((m, ch));
+                    self.tasks[ti].off = crate::blame::Doing::Reclaim { memcg: m };
                     // Direct reclaim sleeps (I/O, swap) with the task's locks held.
                     return self.delay(t, d, true, pc);
                 }
@@ -1195,9 +1230,10 @@ impl<'c> World<'c> {
     }
 
     /// `t` sleeps until a flush or a work item it waits for completes.
-    fn block_waiting(&mut self, t: TaskId, pc: u32) {
+    fn block_waiting(&mut self, t: TaskId, pc: u32, why: crate::blame::Doing) {
         let task = &mut self.tasks[t as usize];
         task.pc = pc;
+        task.off = why;
         task.state = State::Blocked;
         self.leave_cpu(t);
     }
@@ -1219,6 +1255,9 @@ impl<'c> World<'c> {
                 }
                 Action::FlushDone(f) => {
                     for t in self.flushers.remove(&(q, f.0)).unwrap_or_default() {
+                        if let (Some(r), true) = (self.recorder.as_mut(), self.current != NONE) {
+                            r.woken_by(t, self.current);
+                        }
                         self.wakeup(t, false);
                     }
                 }
@@ -1248,6 +1287,7 @@ impl<'c> World<'c> {
             let d = lat.sample(&mut self.tasks[w as usize].rng);
             if d > 0 {
                 self.tasks[w as usize].state = State::Runnable;
+                self.blame_switch(w, crate::blame::Doing::Creating);
                 self.schedule(w, self.now + sim::Dur(d), Ev::Ready);
                 return;
             }
@@ -1268,6 +1308,9 @@ impl<'c> World<'c> {
         let mut out = std::mem::take(&mut self.wq_actions);
         self.wqs[q as usize].work_done(self.now, id, &mut out);
         for t in self.work_waiters.remove(&(q, id.0)).unwrap_or_default() {
+            if let Some(r) = self.recorder.as_mut() {
+                r.woken_by(t, w);
+            }
             self.wakeup(t, false);
         }
         // The kworker wakes the flushers it completes before it sleeps, so
@@ -1275,6 +1318,9 @@ impl<'c> World<'c> {
         out.retain(|a| match *a {
             models::workqueue::Action::FlushDone(f) => {
                 for t in self.flushers.remove(&(q, f.0)).unwrap_or_default() {
+                    if let Some(r) = self.recorder.as_mut() {
+                        r.woken_by(t, w);
+                    }
                     self.wakeup(t, false);
                 }
                 false
@@ -1362,19 +1408,24 @@ impl<'c> World<'c> {
         }
     }
 
+    /// A task's name in traces and blame chains: `group[i]`, or
+    /// `kworker/<workqueue>/<i>`.
+    fn track_name(&self, t: TaskId) -> String {
+        let task = &self.tasks[t as usize];
+        match task.worker_of {
+            Some(q) => format!(
+                "kworker/{}/{}",
+                self.c.workqueues[q as usize].name, task.index
+            ),
+            None => self.task_name(t),
+        }
+    }
+
     /// Records this run as a trace of `[from, to)` (`--trace`).
     pub fn enable_trace(&mut self, from: SimTime, to: SimTime) {
         let mut tr = crate::trace::Trace::new(from, to, self.c.locks.len());
         for t in 0..self.tasks.len() as TaskId {
-            let task = &self.tasks[t as usize];
-            let name = match task.worker_of {
-                Some(q) => format!(
-                    "kworker/{}/{}",
-                    self.c.workqueues[q as usize].name, task.index
-                ),
-                None => self.task_name(t),
-            };
-            tr.thread(t, &name);
+            tr.thread(t, &self.track_name(t));
         }
         self.trace = Some(Box::new(tr));
     }
@@ -1382,6 +1433,108 @@ impl<'c> World<'c> {
     /// The trace recorded so far, if tracing.
     pub fn take_trace(&mut self) -> Option<crate::trace::Trace> {
         self.trace.take().map(|b| *b)
+    }
+
+    /// A wait of `t` for `lock` since `since` ended now: traced, and
+    /// offered to `--blame`'s picker.
+    #[inline(never)]
+    fn observe_wait(&mut self, t: TaskId, lock: u32, mode: Mode, stat: StatId, since: SimTime) {
+        if self.trace.is_some() {
+            self.trace_lock(t, "wait", lock, mode, since);
+            self.trace_queue(t, lock, false);
+        }
+        if let Some(p) = self.picker.as_mut() {
+            p.wait(crate::blame::Wait {
+                task: t,
+                stat,
+                lock,
+                mode,
+                start: since,
+                end: self.now,
+            });
+        }
+    }
+
+    /// `--blame`, first run: pick the waits to explain.
+    pub fn enable_blame_picking(&mut self, wanted: crate::blame::Wanted) {
+        self.picker = Some(Box::new(crate::blame::Picker::new(wanted)));
+    }
+
+    /// The picker of the first run.
+    pub fn take_picker(&mut self) -> Option<crate::blame::Picker> {
+        self.picker.take().map(|b| *b)
+    }
+
+    /// `--blame`, later runs: record what the tasks of `focus` did then,
+    /// and every wait for and hold of the locks of `convoys`.
+    pub fn enable_blame_recording(&mut self, focus: (crate::blame::Focus, crate::blame::Focus)) {
+        let idle: Vec<bool> = self.tasks.iter().map(|k| k.state == State::Idle).collect();
+        let r = crate::blame::Recorder::new(focus, |t| idle[t], self.tasks.len());
+        self.recorder = Some(Box::new(r));
+    }
+
+    /// After a recording run: the chains of `waits`, the stretches still
+    /// to record, and whether the recorder was cut short.
+    pub fn blame_chains(
+        &mut self,
+        waits: &[crate::blame::Wait],
+    ) -> Option<crate::blame::Explained> {
+        let mut r = self.recorder.take()?;
+        // Holds still open at the end of the run end there.
+        for t in 0..self.tasks.len() as TaskId {
+            for i in self.hold_slots(t) {
+                if let Some((lock, mode)) = held_decode(self.held[i]) {
+                    r.hold(t, lock, mode, self.holds[i], self.now);
+                }
+            }
+        }
+        r.finish(self.now.max(self.horizon));
+        Some(r.explain(waits, &*self))
+    }
+
+    /// `t` does `doing` from now on, for `--blame`.
+    #[inline]
+    fn blame_switch(&mut self, t: TaskId, doing: crate::blame::Doing) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.switch(t, self.now, doing, 0);
+        }
+    }
+
+    /// `t` got a CPU: it runs (a kworker, its item's work type).
+    fn blame_on_cpu(&mut self, t: TaskId) {
+        let work = match self.tasks[t as usize].work {
+            Some(id) if self.tasks[t as usize].worker_of.is_some() => {
+                let spec = self.work_spec(id);
+                let i = self.c.works.iter().position(|w| std::ptr::eq(w, spec));
+                i.map_or(0, |i| i as u32 + 1)
+            }
+            _ => 0,
+        };
+        if let Some(r) = self.recorder.as_mut() {
+            r.switch(t, self.now, crate::blame::Doing::OnCpu, work);
+        }
+    }
+
+    /// `t` leaves its CPU: asleep in a wait queue, in reclaim, preempted,
+    /// idle or gone, as its state and `off` say.
+    fn blame_off_cpu(&mut self, t: TaskId) {
+        use crate::blame::Doing;
+        let task = &mut self.tasks[t as usize];
+        let off = std::mem::replace(&mut task.off, Doing::Sleep);
+        let doing = match task.state {
+            State::Blocked => match task.resume {
+                Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
+                    Doing::Lock { lock, mode }
+                }
+                Resume::Nothing => off,
+            },
+            State::Sleeping => off,
+            State::Runnable => Doing::Runnable,
+            State::Idle => Doing::Idle,
+            State::Exited => Doing::Exited,
+            State::Running | State::Spinning => Doing::OnCpu,
+        };
+        self.blame_switch(t, doing);
     }
 
     /// The locks `t` holds, as `name (mode)`, for reports.
@@ -1407,6 +1560,9 @@ impl<'c> World<'c> {
         for i in self.hold_slots(t) {
             if let Some((lock, mode)) = held_decode(self.held[i]) {
                 self.held[i] = 0;
+                if let Some(r) = self.recorder.as_mut() {
+                    r.hold(t, lock, mode, self.holds[i], self.now);
+                }
                 with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                 self.apply_wakes(lock);
             }
@@ -1455,9 +1611,8 @@ impl<'c> World<'c> {
         let since = self.tasks[t as usize].since;
         let waited = self.now.since(since).0;
         self.record(wait, waited);
-        if waited > 0 && self.trace.is_some() {
-            self.trace_lock(t, "wait", lock, mode, since);
-            self.trace_queue(t, lock, false);
+        if waited > 0 && (self.trace.is_some() || self.picker.is_some()) {
+            self.observe_wait(t, lock, mode, wait, since);
         }
         let base = self.tasks[t as usize].hold_base as usize;
         self.holds[base + slot as usize] = self.now;
@@ -1641,7 +1796,7 @@ impl<'c> World<'c> {
                     self.apply_wq_actions(wq, out);
                     if self.wqs[wq as usize].work_running(id) {
                         self.work_waiters.entry((wq, id.0)).or_default().push(t);
-                        self.block_waiting(t, pc);
+                        self.block_waiting(t, pc, crate::blame::Doing::WorkWait { wq });
                         return Ok(());
                     }
                 }
@@ -1675,7 +1830,7 @@ impl<'c> World<'c> {
                         models::workqueue::FlushOutcome::Done => {}
                         models::workqueue::FlushOutcome::Wait(f) => {
                             self.flushers.entry((wq, f.0)).or_default().push(t);
-                            self.block_waiting(t, pc);
+                            self.block_waiting(t, pc, crate::blame::Doing::Flush { wq });
                             return Ok(());
                         }
                     }
@@ -1808,6 +1963,9 @@ impl<'c> World<'c> {
                     self.record(hold, held);
                     if self.trace.is_some() {
                         self.trace_lock(t, "hold", lock, mode, start);
+                    }
+                    if let Some(r) = self.recorder.as_mut() {
+                        r.hold(t, lock, mode, start, self.now);
                     }
                     with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                     self.apply_wakes(lock);
@@ -2128,5 +2286,37 @@ impl<'c> World<'c> {
         };
         r.normalize();
         r
+    }
+}
+
+impl crate::blame::Names for World<'_> {
+    fn task(&self, t: u32) -> String {
+        self.track_name(t)
+    }
+
+    fn lock(&self, lock: u32, mode: Mode) -> String {
+        let l = &self.c.locks[lock as usize];
+        format!(
+            "{} ({})",
+            l.name,
+            crate::scenario::compile::mode_label(l.kind, mode)
+        )
+    }
+
+    fn memcg(&self, m: u32) -> String {
+        format!("memcg {}", self.c.memcgs[m as usize].name)
+    }
+
+    fn workqueue(&self, q: u32) -> String {
+        self.c.workqueues[q as usize].name.clone()
+    }
+
+    fn work(&self, w: u32) -> String {
+        self.c.works[w as usize].name.clone()
+    }
+
+    fn stat(&self, s: u32) -> String {
+        let st = &self.c.stats[s as usize];
+        format!("{} {}", st.metric.as_str(), st.subject)
     }
 }

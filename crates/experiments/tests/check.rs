@@ -69,6 +69,12 @@ fn a_report_gets_the_chance_of_its_observation_over_its_exposure() {
         "chance to see it or worse over the exposure: 0.938; to see nothing that bad: 0.062",
         "verdict: PLAUSIBLE under the model",
         "hold_ms in 3..4 (swept 1..4)",
+        // The run closest above the observation, blamed: the waiter slept
+        // in the mutex's queue while the holder slept holding it.
+        "blame: a representative run (point 2, replication 0: hold_ms=3; m/lock/waiter 2.90ms), its worst wait of that subject:",
+        "#1 waiter[0] waited 2.900 ms (wait m/lock/waiter)",
+        "2.900 ms    waiter[0] waited for m (lock) [woken by holder[0]]",
+        "2.900 ms    holder[0] asleep (sleep step) [holding m (lock)]",
     ] {
         assert!(out.contains(needle), "{needle}\n{out}");
     }
@@ -137,6 +143,11 @@ fn a_count_of_stalls_over_the_exposure_is_judged_by_its_expected_total() {
         "expected over the exposure: 2.0 (sd 1.0); chance of at least the observed: 0.691, of at most: 0.691",
         "verdict: PLAUSIBLE under the model",
         "hold_ms in 3..4 (swept 1..4)",
+        // The run with the most such waits (the first of two), blamed.
+        "blame: a representative run (point 2, replication 0: hold_ms=3; m/lock/waiter count 1), its worst wait of that subject:",
+        "#1 waiter[0] waited 2.900 ms (wait m/lock/waiter)",
+        "2.900 ms    waiter[0] waited for m (lock) [woken by holder[0]]",
+        "2.900 ms    holder[0] asleep (sleep step) [holding m (lock)]",
     ] {
         assert!(out.contains(needle), "{needle}\n{out}");
     }

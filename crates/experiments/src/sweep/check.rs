@@ -61,6 +61,38 @@ fn samples(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> Vec<(usize, u
     out
 }
 
+/// The run that stands for the observation: for a worst value, the one
+/// with the smallest value at or above it, else the one with the largest
+/// value; for a count, the one with the most. As `(point, replication,
+/// value)`.
+pub fn representative(
+    check: &CheckSpec,
+    points: &BTreeMap<usize, Stored>,
+    count: bool,
+) -> Option<(usize, usize, u64)> {
+    let mut runs = Vec::new();
+    for (i, s) in points {
+        let Some(v) = s.record.variants.first() else {
+            continue;
+        };
+        for (r, rep) in v.reps.iter().enumerate() {
+            if let Some(Some(x)) = rep.get(check.figure) {
+                runs.push((*i, r, *x));
+            }
+        }
+    }
+    let above = runs
+        .iter()
+        .filter(|r| !count && r.2 >= check.observed)
+        .min_by_key(|r| (r.2, r.0, r.1));
+    above
+        .or_else(|| {
+            runs.iter()
+                .max_by_key(|r| (r.2, std::cmp::Reverse((r.0, r.1))))
+        })
+        .copied()
+}
+
 /// The verdict's figures from the runs' values, `(point, value)`.
 pub fn analyse(check: &CheckSpec, s: &[(usize, u64)]) -> CheckResult {
     let runs = s.len();

@@ -52,7 +52,7 @@ fn point_sets(spec: &SweepSpec, p: &Point) -> Vec<String> {
     spec.sets.iter().chain(&p.sets).cloned().collect()
 }
 
-fn scenario_file(spec: &SweepSpec, p: &Point) -> Result<ScenarioFile, ScenarioError> {
+pub fn scenario_file(spec: &SweepSpec, p: &Point) -> Result<ScenarioFile, ScenarioError> {
     ScenarioFile::new(builtin::source(&spec.scenario, &point_sets(spec, p))?)
 }
 

@@ -1,0 +1,870 @@
+//! `convoy run --blame`: why the worst lock waits lasted, as chains of
+//! waits down to a root cause.
+//!
+//! While blaming, the world logs what each task did from one scheduling
+//! change to the next (as `sched_switch` would show it) and which task woke
+//! it from each sleep in a wait queue (`sched_waking`). A wait is then
+//! explained the way an off-CPU critical path is: while the waiter slept in
+//! a wait queue it waited for the task that woke it, so that stretch is
+//! explained by what the waker did over the same stretch, recursively.
+//! Everything else (on a CPU, runnable, in reclaim, asleep, idle) is a root
+//! cause. The root causes tile the wait, so their durations add up to it.
+//!
+//! Blaming takes two runs of the same seed (the engine is deterministic):
+//! the first picks the waits ([`Picker`]), the second records only what
+//! overlaps them ([`Recorder`]), so memory stays bounded on long runs.
+
+use models::lock::Mode;
+use sim::SimTime;
+
+/// What a task is doing between two scheduling changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Doing {
+    /// Before the task first runs.
+    Start,
+    /// On a CPU (running its program, a `cpu` step, or spinning).
+    OnCpu,
+    /// Runnable, waiting for a CPU.
+    Runnable,
+    /// Woken, within its scheduling (wake-up) latency.
+    Waking,
+    /// Spinning on its CPU for a lock (optimistic spinning, R8-R11).
+    Spin { lock: u32, mode: Mode },
+    /// A kworker being created by the pool manager (R38).
+    Creating,
+    /// A `sleep` step.
+    Sleep,
+    /// A direct reclaim attempt in memcg `memcg` (R45), asleep.
+    Reclaim { memcg: u32 },
+    /// Throttled over memory.high in memcg `memcg` (R48).
+    Throttle { memcg: u32 },
+    /// Asleep in `lock`'s wait queue.
+    Lock { lock: u32, mode: Mode },
+    /// In `flush_workqueue` of workqueue `wq` (R36).
+    Flush { wq: u32 },
+    /// Waiting for a running item of `wq` (`cancel_*_sync`).
+    WorkWait { wq: u32 },
+    /// A kworker with no item.
+    Idle,
+    /// The task has exited (done, or killed).
+    Exited,
+    /// Not recorded (outside what the recorder kept).
+    Unknown,
+}
+
+impl Doing {
+    /// Asleep until another task wakes it: the waker is to blame.
+    fn waits_for_waker(self) -> bool {
+        matches!(
+            self,
+            Doing::Lock { .. } | Doing::Flush { .. } | Doing::WorkWait { .. }
+        )
+    }
+}
+
+/// A lock wait: `task` waited for the wait statistic `stat` from `start`
+/// until it had the lock at `end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    pub task: u32,
+    pub stat: u32,
+    pub lock: u32,
+    pub mode: Mode,
+    pub start: SimTime,
+    pub end: SimTime,
+}
+
+impl Wait {
+    pub fn ns(&self) -> u64 {
+        self.end.0 - self.start.0
+    }
+
+    /// Worst first; ties by start, then task, so the choice is stable.
+    fn rank_key(&self) -> (std::cmp::Reverse<u64>, SimTime, u32) {
+        (std::cmp::Reverse(self.ns()), self.start, self.task)
+    }
+}
+
+/// Which waits to explain.
+#[derive(Clone, Debug)]
+pub struct Wanted {
+    /// The worst this many.
+    pub top: usize,
+    /// And every wait at least this long (nanoseconds).
+    pub threshold: Option<u64>,
+    /// Only waits of these statistics (all if `None`).
+    pub stats: Option<Vec<u32>>,
+}
+
+/// Most waits over the threshold that are explained (the first ones).
+pub const MAX_ABOVE: usize = 10_000;
+
+/// The first run: keeps the worst waits and those over the threshold.
+pub struct Picker {
+    wanted: Wanted,
+    /// The `top` worst so far, worst first.
+    top: Vec<Wait>,
+    above: Vec<Wait>,
+    /// Waits over the threshold, including those not kept.
+    pub above_count: u64,
+}
+
+impl Picker {
+    pub fn new(wanted: Wanted) -> Picker {
+        Picker {
+            wanted,
+            top: Vec::new(),
+            above: Vec::new(),
+            above_count: 0,
+        }
+    }
+
+    pub fn wait(&mut self, w: Wait) {
+        if let Some(s) = &self.wanted.stats {
+            if !s.contains(&w.stat) {
+                return;
+            }
+        }
+        if self.wanted.threshold.is_some_and(|th| w.ns() >= th) {
+            self.above_count += 1;
+            if self.above.len() < MAX_ABOVE {
+                self.above.push(w);
+            }
+        }
+        if self.wanted.top == 0 {
+            return;
+        }
+        let key = w.rank_key();
+        if self.top.len() == self.wanted.top && key >= self.top[self.top.len() - 1].rank_key() {
+            return;
+        }
+        let at = self.top.partition_point(|x| x.rank_key() < key);
+        self.top.insert(at, w);
+        self.top.truncate(self.wanted.top);
+    }
+
+    /// The waits to explain: the worst first, then those over the
+    /// threshold in time order, each once.
+    pub fn picked(&self) -> Vec<Wait> {
+        let mut out = self.top.clone();
+        for w in &self.above {
+            if !out.contains(w) {
+                out.push(*w);
+            }
+        }
+        out
+    }
+}
+
+/// One recorded stretch of a task's time.
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    start: SimTime,
+    end: SimTime,
+    doing: Doing,
+    /// Who woke it at `end`, for a sleep in a wait queue.
+    waker: Option<u32>,
+    /// A kworker's work type + 1 while on a CPU (0: none).
+    work: u32,
+}
+
+/// A lock held by a task over `[start, end)`.
+#[derive(Clone, Copy, Debug)]
+struct Hold {
+    start: SimTime,
+    end: SimTime,
+    lock: u32,
+    mode: Mode,
+}
+
+/// Most stretches one blame run keeps (then it says it was cut short).
+pub const MAX_SEGS: usize = 5_000_000;
+
+/// Per task, the intervals to record: sorted, disjoint.
+#[derive(Clone, Debug, Default)]
+pub struct Focus(Vec<Vec<(SimTime, SimTime)>>);
+
+impl Focus {
+    /// Adds `[a, b)` of task `t`; returns whether it was not covered yet.
+    pub fn add(&mut self, t: u32, a: SimTime, b: SimTime) -> bool {
+        if self.covers(t, a, b) {
+            return false;
+        }
+        let t = t as usize;
+        if self.0.len() <= t {
+            self.0.resize(t + 1, Vec::new());
+        }
+        let v = &mut self.0[t];
+        v.push((a, b));
+        v.sort();
+        let mut merged: Vec<(SimTime, SimTime)> = Vec::with_capacity(v.len());
+        for &(x, y) in v.iter() {
+            match merged.last_mut() {
+                Some(last) if x <= last.1 => last.1 = last.1.max(y),
+                _ => merged.push((x, y)),
+            }
+        }
+        *v = merged;
+        true
+    }
+
+    fn covers(&self, t: u32, a: SimTime, b: SimTime) -> bool {
+        let Some(v) = self.0.get(t as usize) else {
+            return false;
+        };
+        let i = v.partition_point(|f| f.1 < b);
+        i < v.len() && v[i].0 <= a
+    }
+
+    fn overlaps(&self, t: u32, a: SimTime, b: SimTime) -> bool {
+        let Some(v) = self.0.get(t as usize) else {
+            return false;
+        };
+        let i = v.partition_point(|f| f.1 <= a);
+        i < v.len() && v[i].0 < b
+    }
+}
+
+/// The later runs: what the tasks of interest did over the intervals of
+/// interest ([`Focus`]).
+pub struct Recorder {
+    focus: Focus,
+    /// Per lock, intervals in which every task's waits for it and holds
+    /// of it are kept: a queue's waiters ahead are found in one run.
+    convoys: Focus,
+    /// Per task: what it does since when, who woke it, its work type.
+    open: Vec<(SimTime, Doing, Option<u32>, u32)>,
+    segs: Vec<Vec<Seg>>,
+    holds: Vec<Vec<Hold>>,
+    kept: usize,
+    pub truncated: bool,
+}
+
+impl Recorder {
+    /// A recorder of `tasks` tasks for `focus`; `idle` says which tasks
+    /// start idle (kworkers).
+    pub fn new(
+        (focus, convoys): (Focus, Focus),
+        idle: impl Fn(usize) -> bool,
+        tasks: usize,
+    ) -> Recorder {
+        Recorder {
+            focus,
+            convoys,
+            open: (0..tasks)
+                .map(|t| {
+                    let d = if idle(t) { Doing::Idle } else { Doing::Start };
+                    (SimTime::ZERO, d, None, 0)
+                })
+                .collect(),
+            segs: vec![Vec::new(); tasks],
+            holds: vec![Vec::new(); tasks],
+            kept: 0,
+            truncated: false,
+        }
+    }
+
+    /// Whether to keep a stretch `[start, end)` of `t`, which waits for
+    /// or holds `lock` if any.
+    fn wanted(&mut self, t: u32, start: SimTime, end: SimTime, lock: Option<u32>) -> bool {
+        if end <= start {
+            return false;
+        }
+        let convoy = lock.is_some_and(|l| self.convoys.overlaps(l, start, end));
+        if !convoy && !self.focus.overlaps(t, start, end) {
+            return false;
+        }
+        if self.kept >= MAX_SEGS {
+            self.truncated = true;
+            return false;
+        }
+        self.kept += 1;
+        true
+    }
+
+    /// Task `t` does `doing` from `now` on (a kworker's `work` type + 1
+    /// while on a CPU).
+    pub fn switch(&mut self, t: u32, now: SimTime, doing: Doing, work: u32) {
+        let (since, was, waker, was_work) = self.open[t as usize];
+        if was == doing && work == was_work {
+            return;
+        }
+        let lock = match was {
+            Doing::Lock { lock, .. } => Some(lock),
+            _ => None,
+        };
+        if self.wanted(t, since, now, lock) {
+            self.segs[t as usize].push(Seg {
+                start: since,
+                end: now,
+                doing: was,
+                waker,
+                work: was_work,
+            });
+        }
+        self.open[t as usize] = (now, doing, None, work);
+    }
+
+    /// `waker` wakes `t` from its wait queue now.
+    pub fn woken_by(&mut self, t: u32, waker: u32) {
+        self.open[t as usize].2 = Some(waker);
+    }
+
+    /// Task `t` held `lock` over `[start, end)`.
+    pub fn hold(&mut self, t: u32, lock: u32, mode: Mode, start: SimTime, end: SimTime) {
+        if self.wanted(t, start, end, Some(lock)) {
+            self.holds[t as usize].push(Hold {
+                start,
+                end,
+                lock,
+                mode,
+            });
+        }
+    }
+
+    /// Closes every open stretch at `now` (the end of the run).
+    pub fn finish(&mut self, now: SimTime) {
+        for t in 0..self.open.len() as u32 {
+            self.switch(t, now, Doing::Unknown, u32::MAX);
+        }
+    }
+}
+
+/// Names for the report: the world knows them.
+pub trait Names {
+    fn task(&self, t: u32) -> String;
+    /// `kernfs_rwsem (read)`.
+    fn lock(&self, lock: u32, mode: Mode) -> String;
+    fn memcg(&self, m: u32) -> String;
+    fn workqueue(&self, q: u32) -> String;
+    fn work(&self, w: u32) -> String;
+    fn stat(&self, s: u32) -> String;
+}
+
+/// One link of a chain: a task doing something over `[start, end)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    /// 0 for the waiter; 1 for what its waker did, and so on.
+    pub depth: u32,
+    pub task: String,
+    /// What it did, e.g. `waited for kernfs_rwsem (write)`.
+    pub state: String,
+    /// Why it matters: who woke it, the locks it held, the works it ran.
+    pub detail: String,
+    pub start: SimTime,
+    pub end: SimTime,
+    /// Stretches merged into this link (e.g. work items run).
+    pub items: u32,
+    /// A root cause: not explained further.
+    pub root: bool,
+}
+
+impl Link {
+    pub fn ns(&self) -> u64 {
+        self.end.0 - self.start.0
+    }
+}
+
+/// A wait and the links that explain it.
+#[derive(Clone, Debug)]
+pub struct Chain {
+    pub wait: Wait,
+    pub waiter: String,
+    pub subject: String,
+    pub links: Vec<Link>,
+}
+
+/// Deepest chain followed (then the rest is a root cause). Waiters ahead
+/// in the same lock's queue for the same mode do not count: a convoy is
+/// one level.
+const MAX_DEPTH: u32 = 32;
+
+/// Most recursion steps of one explanation (a convoy of this many waiters
+/// ahead is cut there).
+const MAX_STEPS: u32 = 100_000;
+
+/// What an explanation needs as it goes.
+struct Ctx<'a> {
+    names: &'a dyn Names,
+    /// Stretches of tasks not recorded yet: the next run records them.
+    missing: Vec<(u32, SimTime, SimTime)>,
+    /// Lock waits followed: the next run keeps every waiter's.
+    convoys: Vec<(u32, SimTime, SimTime)>,
+    steps: u32,
+}
+
+impl Recorder {
+    /// The chain of each wait, and the stretches a further run must record
+    /// to complete them (empty when the chains are complete).
+    pub fn explain(&self, waits: &[Wait], names: &dyn Names) -> Explained {
+        let mut cx = Ctx {
+            names,
+            missing: Vec::new(),
+            convoys: Vec::new(),
+            steps: 0,
+        };
+        let chains = waits
+            .iter()
+            .map(|w| {
+                let mut links = Vec::new();
+                cx.steps = 0;
+                self.explain_task(w.task, (w.start, w.end), 0, None, &mut cx, &mut links);
+                Chain {
+                    wait: *w,
+                    waiter: names.task(w.task),
+                    subject: names.stat(w.stat),
+                    links,
+                }
+            })
+            .collect();
+        Explained {
+            chains,
+            missing: cx.missing,
+            convoys: cx.convoys,
+            truncated: self.truncated,
+        }
+    }
+
+    /// Appends the links explaining what `t` did over `[a, b)`; `convoy`
+    /// is the lock and mode the caller waited for.
+    fn explain_task(
+        &self,
+        t: u32,
+        (a, b): (SimTime, SimTime),
+        depth: u32,
+        convoy: Option<(u32, Mode)>,
+        cx: &mut Ctx,
+        out: &mut Vec<Link>,
+    ) {
+        if !self.focus.covers(t, a, b) {
+            cx.missing.push((t, a, b));
+        }
+        cx.steps += 1;
+        let segs = &self.segs[t as usize];
+        let first = segs.partition_point(|s| s.end <= a);
+        let mut at = a;
+        for s in &segs[first..] {
+            if s.start >= b {
+                break;
+            }
+            let (from, to) = (s.start.max(a), s.end.min(b));
+            if from > at {
+                self.leaf(t, Doing::Unknown, 0, (at, from), depth, cx, out);
+            }
+            at = to;
+            let follow = cx.steps < MAX_STEPS && depth < MAX_DEPTH;
+            match (s.waker, s.doing) {
+                (Some(w), doing) if doing.waits_for_waker() && follow && w != t => {
+                    let lock = match doing {
+                        Doing::Lock { lock, mode } => Some((lock, mode)),
+                        _ => None,
+                    };
+                    if let Some((l, _)) = lock {
+                        cx.convoys.push((l, from, to));
+                    }
+                    if lock.is_some() && lock == convoy {
+                        // Ahead in the same queue for the same mode: its
+                        // wait is part of ours (a convoy is one level).
+                        self.explain_task(w, (from, to), depth, convoy, cx, out);
+                        continue;
+                    }
+                    out.push(Link {
+                        depth,
+                        task: cx.names.task(t),
+                        state: state_label(doing, cx.names),
+                        detail: format!("woken by {}", cx.names.task(w)),
+                        start: from,
+                        end: to,
+                        items: 1,
+                        root: false,
+                    });
+                    self.explain_task(w, (from, to), depth + 1, lock, cx, out);
+                }
+                (Some(w), doing) if doing.waits_for_waker() && w != t => {
+                    let at = out.len();
+                    self.leaf(t, doing, 0, (from, to), depth, cx, out);
+                    if out.len() > at {
+                        out[at].detail =
+                            format!("woken by {}; not followed further", cx.names.task(w));
+                    }
+                }
+                _ => self.leaf(t, s.doing, s.work, (from, to), depth, cx, out),
+            }
+        }
+        if at < b {
+            self.leaf(t, Doing::Unknown, 0, (at, b), depth, cx, out);
+        }
+    }
+
+    /// A root cause: `t` doing `doing` over `span`; merged into the
+    /// previous link when that is the same task doing the same thing.
+    #[allow(clippy::too_many_arguments)]
+    fn leaf(
+        &self,
+        t: u32,
+        doing: Doing,
+        work: u32,
+        (start, end): (SimTime, SimTime),
+        depth: u32,
+        cx: &Ctx,
+        out: &mut Vec<Link>,
+    ) {
+        let names = cx.names;
+        let task = names.task(t);
+        let mut state = state_label(doing, names);
+        if work > 0 && work != u32::MAX {
+            state = format!("{state}, running work {}", names.work(work - 1));
+        }
+        // Holds are kept in release order: from the first released after
+        // `start`, until a few (nesting) have started after `end`.
+        let hs = &self.holds[t as usize];
+        let mut held: Vec<String> = Vec::new();
+        let mut later = 0;
+        for h in &hs[hs.partition_point(|h| h.end <= start)..] {
+            if h.start >= end {
+                later += 1;
+                if later > 16 {
+                    break;
+                }
+                continue;
+            }
+            let n = names.lock(h.lock, h.mode);
+            if !held.contains(&n) {
+                held.push(n);
+            }
+        }
+        let detail = if held.is_empty() {
+            String::new()
+        } else {
+            format!("holding {}", held.join(", "))
+        };
+        if let Some(last) = out.last_mut() {
+            if last.root
+                && last.depth == depth
+                && last.task == task
+                && last.state == state
+                && last.end == start
+            {
+                last.end = end;
+                last.items += 1;
+                if last.detail.is_empty() {
+                    last.detail = detail;
+                } else if !detail.is_empty() && !last.detail.contains(&detail) {
+                    last.detail = format!("{}; {detail}", last.detail);
+                }
+                return;
+            }
+        }
+        out.push(Link {
+            depth,
+            task,
+            state,
+            detail,
+            start,
+            end,
+            items: 1,
+            root: true,
+        });
+    }
+}
+
+fn state_label(d: Doing, names: &dyn Names) -> String {
+    match d {
+        Doing::Start => "not started yet".into(),
+        Doing::OnCpu => "on a CPU".into(),
+        Doing::Runnable => "runnable, waiting for a CPU".into(),
+        Doing::Waking => "being woken (scheduling latency)".into(),
+        Doing::Spin { lock, mode } => format!("spinning on {}", names.lock(lock, mode)),
+        Doing::Creating => "kworker being created".into(),
+        Doing::Sleep => "asleep (sleep step)".into(),
+        Doing::Reclaim { memcg } => format!("in memcg reclaim ({})", names.memcg(memcg)),
+        Doing::Throttle { memcg } => {
+            format!("throttled over memory.high ({})", names.memcg(memcg))
+        }
+        Doing::Lock { lock, mode } => format!("waited for {}", names.lock(lock, mode)),
+        Doing::Flush { wq } => format!("in flush_workqueue({})", names.workqueue(wq)),
+        Doing::WorkWait { wq } => format!("waited for a running work of {}", names.workqueue(wq)),
+        Doing::Idle => "idle kworker".into(),
+        Doing::Exited => "exited".into(),
+        Doing::Unknown => "not recorded".into(),
+    }
+}
+
+/// A duration for people: `72.1 s`, `3.40 ms`, `812 us`, `45 ns`.
+pub fn human(ns: u64) -> String {
+    let f = ns as f64;
+    if ns >= 1_000_000_000 {
+        format!("{:.3} s", f / 1e9)
+    } else if ns >= 1_000_000 {
+        format!("{:.3} ms", f / 1e6)
+    } else if ns >= 1_000 {
+        format!("{:.3} us", f / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+/// Links printed per chain; a longer chain (a convoy) is cut and
+/// summarised by root cause.
+const PRINTED_LINKS: usize = 24;
+
+/// `churner[17]` -> `churner[*]`, so a convoy's root causes group.
+fn group_of(task: &str) -> String {
+    match task.rfind('[') {
+        Some(i) if task.ends_with(']') => format!("{}[*]", &task[..i]),
+        _ => match task.rfind('/') {
+            Some(i) if task.starts_with("kworker/") => format!("{}/*", &task[..i]),
+            _ => task.to_string(),
+        },
+    }
+}
+
+/// The chains as indented text: each link with its duration, children
+/// under the link they explain. A long chain shows its first links and
+/// its root causes summed by task group and state.
+pub fn render(chains: &[Chain]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for (i, c) in chains.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "#{} {} waited {} ({}), {:.6} s .. {:.6} s",
+            i + 1,
+            c.waiter,
+            human(c.wait.ns()),
+            c.subject,
+            c.wait.start.0 as f64 / 1e9,
+            c.wait.end.0 as f64 / 1e9,
+        );
+        let shown = if c.links.len() > PRINTED_LINKS {
+            PRINTED_LINKS - 8
+        } else {
+            c.links.len()
+        };
+        for l in &c.links[..shown] {
+            let pad = "  ".repeat(l.depth as usize + 1);
+            let items = if l.items > 1 {
+                format!(" x{}", l.items)
+            } else {
+                String::new()
+            };
+            let detail = if l.detail.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", l.detail)
+            };
+            let _ = writeln!(
+                s,
+                "{pad}{:<11} {} {}{items}{detail}",
+                human(l.ns()),
+                l.task,
+                l.state
+            );
+        }
+        if shown < c.links.len() {
+            let _ = writeln!(
+                s,
+                "  ... {} more links in blame.csv; root causes summed:",
+                c.links.len() - shown
+            );
+            let mut sums: Vec<(String, u64, u32)> = Vec::new();
+            for l in c.links.iter().filter(|l| l.root) {
+                let key = format!("{} {}", group_of(&l.task), l.state);
+                match sums.iter_mut().find(|x| x.0 == key) {
+                    Some(x) => {
+                        x.1 += l.ns();
+                        x.2 += l.items;
+                    }
+                    None => sums.push((key, l.ns(), l.items)),
+                }
+            }
+            sums.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            for (key, ns, n) in sums.iter().take(6) {
+                let share = 100.0 * *ns as f64 / c.wait.ns().max(1) as f64;
+                let _ = writeln!(s, "    {:<11} {share:>5.1}%  {key} x{n}", human(*ns));
+            }
+            if sums.len() > 6 {
+                let rest: u64 = sums[6..].iter().map(|x| x.1).sum();
+                let _ = writeln!(
+                    s,
+                    "    {:<11} in {} other kinds",
+                    human(rest),
+                    sums.len() - 6
+                );
+            }
+        }
+    }
+    s
+}
+
+/// `blame.csv`: one row per link; the root rows of a wait sum to its
+/// `wait_ns`.
+pub fn csv(chains: &[Chain]) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "wait",
+        "waiter",
+        "subject",
+        "wait_start_ns",
+        "wait_ns",
+        "depth",
+        "task",
+        "state",
+        "detail",
+        "start_ns",
+        "duration_ns",
+        "items",
+        "root",
+    ];
+    w.write_record(header).expect("write to memory");
+    for (i, c) in chains.iter().enumerate() {
+        for l in &c.links {
+            w.write_record([
+                (i + 1).to_string(),
+                c.waiter.clone(),
+                c.subject.clone(),
+                c.wait.start.0.to_string(),
+                c.wait.ns().to_string(),
+                l.depth.to_string(),
+                l.task.clone(),
+                l.state.clone(),
+                l.detail.clone(),
+                l.start.0.to_string(),
+                l.ns().to_string(),
+                l.items.to_string(),
+                u8::from(l.root).to_string(),
+            ])
+            .expect("write to memory");
+        }
+    }
+    w.into_inner().expect("flush to memory")
+}
+
+/// What `--blame` found in one run.
+pub struct Blamed {
+    /// The chains: the worst waits first, then those over the threshold.
+    pub chains: Vec<Chain>,
+    /// How many of the chains are the worst (the rest are over the
+    /// threshold).
+    pub top: usize,
+    /// Waits over the threshold, including any not explained.
+    pub above_count: u64,
+    /// The recorder hit [`MAX_SEGS`]: later links may read "not recorded".
+    pub truncated: bool,
+    /// A trace of the worst wait with a tenth of its length either side.
+    pub trace: Option<crate::trace::Trace>,
+    /// Recording runs it took.
+    pub runs: usize,
+}
+
+/// A recording run's chains (see [`Recorder::explain`]).
+pub struct Explained {
+    pub chains: Vec<Chain>,
+    /// Tasks' stretches the chains reached but the run did not keep.
+    pub missing: Vec<(u32, SimTime, SimTime)>,
+    /// Locks whose waits the chains followed, and when.
+    pub convoys: Vec<(u32, SimTime, SimTime)>,
+    pub truncated: bool,
+}
+
+/// Most recording runs: each follows the chains one waker further.
+pub const MAX_RUNS: usize = 8;
+
+/// Blames the waits `wanted` picks in replication `rep` of `c` with `seed`:
+/// one run picks them; each further run records what the tasks the
+/// chains lead to did, until the chains are complete (at most
+/// [`MAX_RUNS`]). Only those tasks' stretches are kept, so memory stays
+/// small on long runs.
+pub fn blame_run(
+    c: &crate::scenario::Compiled,
+    (seed, rep): (u64, u64),
+    limits: crate::world::Limits,
+    wanted: Wanted,
+    trace_worst: bool,
+) -> Result<Blamed, crate::world::RunError> {
+    use crate::world::World;
+    let top = wanted.top;
+    let mut w = World::new(c, seed, rep, limits);
+    w.enable_blame_picking(wanted);
+    w.run(&mut |_| {})?;
+    let picker = w.take_picker().expect("picking was enabled");
+    let waits = picker.picked();
+    let (mut focus, mut convoys) = (Focus::default(), Focus::default());
+    for x in &waits {
+        focus.add(x.task, x.start, x.end);
+        convoys.add(x.lock, x.start, x.end);
+    }
+    let mut runs = 0;
+    loop {
+        runs += 1;
+        let mut w = World::new(c, seed, rep, limits);
+        w.enable_blame_recording((focus.clone(), convoys.clone()));
+        let worst = waits.first().copied();
+        let last = runs == MAX_RUNS;
+        w.run(&mut |_| {})?;
+        let e = w.blame_chains(&waits).expect("recording was enabled");
+        let mut grew = false;
+        for &(t, a, b) in &e.missing {
+            grew |= focus.add(t, a, b);
+        }
+        for &(l, a, b) in &e.convoys {
+            grew |= convoys.add(l, a, b);
+        }
+        if grew && !last && !e.truncated {
+            continue;
+        }
+        let trace = match (worst, trace_worst) {
+            (Some(x), true) => {
+                let margin = (x.ns() / 10).max(1_000);
+                let mut w = World::new(c, seed, rep, limits);
+                w.enable_trace(
+                    SimTime(x.start.0.saturating_sub(margin)),
+                    SimTime(x.end.0.saturating_add(margin)),
+                );
+                w.run(&mut |_| {})?;
+                w.take_trace()
+            }
+            _ => None,
+        };
+        return Ok(Blamed {
+            top: top.min(e.chains.len()),
+            chains: e.chains,
+            above_count: picker.above_count,
+            truncated: e.truncated,
+            runs,
+            trace,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(task: u32, start: u64, end: u64) -> Wait {
+        Wait {
+            task,
+            stat: 0,
+            lock: 0,
+            mode: Mode::Read,
+            start: SimTime(start),
+            end: SimTime(end),
+        }
+    }
+
+    #[test]
+    fn picker_keeps_the_worst_and_those_over_the_threshold() {
+        let mut p = Picker::new(Wanted {
+            top: 2,
+            threshold: Some(50),
+            stats: None,
+        });
+        for (i, d) in [10, 90, 60, 30, 90, 70].iter().enumerate() {
+            p.wait(wait(i as u32, i as u64 * 100, i as u64 * 100 + d));
+        }
+        let picked: Vec<u32> = p.picked().iter().map(|w| w.task).collect();
+        // The two 90s (earlier first), then 60 and 70 in time order.
+        assert_eq!(picked, vec![1, 4, 2, 5]);
+        assert_eq!(p.above_count, 4);
+    }
+}

@@ -1,0 +1,283 @@
+//! `convoy run --blame`: a constructed chain (a reader in reclaim with
+//! kernfs_rwsem held -> the writer queued behind it -> readers parked
+//! behind the writer, R49/R51 with the rwsem's writer-queued rule) is
+//! reported link by link, with durations that add up to each wait.
+
+mod common;
+
+use common::convoy;
+use experiments::blame::{blame_run, Chain, Wanted};
+use experiments::scenario::{compile, ScenarioFile, Source};
+use experiments::world::Limits;
+use sim::SimTime;
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+/// The lookup takes kernfs_rwsem for read at 0 and charges a full memcg:
+/// one 50 ms reclaim attempt with the lock held. mkdir queues for write
+/// at 1 ms; four walkers come at 2 ms and park behind the writer.
+const CHAIN: &str = r#"
+[scenario]
+name = "reclaim-chain"
+duration = "1s"
+cpus = 8
+[memcg.full]
+max = "256MiB"
+initial = "256MiB"
+reclaim = "50ms"
+reclaim_pages = 32
+[locks.kernfs_rwsem]
+kind = "rwsem"
+[tasks.lookup]
+count = 1
+program = ["down_read kernfs_rwsem", "charge full 1 page", "up_read kernfs_rwsem"]
+[tasks.mkdir]
+count = 1
+program = ["sleep 1ms", "down_write kernfs_rwsem", "cpu 20us", "up_write kernfs_rwsem"]
+[tasks.walkers]
+count = 4
+program = ["sleep 2ms", "down_read kernfs_rwsem", "cpu 1us", "up_read kernfs_rwsem"]
+"#;
+
+fn chains(top: usize) -> Vec<Chain> {
+    let file = ScenarioFile::new(Source::new("chain.toml", CHAIN)).unwrap();
+    let loaded = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
+    let wanted = Wanted {
+        top,
+        threshold: None,
+        stats: None,
+    };
+    blame_run(&c, (1, 0), Limits::default(), wanted, false)
+        .unwrap()
+        .chains
+}
+
+/// `(depth, task, state, detail, start, end, root)` of each link.
+fn links(c: &Chain) -> Vec<(u32, &str, &str, &str, u64, u64, bool)> {
+    c.links
+        .iter()
+        .map(|l| {
+            let (a, b) = (l.start.0, l.end.0);
+            (l.depth, &*l.task, &*l.state, &*l.detail, a, b, l.root)
+        })
+        .collect()
+}
+
+#[test]
+fn r49_reader_in_reclaim_queued_writer_parked_readers_chain() {
+    let ch = chains(5);
+    // The worst: the writer's 49 ms, then the walkers' 48.02 ms each
+    // (ties by start, then task).
+    let waiters: Vec<&str> = ch.iter().map(|c| c.waiter.as_str()).collect();
+    assert_eq!(
+        waiters,
+        [
+            "mkdir[0]",
+            "walkers[0]",
+            "walkers[1]",
+            "walkers[2]",
+            "walkers[3]"
+        ]
+    );
+    assert_eq!(ch[0].wait.ns(), 49 * MS);
+    assert_eq!(ch[0].subject, "wait kernfs_rwsem/write/mkdir");
+    // The writer first spins on the reader-owned lock for its budget
+    // (R10: (20 + 1) / 2 us), then sleeps until the reader's up_read.
+    let spun = MS + 10 * US + 500;
+    assert_eq!(
+        links(&ch[0]),
+        [
+            (
+                0,
+                "mkdir[0]",
+                "spinning on kernfs_rwsem (write)",
+                "",
+                MS,
+                spun,
+                true
+            ),
+            (
+                0,
+                "mkdir[0]",
+                "waited for kernfs_rwsem (write)",
+                "woken by lookup[0]",
+                spun,
+                50 * MS,
+                false
+            ),
+            (
+                1,
+                "lookup[0]",
+                "in memcg reclaim (memcg full)",
+                "holding kernfs_rwsem (read)",
+                spun,
+                50 * MS,
+                true
+            ),
+        ]
+    );
+    // A parked reader: behind the writer, which was behind the reader in
+    // reclaim, then held the lock on its CPU for 20 us.
+    let w = &ch[1];
+    assert_eq!(w.wait.ns(), 48 * MS + 20 * US);
+    assert_eq!(w.subject, "wait kernfs_rwsem/read/walkers");
+    assert_eq!(
+        links(w),
+        [
+            (
+                0,
+                "walkers[0]",
+                "waited for kernfs_rwsem (read)",
+                "woken by mkdir[0]",
+                2 * MS,
+                50 * MS + 20 * US,
+                false
+            ),
+            (
+                1,
+                "mkdir[0]",
+                "waited for kernfs_rwsem (write)",
+                "woken by lookup[0]",
+                2 * MS,
+                50 * MS,
+                false
+            ),
+            (
+                2,
+                "lookup[0]",
+                "in memcg reclaim (memcg full)",
+                "holding kernfs_rwsem (read)",
+                2 * MS,
+                50 * MS,
+                true
+            ),
+            (
+                1,
+                "mkdir[0]",
+                "on a CPU",
+                "holding kernfs_rwsem (write)",
+                50 * MS,
+                50 * MS + 20 * US,
+                true
+            ),
+        ]
+    );
+    for c in &ch {
+        let roots: u64 = c.links.iter().filter(|l| l.root).map(|l| l.ns()).sum();
+        assert_eq!(roots, c.wait.ns(), "{}: root causes add up", c.waiter);
+        // Each explained link is the sum of the links under it.
+        for (i, l) in c.links.iter().enumerate().filter(|(_, l)| !l.root) {
+            let under: u64 = c.links[i + 1..]
+                .iter()
+                .take_while(|m| m.depth > l.depth)
+                .filter(|m| m.root)
+                .map(|m| m.ns())
+                .sum();
+            assert_eq!(under, l.ns(), "{}: link {i}", c.waiter);
+        }
+        assert!(c.wait.start < c.wait.end && c.wait.end <= SimTime(SimTime::ZERO.0 + 1_000 * MS));
+    }
+}
+
+#[test]
+fn blame_on_a_single_cpu_shows_the_wait_for_the_cpu() {
+    // With one CPU the woken walkers queue for it: the tail of their wait
+    // is runnable time, and the chain still adds up.
+    let text = CHAIN.replace("cpus = 8", "cpus = 1");
+    let file = ScenarioFile::new(Source::new("chain1.toml", &text)).unwrap();
+    let loaded = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
+    let wanted = Wanted {
+        top: 6,
+        threshold: None,
+        stats: None,
+    };
+    let b = blame_run(&c, (1, 0), Limits::default(), wanted, false).unwrap();
+    for ch in &b.chains {
+        let roots: u64 = ch.links.iter().filter(|l| l.root).map(|l| l.ns()).sum();
+        assert_eq!(roots, ch.wait.ns(), "{}", ch.waiter);
+    }
+    // The last walker to get the CPU waited for the three before it.
+    let last = b.chains.iter().find(|c| c.waiter == "walkers[3]").unwrap();
+    let runnable: Vec<_> = last
+        .links
+        .iter()
+        .filter(|l| l.depth == 0 && l.state == "runnable, waiting for a CPU")
+        .collect();
+    assert_eq!(runnable.len(), 1, "{:#?}", last.links);
+    assert!(runnable[0].ns() >= 3 * US, "{:#?}", last.links);
+}
+
+#[test]
+fn convoy_run_blame_prints_chains_and_writes_blame_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let scen = dir.path().join("chain.toml");
+    std::fs::write(&scen, CHAIN).unwrap();
+    let out = dir.path().join("out");
+    let o = convoy(
+        &[
+            "run",
+            scen.to_str().unwrap(),
+            "--blame",
+            "--blame-subject",
+            "kernfs_rwsem/read/walkers",
+            "--blame-top",
+            "2",
+            "--blame-threshold",
+            "1ms",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("#1 walkers[0] waited 48.020 ms (wait kernfs_rwsem/read/walkers)"),
+        "{text}"
+    );
+    assert!(text.contains("lookup[0] in memcg reclaim (memcg full) [holding kernfs_rwsem (read)]"));
+    assert!(
+        text.contains("4 over 1.000 ms (2 explained in blame.csv)"),
+        "{text}"
+    );
+    // blame.csv: every wait's root rows add up to it.
+    let mut rd = csv::Reader::from_path(out.join("blame.csv")).unwrap();
+    let h = rd.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|x| x == n).unwrap();
+    let mut sums: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
+    for r in rd.records() {
+        let r = r.unwrap();
+        let e = sums.entry(r[col("wait")].parse().unwrap()).or_default();
+        e.0 = r[col("wait_ns")].parse().unwrap();
+        if &r[col("root")] == "1" {
+            e.1 += r[col("duration_ns")].parse::<u64>().unwrap();
+        }
+    }
+    assert_eq!(sums.len(), 4, "the 2 worst and 2 more over the threshold");
+    for (w, (wait, roots)) in sums {
+        assert_eq!(wait, roots, "wait {w}");
+    }
+    // The worst wait's trace is valid JSON with slices in it.
+    let tr: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("blame-trace.json")).unwrap()).unwrap();
+    assert!(tr["traceEvents"].as_array().unwrap().len() > 5);
+    // A subject that is not a wait is a clear error.
+    let o = common::convoy_status(
+        &[
+            "run",
+            scen.to_str().unwrap(),
+            "--blame",
+            "--blame-subject",
+            "nope",
+        ],
+        dir.path(),
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--blame-subject nope: no lock wait of that name; waits: "),
+        "{err}"
+    );
+}
