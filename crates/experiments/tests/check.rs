@@ -119,7 +119,11 @@ fn a_report_without_its_observation_or_exposure_is_an_error() {
 
 #[test]
 fn the_built_in_reports_parse() {
-    for r in ["lookup-holds-625ms", "readdir-waits-72s"] {
+    for r in [
+        "lookup-holds-625ms",
+        "readdir-waits-72s",
+        "lookup-waits-15min",
+    ] {
         let spec = experiments::sweep::parse(&experiments::sweep::spec::report_source(r).unwrap())
             .unwrap();
         assert!(spec.check.is_some(), "{r}");

@@ -232,6 +232,10 @@ pub const BUILTIN_REPORTS: &[(&str, &str)] = &[
         "readdir-waits-72s",
         include_str!("../../reports/readdir-waits-72s.toml"),
     ),
+    (
+        "lookup-waits-15min",
+        include_str!("../../reports/lookup-waits-15min.toml"),
+    ),
 ];
 
 fn file_source(arg: &str, builtins: &[(&str, &str)], what: &str) -> Result<Source, ScenarioError> {
