@@ -164,3 +164,51 @@ fn a_count_of_stalls_over_the_exposure_is_judged_by_its_expected_total() {
     assert_eq!(code, Some(2));
     assert!(err.contains("`count_above` needs `threshold`"), "{err}");
 }
+
+#[test]
+fn an_observation_is_read_off_perf_lock_or_lock_stat_output() {
+    // The same 2.5 ms worst wait as REPORT, as perf lock contention and
+    // /proc/lock_stat print it.
+    let perf = "\
+ contended   total wait     max wait     avg wait         type   caller
+
+         4      6.00 ms      2.50 ms      1.50 ms        mutex   m
+";
+    let lock_stat = "\
+lock_stat version 0.4
+                                      m:             0              4        1000.00        2500.00        6000.00        1500.00              0             10         100.00         900.00        2000.00         200.00
+";
+    for (file, format, text) in [
+        ("perf.txt", "perf-lock", perf),
+        ("ls.txt", "lock_stat", lock_stat),
+    ] {
+        let report = REPORT.replace(
+            "value = \"2500us\"",
+            &format!("from = {{ file = \"{file}\", format = \"{format}\", lock = \"m\" }}"),
+        );
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("holds.toml"), SCENARIO).unwrap();
+        std::fs::write(d.path().join("r.toml"), &report).unwrap();
+        std::fs::write(d.path().join(file), text).unwrap();
+        let o = convoy_status(&["check", "r.toml", "--out", "c", "--jobs", "1"], d.path());
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(out.contains("observed 2.50ms"), "{format}: {out}");
+        assert!(out.contains("2 of 4 runs reach it"), "{format}: {out}");
+        // A lock the file does not have: the error names the file and
+        // lists what it has.
+        std::fs::write(
+            d.path().join("r.toml"),
+            report.replace("lock = \"m\"", "lock = \"x\""),
+        )
+        .unwrap();
+        let o = convoy_status(&["check", "r.toml", "--out", "c2"], d.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success());
+        assert!(
+            err.contains("observation.from.lock")
+                && err.contains("no line for `x` (lock); it has: m (lock)"),
+            "{err}"
+        );
+    }
+}

@@ -251,6 +251,26 @@ mod tests {
     }
 
     #[test]
+    fn what_perf_lock_and_lock_stat_print_reads_back() {
+        let v = variant();
+        let perf = crate::measured::read_perf_lock(&perf_lock(&v)).unwrap();
+        let ls = crate::measured::read_lock_stat(&lock_stat(&v)).unwrap();
+        for lines in [&perf, &ls] {
+            let r = lines
+                .iter()
+                .find(|l| l.lock == "kernfs_rwsem" && l.mode == "read")
+                .unwrap();
+            // Contended waits of a and b: 2, 4 and 6 us.
+            assert_eq!((r.contentions, r.wait_max_ns), (3, 6_000.0));
+            assert_eq!((r.wait_total_ns, r.wait_avg_ns), (12_000.0, 4_000.0));
+        }
+        assert_eq!(
+            ls.iter().find(|l| l.lock == "m").unwrap().hold_max_ns,
+            Some(500.0)
+        );
+    }
+
+    #[test]
     fn lock_stat_merges_groups_and_counts_only_contended_waits() {
         let s = lock_stat(&variant());
         assert!(s.starts_with("lock_stat version 0.4\n"));

@@ -14,6 +14,7 @@
 
 pub mod files;
 pub mod formats;
+pub mod measured;
 pub mod plots;
 pub mod results;
 pub mod sweep_plots;

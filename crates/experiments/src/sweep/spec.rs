@@ -11,7 +11,7 @@ use crate::scenario::{ScenarioError, Source};
 use output::{Metric, Stat};
 use serde::Deserialize;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 /// A parsed sweep with its points expanded.
@@ -141,7 +141,23 @@ struct ObservationDoc {
     stat: Option<Spanned<String>>,
     threshold: Option<Spanned<String>>,
     /// A duration (`625ms`), or a whole number for `stat = "count"`.
-    value: Spanned<toml::Value>,
+    value: Option<Spanned<toml::Value>>,
+    /// Or read off a measurement: `perf lock contention` output or
+    /// `/proc/lock_stat`.
+    from: Option<Spanned<FromDoc>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FromDoc {
+    /// Relative to the report file.
+    file: String,
+    /// `perf-lock` or `lock_stat`.
+    format: String,
+    /// The lock as the file names it (`kernfs_rwsem` for `&kernfs_rwsem-R`).
+    lock: String,
+    /// `read`, `write` or `lock`; default: the mode of `subject`.
+    mode: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -536,10 +552,10 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
     }
     let figures = figures(&figure_docs, &err)?;
     let check = check_spec(
-        doc.observation.as_ref(),
-        doc.exposure.as_ref(),
+        (doc.observation.as_ref(), doc.exposure.as_ref()),
         &h,
         &figures,
+        src.dir.as_deref(),
         &err,
     )?;
     let value_lists: Vec<Vec<String>> = match &lhs {
@@ -579,10 +595,13 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
 
 /// The `[observation]` and `[exposure]` of a fleet report, if any.
 fn check_spec(
-    observation: Option<&Spanned<ObservationDoc>>,
-    exposure: Option<&Spanned<ExposureDoc>>,
+    (observation, exposure): (
+        Option<&Spanned<ObservationDoc>>,
+        Option<&Spanned<ExposureDoc>>,
+    ),
     h: &Header,
     figures: &[Figure],
+    dir: Option<&Path>,
     err: &ErrFn<'_>,
 ) -> Result<Option<CheckSpec>, ScenarioError> {
     let (o, e) =
@@ -604,7 +623,20 @@ fn check_spec(
             )),
         };
     let figure = figures.len() - 1;
-    let v = &o.get_ref().value;
+    let v = match (&o.get_ref().value, &o.get_ref().from) {
+        (Some(v), None) => v,
+        (None, Some(f)) => {
+            return measured_observation(f, &figures[figure], dir, err)
+                .and_then(|observed| check_spec_with(observed, figure, e, h, err))
+        }
+        _ => {
+            return Err(err(
+                Some(o.span()),
+                "observation.value",
+                "give the observed `value`, or `from` a measurement file (not both)".into(),
+            ))
+        }
+    };
     let observed = match (figures[figure].stat, v.get_ref()) {
         (Stat::Count | Stat::Above(_), toml::Value::Integer(n)) if *n >= 0 => *n as u64,
         (Stat::Count | Stat::Above(_), _) => {
@@ -627,6 +659,83 @@ fn check_spec(
             ))
         }
     };
+    check_spec_with(observed, figure, e, h, err)
+}
+
+/// The observed value read off a measurement file (`[observation.from]`):
+/// the figure's statistic of the named lock and mode.
+fn measured_observation(
+    f: &Spanned<FromDoc>,
+    figure: &Figure,
+    dir: Option<&Path>,
+    err: &ErrFn<'_>,
+) -> Result<u64, ScenarioError> {
+    let fd = f.get_ref();
+    let at = |field: &str, msg: String| err(Some(f.span()), field, msg);
+    let path = match dir {
+        Some(d) => d.join(&fd.file),
+        None => PathBuf::from(&fd.file),
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        at(
+            "observation.from.file",
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    let lines = output::measured::read(&fd.format, &text)
+        .map_err(|e| at("observation.from", format!("{}: {e}", path.display())))?;
+    let mode = fd.mode.clone().unwrap_or_else(|| {
+        figure
+            .subject
+            .split('/')
+            .nth(1)
+            .unwrap_or("lock")
+            .to_string()
+    });
+    let Some(l) = lines.iter().find(|l| l.lock == fd.lock && l.mode == mode) else {
+        let have: Vec<String> = lines
+            .iter()
+            .map(|l| format!("{} ({})", l.lock, l.mode))
+            .collect();
+        return Err(at(
+            "observation.from.lock",
+            format!(
+                "{}: no line for `{}` ({mode}); it has: {}",
+                path.display(),
+                fd.lock,
+                have.join(", ")
+            ),
+        ));
+    };
+    let v = match (figure.metric, figure.stat) {
+        (output::Metric::Wait, Stat::Max) => Some(l.wait_max_ns),
+        (output::Metric::Wait, Stat::Mean) => Some(l.wait_avg_ns),
+        (output::Metric::Hold, Stat::Max) => l.hold_max_ns,
+        (output::Metric::Hold, Stat::Mean) => l.hold_avg_ns,
+        _ => None,
+    };
+    let Some(v) = v else {
+        return Err(at(
+            "observation.from",
+            format!(
+                "{} gives a wait's max or mean (and with lock_stat a hold's), not the {} of a {}",
+                fd.format,
+                figure.stat.as_str(),
+                figure.metric.as_str()
+            ),
+        ));
+    };
+    Ok(v.round() as u64)
+}
+
+/// A report's check, its observed value known.
+fn check_spec_with(
+    observed: u64,
+    figure: usize,
+    e: &Spanned<ExposureDoc>,
+    h: &Header,
+    err: &ErrFn<'_>,
+) -> Result<Option<CheckSpec>, ScenarioError> {
     let ex = e.get_ref();
     let exposure = sim::time::parse_duration(ex.duration.get_ref())
         .map_err(|x| err(Some(ex.duration.span()), "exposure.duration", x.to_string()))?;
