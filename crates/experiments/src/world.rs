@@ -629,7 +629,13 @@ impl<'c> World<'c> {
             slice_yields: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
-            queue: SlotQueue::new(ntasks + c.memcgs.len() + nitems + c.memcgs.len(), Ev::Run),
+            // Tasks' slots in a tree of their own: they are set at almost
+            // every event, and work items' timers are many but rare.
+            queue: SlotQueue::with_split(
+                ntasks + c.memcgs.len() + nitems + c.memcgs.len(),
+                ntasks,
+                Ev::Run,
+            ),
             released: vec![0.0; c.memcgs.len()],
             user_counts: vec![0; c.counters.len()],
             key_next: vec![0; c.key_counters as usize],

@@ -9,7 +9,11 @@
 //! It is a winner tree (a tournament) over the slots: each node holds the
 //! key and slot that win its subtree. Setting or clearing a slot replays one
 //! leaf-to-root path, carrying the candidate up in registers and reading
-//! only siblings, so the minimum is always at the root.
+//! only siblings, so the minimum is always at the root. The slots may be
+//! split in two trees ([`SlotQueue::with_split`]) that share the key space:
+//! the busy slots (tasks) then replay a short path in a small, cache-hot
+//! tree, and many rarely set ones (work item timers) do not lengthen it;
+//! `pop` takes the smaller of the two roots.
 //!
 //! Keys are one `u64` so that each level of the walk is one compare and two
 //! conditional moves: `(time - base) << SUB_BITS | sub`, where `sub` is a
@@ -48,6 +52,85 @@ enum Place {
     Far,
 }
 
+/// One winner tree over a range of slots.
+#[derive(Clone, Debug)]
+struct Tree {
+    /// Leaves (a power of two).
+    cap: usize,
+    /// The tree's first slot.
+    first: usize,
+    /// Node 1 is the root; node cap + i is slot first + i's leaf (EMPTY
+    /// if none).
+    nodes: Vec<Node>,
+}
+
+impl Tree {
+    fn new(first: usize, n: usize) -> Tree {
+        let cap = n.max(2).next_power_of_two();
+        let mut nodes = vec![
+            Node {
+                key: EMPTY,
+                slot: first as u32
+            };
+            2 * cap
+        ];
+        for i in 0..cap {
+            nodes[cap + i].slot = (first + i) as u32;
+        }
+        for node in (1..cap).rev() {
+            nodes[node] = nodes[2 * node];
+        }
+        Tree { cap, first, nodes }
+    }
+
+    fn root(&self) -> Node {
+        self.nodes[1]
+    }
+
+    fn leaf(&mut self, slot: usize) -> &mut Node {
+        &mut self.nodes[self.cap + slot - self.first]
+    }
+
+    fn rebuild(&mut self) {
+        for node in (1..self.cap).rev() {
+            let (l, r) = (self.nodes[2 * node], self.nodes[2 * node + 1]);
+            self.nodes[node] = if r.key < l.key { r } else { l };
+        }
+    }
+}
+
+/// Replays the path from leaf node `node` to the root of a tree's
+/// `nodes` (see [`SlotQueue::replay`]).
+///
+/// The hot loop of every simulation: one compare and two conditional
+/// moves per level (the compare is a coin flip for random event times,
+/// and a mispredicted branch per level costs more), and no bounds
+/// checks: `node` starts at a leaf (`cap <= node < 2 * cap`, checked) and
+/// only moves to its sibling (`node ^ 1`, same level) or its parent
+/// (`node >> 1`), all below `nodes.len() == 2 * cap`.
+#[inline(always)]
+fn walk(nodes: &mut [Node], mut node: usize, full: bool) {
+    assert!(node < nodes.len() && node >= nodes.len() / 2);
+    let nodes = nodes.as_mut_ptr();
+    // SAFETY: see above: every index is below nodes.len(), and no other
+    // reference into `nodes` lives during the loop.
+    unsafe {
+        let mut best = *nodes.add(node);
+        while node > 1 {
+            let sib = *nodes.add(node ^ 1);
+            let lt = sib.key < best.key;
+            best.key = std::hint::select_unpredictable(lt, sib.key, best.key);
+            best.slot = std::hint::select_unpredictable(lt, sib.slot, best.slot);
+            node >>= 1;
+            let old = nodes.add(node);
+            if !full && *old == best {
+                break;
+            }
+            *old = best;
+        }
+    }
+}
+
 /// Pending events of `n` slots, at most one each. `SUB_BITS` is the width
 /// of the same-time counter (20 in production; tests shrink it).
 #[derive(Clone, Debug)]
@@ -58,12 +141,14 @@ pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     time: Vec<u64>,
     seq: Vec<u64>,
     place: Vec<Place>,
-    /// Node 1 is the root; node cap + i is slot i's leaf (EMPTY if none).
-    nodes: Vec<Node>,
+    /// Slots `0..split` in `trees[0]`, the rest in `trees[1]`.
+    trees: [Tree; 2],
+    split: usize,
     /// Events too far ahead for the tree: (time, seq, slot), exact; stale
     /// entries (slot cleared or set again) are skipped.
     far: BinaryHeap<Reverse<(u64, u64, u32)>>,
-    cap: usize,
+    /// Slots in all.
+    n: usize,
     base: u64,
     sub: u64,
     next_seq: u64,
@@ -88,33 +173,27 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// A queue of `n` slots, all empty; `fill` is a placeholder payload.
     /// Panics if `n > MAX_SLOTS` (callers check and report it).
     pub fn new(n: usize, fill: K) -> Self {
+        Self::with_split(n, n, fill)
+    }
+
+    /// A queue of `n` slots in two trees: `0..split` (the busy ones) and
+    /// `split..n`. The order of events is the same as with one tree.
+    pub fn with_split(n: usize, split: usize, fill: K) -> Self {
         assert!(
             n <= Self::MAX_SLOTS,
             "{n} slots: more than {}",
             Self::MAX_SLOTS
         );
-        let cap = n.max(2).next_power_of_two();
-        let mut nodes = vec![
-            Node {
-                key: EMPTY,
-                slot: 0
-            };
-            2 * cap
-        ];
-        for i in 0..cap {
-            nodes[cap + i].slot = i as u32;
-        }
-        for node in (1..cap).rev() {
-            nodes[node] = nodes[2 * node];
-        }
+        let split = split.min(n);
         SlotQueue {
-            kinds: vec![fill; cap],
-            time: vec![0; cap],
-            seq: vec![0; cap],
-            place: vec![Place::None; cap],
-            nodes,
+            kinds: vec![fill; n],
+            time: vec![0; n],
+            seq: vec![0; n],
+            place: vec![Place::None; n],
+            trees: [Tree::new(0, split), Tree::new(split, n - split)],
+            split,
             far: BinaryHeap::new(),
-            cap,
+            n,
             base: 0,
             sub: 0,
             next_seq: 0,
@@ -126,7 +205,33 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     }
 
     pub fn slots(&self) -> usize {
-        self.cap
+        self.n
+    }
+
+    /// Slot `slot`'s leaf.
+    #[inline]
+    fn leaf(&mut self, slot: usize) -> &mut Node {
+        if slot < self.split {
+            let t = &mut self.trees[0];
+            &mut t.nodes[t.cap + slot]
+        } else {
+            self.trees[1].leaf(slot)
+        }
+    }
+
+    /// The earliest of the two trees' winners.
+    #[inline]
+    fn root(&self) -> Node {
+        let a = self.trees[0].root();
+        if self.split == self.n {
+            return a;
+        }
+        let b = self.trees[1].root();
+        if b.key < a.key {
+            b
+        } else {
+            a
+        }
     }
 
     pub fn now(&self) -> SimTime {
@@ -152,63 +257,58 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         self.renumbers
     }
 
-    /// Replays the path of a popped slot unless `slot` is about to replay it.
+    /// Replays the path of a popped slot unless `slot` is about to replay
+    /// it. Returns whether `slot` was that popped slot (its path must then
+    /// be replayed to the root).
     #[inline]
-    fn settle(&mut self, slot: usize) {
-        if let Some(s) = self.stale.take() {
-            if s != slot {
-                self.replay(s);
+    fn settle(&mut self, slot: usize) -> bool {
+        match self.stale.take() {
+            Some(s) if s == slot => true,
+            Some(s) => {
+                self.replay(s, true);
+                false
             }
+            None => false,
         }
     }
 
     /// Recomputes the winners on the path from `slot`'s leaf to the root.
-    ///
-    /// The hot loop of every simulation: one compare and two conditional
-    /// moves per level (the compare is a coin flip for random event times,
-    /// and a mispredicted branch per level costs more), and no bounds
-    /// checks: `node` starts at a leaf (`cap + slot < 2 * cap`) and only
-    /// moves to its sibling (`node ^ 1`, same level) or its parent
-    /// (`node >> 1`), all below `nodes.len() == 2 * cap`.
+    /// Unless `full`, it stops at the first node whose winner does not
+    /// change: the nodes above depend only on it and their other children,
+    /// which did not change either. That holds when the rest of the tree is
+    /// consistent, i.e. for every replay but that of a popped slot's path
+    /// (`full`), whose nodes all still name the popped event. A new event
+    /// that is not among the earliest thus stops after a few levels.
     #[inline]
-    fn replay(&mut self, slot: usize) {
-        assert!(slot < self.cap, "slot {slot} out of range");
-        debug_assert_eq!(self.nodes.len(), 2 * self.cap);
-        let nodes = self.nodes.as_mut_ptr();
-        let mut node = self.cap + slot;
-        // SAFETY: see above: every index is below 2 * cap == nodes.len(),
-        // and no other reference into `nodes` lives during the loop.
-        unsafe {
-            let mut best = *nodes.add(node);
-            while node > 1 {
-                let sib = *nodes.add(node ^ 1);
-                let lt = sib.key < best.key;
-                best.key = std::hint::select_unpredictable(lt, sib.key, best.key);
-                best.slot = std::hint::select_unpredictable(lt, sib.slot, best.slot);
-                node >>= 1;
-                *nodes.add(node) = best;
-            }
+    fn replay(&mut self, slot: usize, full: bool) {
+        assert!(slot < self.n, "slot {slot} out of range");
+        if slot < self.split {
+            let t = &mut self.trees[0];
+            walk(&mut t.nodes, t.cap + slot, full);
+        } else {
+            let t = &mut self.trees[1];
+            walk(&mut t.nodes, t.cap + slot - t.first, full);
         }
     }
 
     /// Rebuilds every internal node from the leaves.
     fn rebuild(&mut self) {
         self.stale = None;
-        for node in (1..self.cap).rev() {
-            let (l, r) = (self.nodes[2 * node], self.nodes[2 * node + 1]);
-            self.nodes[node] = if r.key < l.key { r } else { l };
+        for t in &mut self.trees {
+            t.rebuild();
         }
     }
 
     /// Gives tree events new `sub` numbers 0..n in exact (time, seq) order.
     fn renumber(&mut self) {
         self.renumbers += 1;
-        let mut pending: Vec<usize> = (0..self.cap)
+        let mut pending: Vec<usize> = (0..self.n)
             .filter(|&s| self.place[s] == Place::Tree)
             .collect();
         pending.sort_by_key(|&s| (self.time[s], self.seq[s]));
         for (rank, &s) in pending.iter().enumerate() {
-            self.nodes[self.cap + s].key = ((self.time[s] - self.base) << SUB_BITS) | rank as u64;
+            let key = ((self.time[s] - self.base) << SUB_BITS) | rank as u64;
+            self.leaf(s).key = key;
         }
         self.sub = pending.len() as u64;
         self.rebuild();
@@ -224,7 +324,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// any event it had.
     #[inline]
     pub fn set(&mut self, slot: usize, at: SimTime, kind: K) {
-        self.settle(slot);
+        let full = self.settle(slot);
         let at = at.max(self.now).0;
         if self.place[slot] == Place::None {
             self.len += 1;
@@ -246,8 +346,8 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             // Too far ahead even from now: wait in the side heap. Replay
             // the leaf's path even if the slot was not in the tree: a slot
             // just popped left its path for this set to replay.
-            self.nodes[self.cap + slot].key = EMPTY;
-            self.replay(slot);
+            self.leaf(slot).key = EMPTY;
+            self.replay(slot, full);
             self.place[slot] = Place::Far;
             self.far.push(Reverse((at, self.seq[slot], slot as u32)));
             return;
@@ -255,13 +355,14 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         if self.sub == Self::SUB_LIMIT {
             // Renumber with this slot out of the way, then add it.
             self.place[slot] = Place::None;
-            self.nodes[self.cap + slot].key = EMPTY;
+            self.leaf(slot).key = EMPTY;
             self.renumber();
         }
         self.place[slot] = Place::Tree;
-        self.nodes[self.cap + slot].key = ((at - self.base) << SUB_BITS) | self.sub;
+        let key = ((at - self.base) << SUB_BITS) | self.sub;
+        self.leaf(slot).key = key;
         self.sub += 1;
-        self.replay(slot);
+        self.replay(slot, full);
     }
 
     /// Cancels slot `slot`'s event, if any.
@@ -272,15 +373,15 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
                 // Popped and not yet replayed, or never set.
                 if self.stale == Some(slot) {
                     self.stale = None;
-                    self.replay(slot);
+                    self.replay(slot, true);
                 }
             }
             Place::Tree => {
                 self.place[slot] = Place::None;
                 self.len -= 1;
-                self.nodes[self.cap + slot].key = EMPTY;
-                self.settle(slot);
-                self.replay(slot);
+                self.leaf(slot).key = EMPTY;
+                let full = self.settle(slot);
+                self.replay(slot, full);
             }
             Place::Far => {
                 // The heap entry goes stale and is skipped when it surfaces.
@@ -312,7 +413,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, usize, K)> {
         self.settle(usize::MAX);
-        let root = self.nodes[1];
+        let root = self.root();
         let from_tree = root.key != EMPTY;
         if !self.far.is_empty() {
             if let Some((t, q, s)) = self.far_top() {
@@ -333,7 +434,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         self.now = SimTime(self.time[slot]);
         self.place[slot] = Place::None;
         self.len -= 1;
-        self.nodes[self.cap + slot].key = EMPTY;
+        self.leaf(slot).key = EMPTY;
         self.stale = Some(slot);
         Some((self.now, slot, self.kinds[slot]))
     }
@@ -341,7 +442,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle(usize::MAX);
-        let root = self.nodes[1];
+        let root = self.root();
         let tree = (root.key != EMPTY).then(|| self.time[root.slot as usize]);
         let far = self.far_top().map(|(t, _, _)| t);
         match (tree, far) {
@@ -403,7 +504,13 @@ mod tests {
     /// width, small enough that renumbering happens all the time.
     fn matches_event_queue<const B: u32>(far_ns: u64, n: usize, seed: u64) {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let mut a: SlotQueue<u32, B> = SlotQueue::new(n, 0);
+        // One tree, or two split at a seeded point (also 0 and n).
+        let split = match seed % 4 {
+            0 => n,
+            1 => 0,
+            _ => rng.random_range(0..=n),
+        };
+        let mut a: SlotQueue<u32, B> = SlotQueue::with_split(n, split, 0);
         let mut b: EventQueue<usize> = EventQueue::new();
         let mut ids = vec![None; n];
         for (s, id) in ids.iter_mut().enumerate() {
@@ -414,7 +521,7 @@ mod tests {
         for _ in 0..20_000 {
             let x = a.pop();
             let y = b.pop();
-            assert_eq!(x.map(|(t, s, _)| (t, s)), y, "n={n} B={B}");
+            assert_eq!(x.map(|(t, s, _)| (t, s)), y, "n={n} B={B} split={split}");
             let Some((now, s, _)) = x else { break };
             ids[s] = None;
             if rng.random_bool(0.9) {
