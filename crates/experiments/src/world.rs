@@ -411,6 +411,9 @@ pub struct World<'c> {
     /// Each lock word's cache line: the CPU that wrote it last and when
     /// the atomic in progress on it completes.
     lines: Vec<(u32, SimTime)>,
+    /// Each lock's cache-line costs (transfer, local), if modelled: a
+    /// compact copy of the compiled locks' `line`, read at every atomic.
+    line_costs: Vec<Option<(sim::Dur, sim::Dur)>>,
     line_transfers: Vec<u64>,
     line_wait_ns: Vec<u64>,
     /// Tasks spinning on some lock right now.
@@ -617,6 +620,7 @@ impl<'c> World<'c> {
             task_pages: vec![0; ntasks * c.memcgs.len()],
             mem_stats: vec![[0; 4]; c.memcgs.len()],
             lines: vec![(u32::MAX, SimTime::ZERO); c.locks.len()],
+            line_costs: c.locks.iter().map(|l| l.line).collect(),
             line_transfers: vec![0; c.locks.len()],
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
@@ -911,10 +915,14 @@ impl<'c> World<'c> {
             return false;
         }
         // The scheduler tick notices a used-up slice: the slice ends at the
-        // first tick (every 1/HZ) at or after it runs out.
-        let tick = 1_000_000_000 / u64::from(self.c.hz.max(1));
+        // first tick (every 1/HZ) at or after it runs out (the divisions
+        // only once it has run out).
         let over = |slice: u64| {
             let end = self.tasks[t as usize].on_cpu_since.0 + slice;
+            if self.now.0 < end {
+                return false;
+            }
+            let tick = 1_000_000_000 / u64::from(self.c.hz.max(1));
             self.now.0 >= end.div_ceil(tick) * tick
         };
         self.c.timeslice.is_some_and(over) || (self.c.wake_preempt && self.cpu.woken_waiting() > 0)
@@ -1074,7 +1082,7 @@ impl<'c> World<'c> {
     /// atomic is done (then the step takes effect).
     #[inline(always)]
     fn line_atomic(&mut self, t: TaskId, lock: u32) -> u64 {
-        match self.c.locks[lock as usize].line {
+        match self.line_costs[lock as usize] {
             None => 0,
             Some((transfer, local)) => self.line_atomic_slow(t, lock, transfer, local),
         }

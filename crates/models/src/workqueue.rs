@@ -64,7 +64,7 @@
 
 use crate::cpu::Cpu;
 use sim::{Dur, SimTime};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 /// `WQ_MAX_ACTIVE` (R32).
 pub const WQ_MAX_ACTIVE: u32 = 512;
@@ -181,6 +181,42 @@ impl Default for Item {
     }
 }
 
+/// Every item's state, by id: a vector, since ids are dense (a scenario's
+/// work types have consecutive ids) and a lookup is on every queue,
+/// cancel and completion. Items never touched read as idle.
+#[derive(Debug, Default)]
+struct Items(Vec<Item>);
+
+impl Items {
+    fn get(&self, w: &WorkId) -> Option<&Item> {
+        self.0.get(w.0 as usize)
+    }
+
+    fn get_mut(&mut self, w: &WorkId) -> Option<&mut Item> {
+        self.0.get_mut(w.0 as usize)
+    }
+
+    fn entry(&mut self, w: WorkId) -> &mut Item {
+        let i = w.0 as usize;
+        if i >= self.0.len() {
+            self.0.resize(i + 1, Item::default());
+        }
+        &mut self.0[i]
+    }
+
+    #[cfg(test)]
+    fn iter(&self) -> impl Iterator<Item = (WorkId, &Item)> {
+        self.0.iter().enumerate().map(|(i, it)| (WorkId(i as u32), it))
+    }
+}
+
+impl std::ops::Index<&WorkId> for Items {
+    type Output = Item;
+    fn index(&self, w: &WorkId) -> &Item {
+        &self.0[w.0 as usize]
+    }
+}
+
 #[derive(Debug)]
 struct Pwq {
     cpu: Cpu,
@@ -225,7 +261,7 @@ pub struct Workqueue {
     kind: WqKind,
     max_active: u32,
     pwqs: Vec<Pwq>,
-    items: BTreeMap<WorkId, Item>,
+    items: Items,
     /// Sequence number of the next queued instance.
     next_seq: u64,
     /// Sequence numbers of the instances in flight (queued or executing).
@@ -278,7 +314,7 @@ impl Workqueue {
                     max_inactive: 0,
                 })
                 .collect(),
-            items: BTreeMap::new(),
+            items: Items::default(),
             next_seq: 0,
             in_flight: BTreeSet::new(),
             flushers: VecDeque::new(),
@@ -408,7 +444,7 @@ impl Workqueue {
     ///
     /// Panics if the item is not executing.
     pub fn work_done(&mut self, now: SimTime, work: WorkId, out: &mut Vec<Action>) {
-        let item = self.items.entry(work).or_default();
+        let item = self.items.entry(work);
         let Some(run) = item.running.take() else {
             panic!(
                 "workqueue {}: work_done({work:?}) but it is not executing",
@@ -567,7 +603,7 @@ impl Workqueue {
         // Check the CPU now, not when the timer fires.
         self.pwq_index(cpu);
         let expires = now + delay;
-        self.items.entry(work).or_default().pending = Pending::Timer { cpu, expires };
+        self.items.entry(work).pending = Pending::Timer { cpu, expires };
         self.n.timers_armed += 1;
         out.push(Action::ArmTimer(work, expires));
     }
@@ -604,7 +640,7 @@ impl Workqueue {
             at: now,
             active,
         };
-        self.items.entry(work).or_default().pending = Pending::Queued(q);
+        self.items.entry(work).pending = Pending::Queued(q);
         if active && running.is_none() {
             self.start(now, work, q, out);
         }
@@ -706,7 +742,7 @@ impl Workqueue {
     fn check_invariants(&self) {
         let mut in_flight = BTreeSet::new();
         let mut active = vec![0u32; self.pwqs.len()];
-        for (&w, item) in &self.items {
+        for (w, item) in self.items.iter() {
             if let Some(r) = item.running {
                 active[r.pwq] += 1;
                 assert!(in_flight.insert(r.seq));
