@@ -1649,13 +1649,20 @@ impl<'c> World<'c> {
         }
         let at = self.now + sim::Dur(d);
         if let Some(tr) = self.trace.as_mut() {
-            let name = if sleep { "sleep" } else { "cpu" };
+            let name = match (sleep, task.off) {
+                (true, crate::blame::Doing::Reclaim { .. }) => "memcg reclaim",
+                (true, crate::blame::Doing::Throttle { .. }) => "memory.high throttle",
+                (true, _) => "sleep",
+                (false, _) => "cpu",
+            };
             tr.slice(t, "cpu", name.into(), self.now, at);
         }
         if sleep {
             task.state = State::Sleeping;
             self.schedule(t, at, Ev::Wake);
             self.leave_cpu(t);
+            // Said once, for this sleep (blame and the trace read it).
+            self.tasks[t as usize].off = crate::blame::Doing::Sleep;
         } else {
             task.in_burst = true;
             task.burst_start = self.now;

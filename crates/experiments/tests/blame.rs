@@ -262,7 +262,14 @@ fn convoy_run_blame_prints_chains_and_writes_blame_csv() {
     // The worst wait's trace is valid JSON with slices in it.
     let tr: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("blame-trace.json")).unwrap()).unwrap();
-    assert!(tr["traceEvents"].as_array().unwrap().len() > 5);
+    let evs = tr["traceEvents"].as_array().unwrap();
+    assert!(evs.len() > 5);
+    // The reader's reclaim shows as such on its track.
+    assert!(
+        evs.iter()
+            .any(|e| e["name"] == "memcg reclaim" && e["ph"] == "X"),
+        "{evs:?}"
+    );
     // A subject that is not a wait is a clear error.
     let o = common::convoy_status(
         &[

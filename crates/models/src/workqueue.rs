@@ -206,7 +206,10 @@ impl Items {
 
     #[cfg(test)]
     fn iter(&self) -> impl Iterator<Item = (WorkId, &Item)> {
-        self.0.iter().enumerate().map(|(i, it)| (WorkId(i as u32), it))
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(i, it)| (WorkId(i as u32), it))
     }
 }
 
