@@ -789,6 +789,7 @@ mod tests {
     //! R32-R36, R40/R41): fixed calls in a fixed order, the exact actions
     //! asserted.
     use super::*;
+    use std::collections::BTreeMap;
     use Action::{ArmTimer, FlushDone, Start};
 
     const MS: u64 = 1_000_000;
