@@ -50,6 +50,8 @@ pub enum Doing {
     Exited,
     /// Not recorded (outside what the recorder kept).
     Unknown,
+    /// Not explained further: the chain reached [`MAX_LINKS`].
+    Cut,
 }
 
 impl Doing {
@@ -383,6 +385,10 @@ const MAX_DEPTH: u32 = 32;
 /// ahead is cut there).
 const MAX_STEPS: u32 = 100_000;
 
+/// Most links of one chain (each holds a few strings): past it, the rest
+/// of each stretch is one `Cut` link, so the chain still adds up.
+pub const MAX_LINKS: usize = 100_000;
+
 /// What an explanation needs as it goes.
 struct Ctx<'a> {
     names: &'a dyn Names,
@@ -447,6 +453,9 @@ impl Recorder {
             if s.start >= b {
                 break;
             }
+            if out.len() >= MAX_LINKS {
+                break;
+            }
             let (from, to) = (s.start.max(a), s.end.min(b));
             if from > at {
                 self.leaf(t, Doing::Unknown, 0, (at, from), depth, cx, out);
@@ -492,7 +501,12 @@ impl Recorder {
             }
         }
         if at < b {
-            self.leaf(t, Doing::Unknown, 0, (at, b), depth, cx, out);
+            let rest = if out.len() >= MAX_LINKS {
+                Doing::Cut
+            } else {
+                Doing::Unknown
+            };
+            self.leaf(t, rest, 0, (at, b), depth, cx, out);
         }
     }
 
@@ -587,6 +601,7 @@ fn state_label(d: Doing, names: &dyn Names) -> String {
         Doing::Idle => "idle kworker".into(),
         Doing::Exited => "exited".into(),
         Doing::Unknown => "not recorded".into(),
+        Doing::Cut => "not followed further (link limit)".into(),
     }
 }
 
@@ -767,6 +782,10 @@ pub struct Explained {
     pub truncated: bool,
 }
 
+/// Most events of the worst wait's trace: what a trace viewer opens
+/// without strain (a longer wait's trace says it was cut short).
+pub const TRACE_EVENTS: usize = 250_000;
+
 /// Most recording runs: each follows the chains one waker further.
 pub const MAX_RUNS: usize = 8;
 
@@ -821,6 +840,7 @@ pub fn blame_run(
                     SimTime(x.start.0.saturating_sub(margin)),
                     SimTime(x.end.0.saturating_add(margin)),
                 );
+                w.limit_trace(TRACE_EVENTS);
                 w.run(&mut |_| {})?;
                 w.take_trace()
             }

@@ -46,6 +46,8 @@ pub struct Trace {
     to: SimTime,
     events: Vec<Event>,
     truncated: bool,
+    /// Most events kept ([`MAX_EVENTS`] unless set lower).
+    max_events: usize,
     next_flow: u64,
     /// Sleeping waiters per lock (the queue-length counter).
     queued: Vec<u32>,
@@ -59,16 +61,22 @@ impl Trace {
             to,
             events: Vec::new(),
             truncated: false,
+            max_events: MAX_EVENTS,
             next_flow: 0,
             queued: vec![0; locks],
         }
+    }
+
+    /// Keeps at most `n` events (fewer than [`MAX_EVENTS`]).
+    pub fn limit_events(&mut self, n: usize) {
+        self.max_events = n.min(MAX_EVENTS);
     }
 
     fn keep(&mut self, at: SimTime) -> bool {
         if at < self.from || at >= self.to {
             return false;
         }
-        if self.events.len() >= MAX_EVENTS {
+        if self.events.len() >= self.max_events {
             self.truncated = true;
             return false;
         }
@@ -119,7 +127,7 @@ impl Trace {
 
     /// An arrow from `from`'s track to `to`'s at `at`: `from` woke `to`.
     pub fn flow(&mut self, from: u32, to: u32, at: SimTime, lock: &str) {
-        if !self.keep(at) || self.events.len() + 2 > MAX_EVENTS {
+        if !self.keep(at) || self.events.len() + 2 > self.max_events {
             return;
         }
         self.next_flow += 1;
@@ -169,15 +177,30 @@ impl Trace {
                 .cmp(&(b.ph != "M"))
                 .then(a.ts.total_cmp(&b.ts))
         });
-        let doc = serde_json::json!({
-            "displayTimeUnit": "ns",
-            "otherData": {
-                "title": title,
-                "window_us": [us(self.from), us(self.to)],
-                "truncated": self.truncated,
+        // Serialized straight from the events (a `serde_json::Value` of two
+        // million events would take gigabytes).
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Doc<'a> {
+            display_time_unit: &'static str,
+            other_data: Other<'a>,
+            trace_events: &'a [Event],
+        }
+        #[derive(Serialize)]
+        struct Other<'a> {
+            title: &'a str,
+            window_us: [f64; 2],
+            truncated: bool,
+        }
+        let doc = Doc {
+            display_time_unit: "ns",
+            other_data: Other {
+                title,
+                window_us: [us(self.from), us(self.to)],
+                truncated: self.truncated,
             },
-            "traceEvents": self.events,
-        });
+            trace_events: &self.events,
+        };
         serde_json::to_vec(&doc).expect("trace events serialize")
     }
 }

@@ -1444,6 +1444,13 @@ impl<'c> World<'c> {
         self.trace = Some(Box::new(tr));
     }
 
+    /// Keeps at most `n` trace events (a trace beside a blame).
+    pub fn limit_trace(&mut self, n: usize) {
+        if let Some(tr) = self.trace.as_mut() {
+            tr.limit_events(n);
+        }
+    }
+
     /// The trace recorded so far, if tracing.
     pub fn take_trace(&mut self) -> Option<crate::trace::Trace> {
         self.trace.take().map(|b| *b)
