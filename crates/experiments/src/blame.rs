@@ -10,9 +10,11 @@
 //! Everything else (on a CPU, runnable, in reclaim, asleep, idle) is a root
 //! cause. The root causes tile the wait, so their durations add up to it.
 //!
-//! Blaming takes two runs of the same seed (the engine is deterministic):
-//! the first picks the waits ([`Picker`]), the second records only what
-//! overlaps them ([`Recorder`]), so memory stays bounded on long runs.
+//! Blaming reruns the same seed (the engine is deterministic): the first
+//! run picks the waits ([`Picker`]); each further run records only the
+//! stretches of the tasks the chains have reached so far ([`Recorder`],
+//! [`Focus`]) and follows them one waker further ([`blame_run`]), so
+//! memory stays bounded on long runs.
 
 use models::lock::Mode;
 use sim::SimTime;
