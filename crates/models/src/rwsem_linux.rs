@@ -154,6 +154,16 @@ impl LinuxRwsem {
         self.queue.iter().position(|w| w.task == t)
     }
 
+    /// [`Self::position`], trying `hint` first: callers usually know where
+    /// the waiter is (just enqueued at the tail, or woken at the head), and
+    /// a queue of a thousand writers is long to scan.
+    fn position_from(&self, t: TaskId, hint: usize) -> Option<usize> {
+        match self.queue.get(hint) {
+            Some(w) if w.task == t => Some(hint),
+            _ => self.position(t),
+        }
+    }
+
     /// `rwsem_set_reader_owned`: the owner hint is this reader; NONSPINNABLE
     /// is kept (R2).
     fn set_reader_owned(&mut self, t: TaskId) {
@@ -283,9 +293,10 @@ impl LinuxRwsem {
         false
     }
 
-    /// `rwsem_try_write_lock` (R13) for waiter `t`, under wait_lock.
-    fn rwsem_try_write_lock(&mut self, ctx: &LockCtx, t: TaskId) -> bool {
-        let Some(i) = self.position(t) else {
+    /// `rwsem_try_write_lock` (R13) for waiter `t`, under wait_lock;
+    /// `hint` is where `t` probably is in the queue.
+    fn rwsem_try_write_lock(&mut self, ctx: &LockCtx, t: TaskId, hint: usize) -> bool {
+        let Some(i) = self.position_from(t, hint) else {
             return false;
         };
         let head = self.queue[0];
@@ -330,7 +341,8 @@ impl LinuxRwsem {
         if !first {
             self.rwsem_cond_wake_waiter(ctx, wakes);
         }
-        self.rwsem_try_write_lock(ctx, t)
+        let tail = self.queue.len().saturating_sub(1);
+        self.rwsem_try_write_lock(ctx, t, tail)
     }
 
     /// After a failed `rwsem_try_write_lock`, a writer that set handoff
@@ -409,7 +421,7 @@ impl LinuxRwsem {
         if let Some(t) = self.handoff_spinner {
             if self.is_free() {
                 self.handoff_spinner = None;
-                if self.rwsem_try_write_lock(ctx, t) {
+                if self.rwsem_try_write_lock(ctx, t, 0) {
                     wakes.push(Wake::SpinGranted(t));
                 } else {
                     wakes.push(Wake::SpinSlept(t));
@@ -552,10 +564,11 @@ impl LockPolicy for LinuxRwsem {
             Mode::Write,
             "only writers are woken without a grant (R16, R22)"
         );
-        if let Some(i) = self.position(t) {
+        let at = self.position_from(t, 0);
+        if let Some(i) = at {
             self.queue[i].woken = false;
         }
-        let r = if self.rwsem_try_write_lock(ctx, t) {
+        let r = if self.rwsem_try_write_lock(ctx, t, at.unwrap_or(0)) {
             Acquire::Granted
         } else {
             self.writer_waits(ctx, t)
