@@ -7,43 +7,17 @@ mod common;
 
 use common::convoy;
 use experiments::blame::{blame_run, Chain, Wanted};
-use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::Limits;
 use sim::SimTime;
 
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
 
-/// The lookup takes kernfs_rwsem for read at 0 and charges a full memcg:
-/// one 50 ms reclaim attempt with the lock held. mkdir queues for write
-/// at 1 ms; four walkers come at 2 ms and park behind the writer.
-const CHAIN: &str = r#"
-[scenario]
-name = "reclaim-chain"
-duration = "1s"
-cpus = 8
-[memcg.full]
-max = "256MiB"
-initial = "256MiB"
-reclaim = "50ms"
-reclaim_pages = 32
-[locks.kernfs_rwsem]
-kind = "rwsem"
-[tasks.lookup]
-count = 1
-program = ["down_read kernfs_rwsem", "charge full 1 page", "up_read kernfs_rwsem"]
-[tasks.mkdir]
-count = 1
-program = ["sleep 1ms", "down_write kernfs_rwsem", "cpu 20us", "up_write kernfs_rwsem"]
-[tasks.walkers]
-count = 4
-program = ["sleep 2ms", "down_read kernfs_rwsem", "cpu 1us", "up_read kernfs_rwsem"]
-"#;
+/// The lookup in reclaim, the queued writer, the parked walkers.
+use common::RECLAIM_CHAIN as CHAIN;
 
 fn chains(top: usize) -> Vec<Chain> {
-    let file = ScenarioFile::new(Source::new("chain.toml", CHAIN)).unwrap();
-    let loaded = file.load(&file.base).unwrap();
-    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
+    let c = common::compile_text(CHAIN);
     let wanted = Wanted {
         top,
         threshold: None,
@@ -185,10 +159,7 @@ fn r49_reader_in_reclaim_queued_writer_parked_readers_chain() {
 fn blame_on_a_single_cpu_shows_the_wait_for_the_cpu() {
     // With one CPU the woken walkers queue for it: the tail of their wait
     // is runnable time, and the chain still adds up.
-    let text = CHAIN.replace("cpus = 8", "cpus = 1");
-    let file = ScenarioFile::new(Source::new("chain1.toml", &text)).unwrap();
-    let loaded = file.load(&file.base).unwrap();
-    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
+    let c = common::compile_text(&CHAIN.replace("cpus = 8", "cpus = 1"));
     let wanted = Wanted {
         top: 6,
         threshold: None,

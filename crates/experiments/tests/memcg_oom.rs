@@ -13,29 +13,7 @@ const MS: u64 = 1_000_000;
 fn convoy_recipe_with_real_reclaim_under_kernfs_rwsem() {
     // A lookup charges an inode to a full memcg while holding kernfs_rwsem
     // for read (R49, R51); one direct-reclaim attempt of 50 ms frees a batch.
-    let text = r#"
-[scenario]
-name = "reclaim-convoy"
-duration = "1s"
-cpus = 8
-[memcg.full]
-max = "256MiB"
-initial = "256MiB"
-reclaim = "50ms"
-reclaim_pages = 32
-[locks.kernfs_rwsem]
-kind = "rwsem"
-[tasks.lookup]
-count = 1
-program = ["down_read kernfs_rwsem", "charge full 1 page", "up_read kernfs_rwsem"]
-[tasks.mkdir]
-count = 1
-program = ["sleep 1ms", "down_write kernfs_rwsem", "cpu 20us", "up_write kernfs_rwsem"]
-[tasks.walkers]
-count = 4
-program = ["sleep 2ms", "down_read kernfs_rwsem", "cpu 1us", "up_read kernfs_rwsem"]
-"#;
-    let r = run_text(text, 1);
+    let r = run_text(common::RECLAIM_CHAIN, 1);
     // One reclaim attempt of 50 ms with the read lock held; the writer
     // waits for it, the walkers park behind the writer.
     assert_eq!(

@@ -4,7 +4,7 @@
 
 use experiments::builtin;
 use experiments::runner::{run, RunOptions};
-use experiments::scenario::{compile, ScenarioFile, Source};
+use experiments::scenario::{compile, Compiled, ScenarioFile, Source};
 use experiments::world::{Limits, World};
 use output::{ExperimentResult, VariantResult};
 use std::path::Path;
@@ -59,15 +59,47 @@ pub fn run_builtin_seeded(name: &str, duration: &str, seed: Option<u64>) -> Expe
     run(&ScenarioFile::new(src).unwrap(), &opts).unwrap().result
 }
 
-/// Runs the base variant of a scenario text with `seed`.
-pub fn run_text(text: &str, seed: u64) -> VariantResult {
+/// The base variant of a scenario text, compiled.
+pub fn compile_text(text: &str) -> Compiled {
     let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
     let loaded = file.load(&file.base).unwrap();
-    let c = compile(&file.source, &loaded.doc, &file.base).unwrap();
+    compile(&file.source, &loaded.doc, &file.base).unwrap()
+}
+
+/// Runs the base variant of a scenario text with `seed`.
+pub fn run_text(text: &str, seed: u64) -> VariantResult {
+    let c = compile_text(text);
     let mut w = World::new(&c, seed, 0, Limits::default());
     w.run(&mut |_| {}).unwrap();
     w.result()
 }
+
+/// The convoy recipe with real reclaim (R45, R49, R51, R3, R4): a lookup
+/// takes kernfs_rwsem for read at 0 and charges a full memcg, one 50 ms
+/// reclaim attempt with the lock held; mkdir queues for write at 1 ms;
+/// four walkers come at 2 ms and park behind the writer.
+pub const RECLAIM_CHAIN: &str = r#"
+[scenario]
+name = "reclaim-convoy"
+duration = "1s"
+cpus = 8
+[memcg.full]
+max = "256MiB"
+initial = "256MiB"
+reclaim = "50ms"
+reclaim_pages = 32
+[locks.kernfs_rwsem]
+kind = "rwsem"
+[tasks.lookup]
+count = 1
+program = ["down_read kernfs_rwsem", "charge full 1 page", "up_read kernfs_rwsem"]
+[tasks.mkdir]
+count = 1
+program = ["sleep 1ms", "down_write kernfs_rwsem", "cpu 20us", "up_write kernfs_rwsem"]
+[tasks.walkers]
+count = 4
+program = ["sleep 2ms", "down_read kernfs_rwsem", "cpu 1us", "up_read kernfs_rwsem"]
+"#;
 
 /// Exact mean wait (queueing delay before service) of the finite-source
 /// M/M/1 queue (machine repairman) with `n` sources, think rate `lambda`,
