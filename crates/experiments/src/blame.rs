@@ -151,11 +151,7 @@ impl Picker {
     /// threshold in time order, each once.
     pub fn picked(&self) -> Vec<Wait> {
         let mut out = self.top.clone();
-        for w in &self.above {
-            if !out.contains(w) {
-                out.push(*w);
-            }
-        }
+        out.extend(self.above.iter().filter(|w| !self.top.contains(w)));
         out
     }
 }

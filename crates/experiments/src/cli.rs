@@ -281,15 +281,22 @@ fn parse_window(w: &str) -> anyhow::Result<(sim::SimTime, sim::SimTime)> {
     Ok((from, to))
 }
 
+/// The variant `--trace` and `--blame` look at (the first one run), and
+/// its compiled scenario.
+fn first_variant(p: &RunPlan) -> anyhow::Result<(String, crate::scenario::Compiled)> {
+    let variant = p.opts.variants.first().unwrap_or(&p.file.variants[0]);
+    let mut prepared = runner::prepare(&p.file, std::slice::from_ref(variant))?;
+    Ok((variant.clone(), prepared.remove(0).0))
+}
+
 /// Runs the plan's first variant, replication 0, again with a trace, and
 /// writes it atomically.
 fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
     let Some((path, from, to)) = &p.trace else {
         return Ok(());
     };
-    let variant = p.opts.variants.first().unwrap_or(&p.file.variants[0]);
-    let prepared = runner::prepare(&p.file, std::slice::from_ref(variant))?;
-    let c = &prepared[0].0;
+    let (variant, c) = first_variant(p)?;
+    let c = &c;
     let mut w = crate::world::World::new(c, seed, 0, p.opts.limits);
     w.enable_trace(*from, *to);
     w.run(&mut |_| {})?;
@@ -317,9 +324,8 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<
     let Some((top, threshold, subject)) = &p.blame else {
         return Ok(String::new());
     };
-    let variant = p.opts.variants.first().unwrap_or(&p.file.variants[0]);
-    let prepared = runner::prepare(&p.file, std::slice::from_ref(variant))?;
-    let c = &prepared[0].0;
+    let (variant, c) = first_variant(p)?;
+    let c = &c;
     let stats = match subject {
         None => None,
         Some(s) => {
@@ -784,7 +790,7 @@ fn check_blame(
     points: &std::collections::BTreeMap<usize, crate::sweep::store::Stored>,
 ) -> anyhow::Result<String> {
     let f = &spec.figures[c.figure];
-    let count = matches!(f.stat, output::Stat::Count | output::Stat::Above(_));
+    let count = crate::sweep::check::is_count(f);
     let Some((i, rep, value)) = crate::sweep::check::representative(c, points, count) else {
         return Ok(String::new());
     };

@@ -852,13 +852,18 @@ impl<'c> World<'c> {
         base..base + self.c.groups[task.group as usize].hold_slots as usize
     }
 
-    /// The work type that item `id` belongs to.
-    fn work_spec(&self, id: models::workqueue::WorkId) -> &'c crate::scenario::compile::WorkSpec {
+    /// The index of the work type that item `id` belongs to.
+    fn work_type(&self, id: models::workqueue::WorkId) -> usize {
         self.c
             .works
             .iter()
-            .find(|s| s.offset <= id.0 && id.0 < s.offset + s.instances)
+            .position(|s| s.offset <= id.0 && id.0 < s.offset + s.instances)
             .expect("item ids come from work types")
+    }
+
+    /// The work type that item `id` belongs to.
+    fn work_spec(&self, id: models::workqueue::WorkId) -> &'c crate::scenario::compile::WorkSpec {
+        &self.c.works[self.work_type(id)]
     }
 
     /// `t` leaves its CPU holding locks: locks with spinners are told, since
@@ -1524,11 +1529,7 @@ impl<'c> World<'c> {
     /// `t` got a CPU: it runs (a kworker, its item's work type).
     fn blame_on_cpu(&mut self, t: TaskId) {
         let work = match self.tasks[t as usize].work {
-            Some(id) if self.tasks[t as usize].worker_of.is_some() => {
-                let spec = self.work_spec(id);
-                let i = self.c.works.iter().position(|w| std::ptr::eq(w, spec));
-                i.map_or(0, |i| i as u32 + 1)
-            }
+            Some(id) if self.tasks[t as usize].worker_of.is_some() => self.work_type(id) as u32 + 1,
             _ => 0,
         };
         if let Some(r) = self.recorder.as_mut() {

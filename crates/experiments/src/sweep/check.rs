@@ -61,6 +61,12 @@ fn samples(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> Vec<(usize, u
     out
 }
 
+/// Whether a figure counts events (judged as a total over the exposure)
+/// rather than measuring a worst value.
+pub fn is_count(f: &super::spec::Figure) -> bool {
+    matches!(f.stat, output::Stat::Count | output::Stat::Above(_))
+}
+
 /// The run that stands for the observation: for a worst value, the one
 /// with the smallest value at or above it, else the one with the largest
 /// value; for a count, the one with the most. As `(point, replication,
@@ -223,7 +229,7 @@ pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stor
     let runs = samples(check, points);
     let r = analyse(check, &runs);
     let f = &spec.figures[check.figure];
-    let count = matches!(f.stat, output::Stat::Count | output::Stat::Above(_));
+    let count = is_count(f);
     let mut out = String::new();
     let stat = match f.stat {
         output::Stat::Above(t) => format!("count at or above {}", output::terminal::human_ns(t)),
