@@ -2055,6 +2055,14 @@ impl<'c> World<'c> {
                     let u = sim::rng::unit(&mut self.tasks[ti].rng);
                     pc = if u < p { pc + 1 } else { end };
                 }
+                Instr::IfWorkBusy { wq, work, key, end } => {
+                    let id = self.work_id(t, work, key);
+                    pc = if self.wqs[wq as usize].work_busy(id) {
+                        pc + 1
+                    } else {
+                        end
+                    };
+                }
                 Instr::Jump { to } => {
                     pc = to;
                     steps += 1;

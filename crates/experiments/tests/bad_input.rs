@@ -129,6 +129,31 @@ fn missing_end() {
 }
 
 #[test]
+fn if_work_busy_without_an_item_or_an_end() {
+    let wq = "[workqueues.wq]\n[works.w]\nprogram = [\"cpu 1us\"]\n[tasks.a]";
+    let text = broken("[tasks.a]", wq).replacen(
+        r#"  "loop","#,
+        r#"  "if_work_busy wq", "end", "loop","#,
+        1,
+    );
+    let o = convoy_run(&text, &[]);
+    assert_error(
+        &o,
+        &[
+            "tasks.a.program[0]",
+            "expected `if_work_busy WORKQUEUE ITEM`",
+        ],
+    );
+    let text =
+        broken("[tasks.a]", wq).replacen(r#"  "loop","#, r#"  "if_work_busy wq w", "loop","#, 1);
+    let o = convoy_run(&text, &[]);
+    assert_error(
+        &o,
+        &["tasks.a.program[0]", "`if_work_busy` has no matching `end`"],
+    );
+}
+
+#[test]
 fn unlocking_a_lock_not_held() {
     let o = convoy_run(&broken("  down_read l", "  cpu 1us"), &[]);
     assert_error(&o, &["s.toml:16", "tasks.a.program[4]", "`l` is not held"]);

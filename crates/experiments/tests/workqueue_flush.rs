@@ -154,3 +154,53 @@ program = [
     );
     assert_eq!(r.series(Metric::Span, "second/t").unwrap().hist.max(), MS);
 }
+
+#[test]
+fn r40_if_work_busy_sees_an_armed_queued_or_running_item_and_not_a_finished_one() {
+    // cgroup1_pidlist_destroy_all() re-queues the destroy work of each
+    // pidlist the cgroup still has; a pidlist exists while its destroy work
+    // is armed, queued or running (R40-R42). An item armed 1 s ahead is
+    // busy; at 1.001 s its timer has fired and it runs (2 ms of CPU): busy;
+    // at 1.011 s it has finished: not busy, so the body is skipped and a
+    // flush after it has nothing to wait for.
+    let text = r#"
+[scenario]
+name = "busy"
+duration = "5s"
+[workqueues.wq]
+kind = "unbound"
+max_active = 1
+[works.w]
+program = ["cpu 2ms"]
+[tasks.t]
+count = 1
+program = [
+  "queue_delayed_work wq w 1s",
+  "if_work_busy wq w", "  count armed", "end",
+  "sleep 1001ms",
+  "if_work_busy wq w", "  count running", "end",
+  "sleep 10ms",
+  "if_work_busy wq w", "  count finished", "  mod_delayed_work wq w 0", "end",
+  "span_begin destroy_all", "flush_workqueue wq", "span_end destroy_all",
+]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(r.counter("armed/t"), Some(1));
+    assert_eq!(r.counter("running/t"), Some(1));
+    assert_eq!(r.counter("finished/t").unwrap_or(0), 0);
+    assert_eq!(r.counter("wq/wq/executed"), Some(1), "not queued again");
+    assert_eq!(
+        r.series(Metric::Span, "destroy_all/t").unwrap().hist.max(),
+        0
+    );
+    // The same program with the work still armed at the last test (a
+    // timer 10 s out): the body re-queues it now and the flush waits for
+    // its 2 ms.
+    let armed = text.replace("queue_delayed_work wq w 1s", "queue_delayed_work wq w 10s");
+    let r = run_text(&armed, 1);
+    assert_eq!(r.counter("finished/t"), Some(1));
+    assert_eq!(
+        r.series(Metric::Span, "destroy_all/t").unwrap().hist.max(),
+        2 * MS
+    );
+}

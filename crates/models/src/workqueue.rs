@@ -500,6 +500,14 @@ impl Workqueue {
     }
 
     /// The item is executing (started, [`Self::work_done`] not yet called).
+    /// `work_busy()`: the item is pending (timer armed or queued) or
+    /// executing.
+    pub fn work_busy(&self, work: WorkId) -> bool {
+        self.items
+            .get(&work)
+            .is_some_and(|i| i.running.is_some() || !matches!(i.pending, Pending::No))
+    }
+
     pub fn work_running(&self, work: WorkId) -> bool {
         self.items.get(&work).is_some_and(|i| i.running.is_some())
     }

@@ -107,6 +107,14 @@ pub enum Instr {
         p: f64,
         end: u32,
     },
+    /// `if_work_busy`: run the body if the item is pending or executing;
+    /// otherwise jump to `end`.
+    IfWorkBusy {
+        wq: u32,
+        work: u32,
+        key: WorkKey,
+        end: u32,
+    },
     Jump {
         to: u32,
     },
@@ -707,6 +715,7 @@ impl Ctx<'_> {
             | StepKind::RepeatParam(_)
             | StepKind::Loop
             | StepKind::WithProb(_)
+            | StepKind::IfWorkBusy { .. }
             | StepKind::End => {
                 unreachable!("blocks are nested by parse_program")
             }
@@ -1101,6 +1110,21 @@ impl Ctx<'_> {
                 self.nodes(body)?;
                 let end = self.code.len() as u32;
                 self.code[at as usize] = Instr::WithProb { p, end };
+            }
+            StepKind::IfWorkBusy { ref wq, ref item } => {
+                let (wq, work, key) = self.work_ref(o, wq, item)?;
+                let at = self.push(
+                    Instr::IfWorkBusy {
+                        wq,
+                        work,
+                        key,
+                        end: 0,
+                    },
+                    o,
+                );
+                self.nodes(body)?;
+                let end = self.code.len() as u32;
+                self.code[at as usize] = Instr::IfWorkBusy { wq, work, key, end };
             }
             _ => unreachable!("only blocks have bodies"),
         }

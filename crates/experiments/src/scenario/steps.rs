@@ -215,6 +215,14 @@ pub enum StepKind {
     RepeatParam(String),
     Loop,
     WithProb(f64),
+    /// `if_work_busy W ITEM[KEY]`: run the body only if the item is
+    /// pending (timer armed or queued) or executing, as the kernel's
+    /// `work_busy()` says; e.g. "this cgroup still has a pidlist", whose
+    /// destroy work is armed for as long as it exists (R40-R42).
+    IfWorkBusy {
+        wq: String,
+        item: WorkRef,
+    },
     End,
 }
 
@@ -233,7 +241,7 @@ pub enum Node {
 
 const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
 mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, mod_delayed_work, cancel_delayed_work_sync, \
-flush_workqueue, count, key, might_resched, span_begin, span_end, call, repeat, loop, with_prob, end";
+flush_workqueue, count, key, might_resched, span_begin, span_end, call, repeat, loop, with_prob, if_work_busy, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
@@ -426,6 +434,18 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
                 )))
             }
         },
+        "if_work_busy" => {
+            let words: Vec<&str> = arg.split_whitespace().collect();
+            if words.len() != 2 {
+                return Err(o.error(format!(
+                    "`if_work_busy {arg}`: expected `if_work_busy WORKQUEUE ITEM`"
+                )));
+            }
+            StepKind::IfWorkBusy {
+                wq: name_arg(o, kw, words[0], "a workqueue name")?,
+                item: work_ref(o, kw, words[1])?,
+            }
+        }
         "loop" => no_arg(StepKind::Loop)?,
         "end" => no_arg(StepKind::End)?,
         _ => {
@@ -460,7 +480,8 @@ pub fn parse_program(
             StepKind::Repeat(_)
             | StepKind::RepeatParam(_)
             | StepKind::Loop
-            | StepKind::WithProb(_) => {
+            | StepKind::WithProb(_)
+            | StepKind::IfWorkBusy { .. } => {
                 stack.push((step, Vec::new()));
             }
             StepKind::End => match stack.pop() {
@@ -472,9 +493,9 @@ pub fn parse_program(
                     }
                 }
                 None => {
-                    return Err(step
-                        .origin
-                        .error("`end` without an open `repeat`, `loop` or `with_prob`"))
+                    return Err(step.origin.error(
+                        "`end` without an open `repeat`, `loop`, `with_prob` or `if_work_busy`",
+                    ))
                 }
             },
             _ => body.push(Node::Leaf(step)),
@@ -484,6 +505,7 @@ pub fn parse_program(
         let kw = match head.kind {
             StepKind::Repeat(_) | StepKind::RepeatParam(_) => "repeat",
             StepKind::Loop => "loop",
+            StepKind::IfWorkBusy { .. } => "if_work_busy",
             _ => "with_prob",
         };
         return Err(head.origin.error(format!("`{kw}` has no matching `end`")));
