@@ -770,10 +770,12 @@ impl<'c> World<'c> {
     /// Wakeup preemption: the task in a `cpu` burst that has run longest
     /// (never an RT task for a normal wakee) loses its CPU to `t` and
     /// requeues with the rest of its burst. Under PREEMPT_FULL any burst
-    /// will do; with `wake_placement = "preempt"` only one that holds no
-    /// lock (PREEMPT_NONE/VOLUNTARY reschedule at a preemption point, and
-    /// kernfs/cgroup sections have none). Returns the CPU, if a victim was
-    /// found.
+    /// will do; with `wake_placement = "preempt"` only a task's burst that
+    /// holds no lock: PREEMPT_NONE/VOLUNTARY reschedule at a preemption
+    /// point, such as the return to user space that a lock-free burst of a
+    /// task stands for, and kernfs/cgroup sections have none. A kworker's
+    /// burst is kernel code with no return to user space, so it is never a
+    /// victim there. Returns the CPU, if a victim was found.
     fn preempt_for(&mut self, t: TaskId) -> Option<Cpu> {
         let wakee_rt = self.tasks[t as usize].rt;
         let now = self.now;
@@ -784,7 +786,7 @@ impl<'c> World<'c> {
             .map(|&v| (v, &self.tasks[v as usize]))
             .filter(|(_, v)| v.state == State::Running && v.in_burst && v.burst_end > now)
             .filter(|(_, v)| wakee_rt || !v.rt)
-            .filter(|(i, _)| self.c.preempt_full || !self.holds_lock(*i))
+            .filter(|(i, _)| self.c.preempt_full || self.at_user_boundary(*i))
             .min_by_key(|(i, v)| (v.rt, v.burst_start, *i))
             .map(|(i, _)| i)?;
         let v = &mut self.tasks[victim as usize];
@@ -901,6 +903,12 @@ impl<'c> World<'c> {
                 }
             }
         }
+    }
+
+    /// Whether a step boundary of `t` stands for a return to user space:
+    /// a task (not a kworker) that holds no lock.
+    fn at_user_boundary(&self, t: TaskId) -> bool {
+        self.tasks[t as usize].worker_of.is_none() && !self.holds_lock(t)
     }
 
     /// Whether `t` holds any lock now.
@@ -1753,9 +1761,10 @@ impl<'c> World<'c> {
             self.exit_killed(t);
             return Ok(());
         }
-        // A step boundary holding no lock is a preemption point (the return
-        // to user space); under PREEMPT_FULL every boundary is.
-        if self.resched_due(t) && (self.c.preempt_full || !self.holds_lock(t)) {
+        // A task's step boundary holding no lock is a preemption point (the
+        // return to user space); a kworker's is not (a work item is kernel
+        // code throughout); under PREEMPT_FULL every boundary is.
+        if self.resched_due(t) && (self.c.preempt_full || self.at_user_boundary(t)) {
             let pc = self.tasks[ti].pc;
             self.yield_cpu(t, pc);
             return Ok(());

@@ -97,6 +97,54 @@ fn a_normal_wakee_never_preempts_an_rt_task_but_an_rt_wakee_preempts_a_normal_on
 }
 
 #[test]
+fn preempt_placement_takes_the_cpu_of_a_lock_free_task_burst_only() {
+    // `wake_placement = "preempt"` under PREEMPT_VOLUNTARY: a lock-free
+    // burst of a task stands for code that reaches a preemption point (the
+    // return to user space) at once. The hog sleeps first so that the
+    // wakee is asleep when the hog's burst starts (at 100 us); the wakee
+    // wakes at 1 ms and takes the CPU at once.
+    let preempt = r#"
+[scenario]
+name = "preempt"
+duration = "1s"
+cpus = 1
+preemption = "voluntary"
+wake_placement = "preempt"
+[tasks.wakee]
+count = 1
+program = ["span_begin wakee", "sleep 1ms", "cpu 1ms", "span_end wakee"]
+[tasks.hog]
+count = 1
+program = ["sleep 100us", "span_begin hog", "cpu 10ms", "span_end hog"]
+"#;
+    let r = run_text(preempt);
+    assert_eq!(span(&r, "wakee/wakee"), 2 * MS);
+    assert_eq!(span(&r, "hog/hog"), 11 * MS);
+    assert_eq!(r.counter("cpu/preemptions"), Some(1));
+    // A burst holding a lock is a kernel section with no preemption point:
+    // the wakee waits for the hog's 10 ms (to 10.1 ms), then runs 1 ms.
+    let locked = preempt
+        .replace("[tasks.hog]", "[locks.m]\nkind = \"mutex\"\n[tasks.hog]")
+        .replace(
+            "\"cpu 10ms\"",
+            "\"mutex_lock m\", \"cpu 10ms\", \"mutex_unlock m\"",
+        );
+    let r = run_text(&locked);
+    assert_eq!(span(&r, "wakee/wakee"), 10_100 * US + MS);
+    assert_eq!(r.counter("cpu/preemptions"), Some(0));
+    // Nor is a kworker's burst: a work item is kernel code throughout.
+    let kworker = preempt.replace(
+        "[tasks.hog]\ncount = 1\nprogram = [\"sleep 100us\", \"span_begin hog\", \"cpu 10ms\", \"span_end hog\"]",
+        "[workqueues.wq]\n[works.w]\nprogram = [\"span_begin hog\", \"cpu 10ms\", \"span_end hog\"]\n\
+         [tasks.hog]\ncount = 1\nprogram = [\"sleep 100us\", \"queue_work wq w\"]",
+    );
+    assert_ne!(kworker, preempt, "test bug: the hog was not replaced");
+    let r = run_text(&kworker);
+    assert_eq!(span(&r, "hog/w"), 10 * MS);
+    assert_eq!(r.counter("cpu/preemptions"), Some(0));
+}
+
+#[test]
 fn wake_latency_draws_do_not_shift_program_draws() {
     // Same seed with and without a random latency: the program's own draws
     // (its sleeps) are the same numbers, so the number of loop passes in a
