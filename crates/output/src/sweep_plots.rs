@@ -162,7 +162,15 @@ impl Figure for Lines<'_> {
             };
             for (v, pv) in pt.variants.iter().enumerate().take(lines.len()) {
                 if let (Some(y), Some((lo, _, hi))) = (pv.pooled[f], pv.spread(f)) {
-                    lines[v].push((x, y as f64, lo as f64, hi as f64));
+                    // A pooled count is the sum over replications; drawn
+                    // per replication, so that it sits among the bands.
+                    let n = pv.reps.iter().filter(|r| r[f].is_some()).count().max(1);
+                    let y = if fig.is_duration() {
+                        y as f64
+                    } else {
+                        y as f64 / n as f64
+                    };
+                    lines[v].push((x, y, lo as f64, hi as f64));
                 }
             }
         }
@@ -170,8 +178,8 @@ impl Figure for Lines<'_> {
             .iter_mut()
             .for_each(|l| l.sort_by(|a, b| a.0.total_cmp(&b.0)));
         let all = || lines.iter().flatten();
-        let ymin = all().map(|p| p.2).fold(f64::INFINITY, f64::min);
-        let ymax = all().map(|p| p.3).fold(0.0, f64::max).max(1.0);
+        let ymin = all().map(|p| p.1.min(p.2)).fold(f64::INFINITY, f64::min);
+        let ymax = all().map(|p| p.1.max(p.3)).fold(0.0, f64::max).max(1.0);
         let ya = Axis {
             log: ymin > 0.0 && ymax / ymin > 100.0,
         };
@@ -259,8 +267,13 @@ impl Figure for Lines<'_> {
                 )))
                 .map_err(err)?
                 .label(format!(
-                    "bands: min..max over {} replications; lines: pooled",
-                    h.reps
+                    "bands: min..max over {} replications; lines: {}",
+                    h.reps,
+                    if fig.is_duration() {
+                        "pooled"
+                    } else {
+                        "pooled, per replication"
+                    }
                 ))
                 .legend(|(x, y)| {
                     Rectangle::new([(x, y - 5), (x + 18, y + 5)], BLACK.mix(0.18).filled())

@@ -118,6 +118,10 @@ pub const BUILTIN_SWEEPS: &[(&str, &str)] = &[
         "pidlist-flush-reader-pace",
         include_str!("../../sweeps/pidlist-flush-reader-pace.toml"),
     ),
+    (
+        "pidlist-flush-wake-latency",
+        include_str!("../../sweeps/pidlist-flush-wake-latency.toml"),
+    ),
 ];
 
 #[derive(Deserialize)]
