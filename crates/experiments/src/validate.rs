@@ -253,12 +253,13 @@ pub struct Row {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
-    #[error("{experiment}: {source}")]
+    // The source's message follows in the error chain (`{:#}`).
+    #[error("{experiment}")]
     Scenario {
         experiment: &'static str,
         source: ScenarioError,
     },
-    #[error("{experiment}: {source}")]
+    #[error("{experiment}")]
     Run {
         experiment: &'static str,
         source: RunnerError,
@@ -268,14 +269,31 @@ pub enum ValidateError {
         experiment: &'static str,
         what: String,
     },
+    #[error("--experiment {0}: no calibration targets; experiments with targets: {1}")]
+    NoTargets(String, String),
 }
 
 /// Runs each experiment that has targets once (with `sets` applied, e.g. a
-/// shorter duration) and checks every target.
-pub fn validate(sets: &[String], opts: &RunOptions) -> Result<Vec<Row>, ValidateError> {
+/// shorter duration) and checks every target; only those of `only`'s
+/// experiments if it is not empty.
+pub fn validate(
+    only: &[String],
+    sets: &[String],
+    opts: &RunOptions,
+) -> Result<Vec<Row>, ValidateError> {
+    for e in only {
+        if !TARGETS.iter().any(|t| t.experiment == e) {
+            let mut with: Vec<&str> = TARGETS.iter().map(|t| t.experiment).collect();
+            with.dedup();
+            return Err(ValidateError::NoTargets(e.clone(), with.join(", ")));
+        }
+    }
     let mut results: Vec<(&str, RunOutput)> = Vec::new();
     let mut rows = Vec::new();
-    for t in TARGETS {
+    let chosen = TARGETS
+        .iter()
+        .filter(|t| only.is_empty() || only.iter().any(|e| e == t.experiment));
+    for t in chosen {
         if !results.iter().any(|(e, _)| *e == t.experiment) {
             let e = t.experiment;
             let src = builtin::source(e, sets).map_err(|source| ValidateError::Scenario {

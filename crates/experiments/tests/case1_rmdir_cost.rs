@@ -13,7 +13,12 @@ use output::Metric;
 fn rmdir_cost_reproduces_case_1_targets_and_trace_counts() {
     let r = run_builtin("rmdir-cost", "100ms");
     // The calibration targets, as `convoy validate` checks them.
-    let rows = validate(&["scenario.duration=100ms".into()], &RunOptions::default()).unwrap();
+    let rows = validate(
+        &["rmdir-cost".into()],
+        &["scenario.duration=100ms".into()],
+        &RunOptions::default(),
+    )
+    .unwrap();
     let case1: Vec<_> = rows.iter().filter(|r| r.target.case == 1).collect();
     assert_eq!(case1.len(), 5);
     for r in case1 {

@@ -227,6 +227,57 @@ fn compare_prints_a_72_column_table_with_ratios_and_spreads() {
 }
 
 #[test]
+fn validate_checks_the_chosen_experiments_with_overrides() {
+    let d = tempfile::tempdir().unwrap();
+    // `convoy validate --experiment rmdir-cost --duration 100ms ARGS...`:
+    // exit status, stdout, stderr.
+    let validate = |more: &[&str]| {
+        let mut args = vec![
+            "validate",
+            "--experiment",
+            "rmdir-cost",
+            "--duration",
+            "100ms",
+        ];
+        args.extend_from_slice(more);
+        let o = convoy_status(&args, d.path());
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (o.status.code(), out, err)
+    };
+    let (code, s, _) = validate(&[]);
+    assert_eq!(code, Some(0), "{s}");
+    assert!(s.contains("case 1 rmdir-cost"), "{s}");
+    assert!(!s.contains("case 2") && !s.contains("case 3"), "{s}");
+    assert!(s.contains("5 of 5 targets met"), "{s}");
+    // A removal cost four times the fitted one moves rmdir off its target.
+    let (code, s, _) = validate(&["--set", "dists.remove_node.value=1us"]);
+    assert_eq!(code, Some(1), "{s}");
+    assert!(
+        s.starts_with("with --set dists.remove_node.value=1us: not the shipped calibration"),
+        "{s}"
+    );
+    let base = s.lines().find(|l| l.contains("base rmdir us")).expect(&s);
+    assert!(base.ends_with("OUTSIDE"), "{base}");
+    // A key the experiment lacks: the experiment, then the usual message, once.
+    let (code, _, e) = validate(&["--set", "dists.nope.value=1us"]);
+    assert_eq!(code, Some(2), "{e}");
+    assert!(
+        e.starts_with(
+            "convoy: error: rmdir-cost: --set dists.nope.value=1us: no table `dists.nope`"
+        ),
+        "{e}"
+    );
+    assert_eq!(e.matches("no table").count(), 1, "{e}");
+    let (code, _, e) = validate(&["--experiment", "bench-convoy"]);
+    assert_eq!(code, Some(2), "{e}");
+    assert!(
+        e.contains("--experiment bench-convoy: no calibration targets; experiments with targets: rmdir-cost, pidlist-flush-run-a, inode-alloc-reclaim"),
+        "{e}"
+    );
+}
+
+#[test]
 fn validate_prints_model_against_targets_and_exits_1_when_one_is_outside() {
     let d = tempfile::tempdir().unwrap();
     let o = convoy_status(&["validate", "--duration", "100ms"], d.path());
