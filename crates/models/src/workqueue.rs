@@ -499,7 +499,6 @@ impl Workqueue {
             .is_some_and(|i| i.pending != Pending::No)
     }
 
-    /// The item is executing (started, [`Self::work_done`] not yet called).
     /// `work_busy()`: the item is pending (timer armed or queued) or
     /// executing.
     pub fn work_busy(&self, work: WorkId) -> bool {
@@ -508,6 +507,7 @@ impl Workqueue {
             .is_some_and(|i| i.running.is_some() || !matches!(i.pending, Pending::No))
     }
 
+    /// The item is executing (started, [`Self::work_done`] not yet called).
     pub fn work_running(&self, work: WorkId) -> bool {
         self.items.get(&work).is_some_and(|i| i.running.is_some())
     }

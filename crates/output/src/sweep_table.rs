@@ -58,9 +58,10 @@ pub struct FigureSpec {
 }
 
 impl FigureSpec {
-    /// A duration in ns (everything but counts).
+    /// A duration in ns (everything but counts: a counter, `count`, and
+    /// `count_above`, which counts samples at or above a threshold).
     pub fn is_duration(&self) -> bool {
-        self.metric != "counter" && self.stat != "count"
+        self.metric != "counter" && self.stat != "count" && self.stat != "count_above"
     }
 }
 
@@ -162,6 +163,21 @@ pub(crate) mod tests {
                 stat: "max".into(),
             }],
         }
+    }
+
+    #[test]
+    fn counts_are_not_durations() {
+        let f = |metric: &str, stat: &str| FigureSpec {
+            name: "f".into(),
+            metric: metric.into(),
+            subject: "s".into(),
+            stat: stat.into(),
+        };
+        assert!(f("wait", "max").is_duration());
+        assert!(f("span", "p99").is_duration());
+        assert!(!f("wait", "count").is_duration());
+        assert!(!f("span", "count_above").is_duration());
+        assert!(!f("counter", "count").is_duration());
     }
 
     #[test]
