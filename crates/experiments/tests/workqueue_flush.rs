@@ -53,13 +53,11 @@ program = ["span_begin flush", "flush_workqueue destroy_wq", "span_end flush"]
     );
 }
 
-#[test]
-fn r36_flush_does_not_wait_for_an_armed_timer_and_r35_mod_delayed_work_moves_it() {
-    // An item armed 1 s ahead is not waited for (R36); mod_delayed_work
-    // with delay 0 queues it now (R35), and a flush after that waits for it.
-    let text = r#"
+/// One unbound workqueue with max_active 1 and one work item of 2 ms of
+/// CPU, and one task `t` whose `program` follows.
+const ONE_WORK: &str = r#"
 [scenario]
-name = "timers"
+name = "one-work"
 duration = "5s"
 [workqueues.wq]
 kind = "unbound"
@@ -67,7 +65,14 @@ max_active = 1
 [works.w]
 program = ["cpu 2ms"]
 [tasks.t]
-count = 1
+count = 1"#;
+
+#[test]
+fn r36_flush_does_not_wait_for_an_armed_timer_and_r35_mod_delayed_work_moves_it() {
+    // An item armed 1 s ahead is not waited for (R36); mod_delayed_work
+    // with delay 0 queues it now (R35), and a flush after that waits for it.
+    let text = ONE_WORK.to_owned()
+        + r#"
 program = [
   "queue_delayed_work wq w 1s",
   "span_begin early", "flush_workqueue wq", "span_end early",
@@ -75,7 +80,7 @@ program = [
   "span_begin late", "flush_workqueue wq", "span_end late",
 ]
 "#;
-    let r = run_text(text, 1);
+    let r = run_text(&text, 1);
     assert_eq!(r.series(Metric::Span, "early/t").unwrap().hist.max(), 0);
     assert_eq!(r.series(Metric::Span, "late/t").unwrap().hist.max(), 2 * MS);
     assert_eq!(
@@ -163,17 +168,8 @@ fn r40_if_work_busy_sees_an_armed_queued_or_running_item_and_not_a_finished_one(
     // busy; at 1.001 s its timer has fired and it runs (2 ms of CPU): busy;
     // at 1.011 s it has finished: not busy, so the body is skipped and a
     // flush after it has nothing to wait for.
-    let text = r#"
-[scenario]
-name = "busy"
-duration = "5s"
-[workqueues.wq]
-kind = "unbound"
-max_active = 1
-[works.w]
-program = ["cpu 2ms"]
-[tasks.t]
-count = 1
+    let text = ONE_WORK.to_owned()
+        + r#"
 program = [
   "queue_delayed_work wq w 1s",
   "if_work_busy wq w", "  count armed", "end",
@@ -184,7 +180,7 @@ program = [
   "span_begin destroy_all", "flush_workqueue wq", "span_end destroy_all",
 ]
 "#;
-    let r = run_text(text, 1);
+    let r = run_text(&text, 1);
     assert_eq!(r.counter("armed/t"), Some(1));
     assert_eq!(r.counter("running/t"), Some(1));
     assert_eq!(r.counter("finished/t").unwrap_or(0), 0);

@@ -76,6 +76,20 @@ impl Stat {
         }
     }
 
+    /// Whether the statistic counts samples (`count`, `count_above`)
+    /// rather than measuring a duration.
+    pub fn is_count(self) -> bool {
+        matches!(self, Stat::Count | Stat::Above(_))
+    }
+
+    /// [`Stat::is_count`] of the statistic that [`Stat::as_str`] names
+    /// `name` (a sweep file's figure keeps only the name).
+    pub fn name_is_count(name: &str) -> bool {
+        [Stat::Count, Stat::Above(0)]
+            .iter()
+            .any(|s| s.as_str() == name)
+    }
+
     pub fn parse(s: &str) -> Option<Stat> {
         Stat::ALL.into_iter().find(|x| x.as_str() == s)
     }

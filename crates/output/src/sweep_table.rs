@@ -61,7 +61,7 @@ impl FigureSpec {
     /// A duration in ns (everything but counts: a counter, `count`, and
     /// `count_above`, which counts samples at or above a threshold).
     pub fn is_duration(&self) -> bool {
-        self.metric != "counter" && self.stat != "count" && self.stat != "count_above"
+        self.metric != "counter" && !crate::Stat::name_is_count(&self.stat)
     }
 }
 

@@ -64,7 +64,7 @@ fn samples(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> Vec<(usize, u
 /// Whether a figure counts events (judged as a total over the exposure)
 /// rather than measuring a worst value.
 pub fn is_count(f: &super::spec::Figure) -> bool {
-    matches!(f.stat, output::Stat::Count | output::Stat::Above(_))
+    f.stat.is_count()
 }
 
 /// The run that stands for the observation: for a worst value, the one
