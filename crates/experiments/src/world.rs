@@ -1278,7 +1278,13 @@ impl<'c> World<'c> {
                 Action::ArmTimer(id, at) => {
                     self.timer_wq[id.0 as usize] = q;
                     let slot = self.tasks.len() + self.memcgs.len() + id.0 as usize;
-                    self.queue.set(slot, at, Ev::Timer);
+                    // Re-arming later (mod_delayed_work on every read of a
+                    // pidlist) leaves the earlier event in place: it fires,
+                    // finds the timer re-armed and moves it then, once,
+                    // instead of once per re-arm.
+                    if self.queue.time_of(slot).is_none_or(|t| t > at) {
+                        self.queue.set(slot, at, Ev::Timer);
+                    }
                 }
                 Action::FlushDone(f) => {
                     for t in self.flushers.remove(&(q, f.0)).unwrap_or_default() {
@@ -2123,11 +2129,14 @@ impl<'c> World<'c> {
                     let item = (k - self.memcgs.len()) as u32;
                     let q = self.timer_wq[item as usize];
                     let mut out = std::mem::take(&mut self.wq_actions);
-                    self.wqs[q as usize].delayed_timer_fired(
-                        at,
-                        models::workqueue::WorkId(item),
-                        &mut out,
-                    );
+                    let work = models::workqueue::WorkId(item);
+                    if !self.wqs[q as usize].delayed_timer_fired(at, work, &mut out) {
+                        // A lazily re-armed timer (see ArmTimer): on to
+                        // its current expiry. A killed one is dropped.
+                        if let Some(e) = self.wqs[q as usize].timer_expires(work) {
+                            self.queue.set(t, e, Ev::Timer);
+                        }
+                    }
                     self.apply_wq_actions(q, out);
                 }
                 continue;

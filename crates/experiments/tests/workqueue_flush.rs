@@ -200,3 +200,37 @@ program = [
         2 * MS
     );
 }
+
+#[test]
+fn r35_mod_delayed_work_to_a_later_time_fires_once_at_the_last_expiry() {
+    // The world leaves a timer re-armed later where it was and moves it
+    // when that earlier event comes due; re-armed earlier, it moves at
+    // once. Either way the item runs exactly at its last expiry, once.
+    let text = ONE_WORK.to_owned()
+        + r#"
+program = [
+  "mod_delayed_work wq w 100ms",          # 0: expires 100 ms
+  "sleep 50ms",
+  "mod_delayed_work wq w 100ms",          # 50 ms: expires 150 ms
+  "sleep 99ms",                           # 149 ms: the 100 ms event has passed
+  "if_work_busy wq w", "  count armed_149", "end",
+  "sleep 2ms",                            # 151 ms: fired at 150, runs 2 ms
+  "if_work_busy wq w", "  count busy_151", "end",
+  "sleep 2ms",                            # 153 ms: done
+  "if_work_busy wq w", "  count busy_153", "end",
+  "mod_delayed_work wq w 1s",             # 153 ms: expires 1.153 s
+  "mod_delayed_work wq w 10ms",           # earlier: expires 163 ms
+  "sleep 11ms",                           # 164 ms: runs 163..165
+  "if_work_busy wq w", "  count busy_164", "end",
+  "sleep 2ms",                            # 166 ms: done, nothing left armed
+  "if_work_busy wq w", "  count busy_166", "end",
+]
+"#;
+    let r = run_text(&text, 1);
+    assert_eq!(r.counter("armed_149/t"), Some(1));
+    assert_eq!(r.counter("busy_151/t"), Some(1));
+    assert_eq!(r.counter("busy_153/t").unwrap_or(0), 0);
+    assert_eq!(r.counter("busy_164/t"), Some(1));
+    assert_eq!(r.counter("busy_166/t").unwrap_or(0), 0);
+    assert_eq!(r.counter("wq/wq/executed"), Some(2));
+}

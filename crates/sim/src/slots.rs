@@ -396,6 +396,11 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         self.place[slot] != Place::None
     }
 
+    /// The time of slot `slot`'s pending event, if it has one.
+    pub fn time_of(&self, slot: usize) -> Option<SimTime> {
+        (self.place[slot] != Place::None).then(|| SimTime(self.time[slot]))
+    }
+
     /// The earliest live far event, dropping stale heap entries.
     fn far_top(&mut self) -> Option<(u64, u64, usize)> {
         while let Some(&Reverse((t, q, s))) = self.far.peek() {
@@ -592,5 +597,18 @@ mod tests {
             );
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn time_of_is_the_pending_events_time() {
+        let mut q: SlotQueue<u8> = SlotQueue::new(4, 0);
+        assert_eq!(q.time_of(2), None);
+        q.set(2, SimTime(50), 1);
+        q.set(1, SimTime(20), 1);
+        assert_eq!(q.time_of(2), Some(SimTime(50)));
+        assert_eq!(q.pop(), Some((SimTime(20), 1, 1)));
+        assert_eq!(q.time_of(1), None);
+        q.clear(2);
+        assert_eq!(q.time_of(2), None);
     }
 }
