@@ -24,7 +24,8 @@
 //!   one as for the worst waits: both measured windows must lie within the
 //!   range of the model's windows over a 300 s run (the first window, a
 //!   warm-up, left out; 29 windows, so by chance a measured window falls
-//!   outside about 2 times in 30 each).
+//!   outside about 2 times in 30 each). A window without calls counts for
+//!   the calls only: it has no mean and no max.
 //!
 
 use crate::builtin;
@@ -406,18 +407,8 @@ fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
                 .find(|v| v.variant == variant)
                 .and_then(|v| v.series(Metric::Span, span))
                 .ok_or_else(|| missing(format!("span {span} of variant {variant}")))?;
-            // The first window is a warm-up, unless it is all there is.
-            let skip = usize::from(s.windows.len() > 1);
-            let mut w: Vec<f64> = s
-                .windows
-                .iter()
-                .skip(skip)
-                .map(|(_, b)| match stat {
-                    WindowStat::Calls => b.count as f64,
-                    WindowStat::MeanUs => b.mean() as f64 / 1e3,
-                    WindowStat::MaxUs => b.max as f64 / 1e3,
-                })
-                .collect();
+            let bins: Vec<_> = s.windows.iter().map(|(_, b)| b).collect();
+            let mut w = window_values(&bins, stat);
             if w.is_empty() {
                 return Ok(row(0.0, None, false));
             }
@@ -432,6 +423,24 @@ fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
             ))
         }
     }
+}
+
+/// The model's value of `stat` in each window of a span's windows, the
+/// first left out as a warm-up (unless it is all there is). A window
+/// without calls has a count (0) but no mean and no max: it is left out
+/// of those, or a stalled stretch of the run would widen the model's
+/// range down to 0 and meet any small target.
+fn window_values(bins: &[&sim::stats::WindowBin], stat: WindowStat) -> Vec<f64> {
+    let skip = usize::from(bins.len() > 1);
+    bins.iter()
+        .skip(skip)
+        .filter(|b| b.count > 0 || matches!(stat, WindowStat::Calls))
+        .map(|b| match stat {
+            WindowStat::Calls => b.count as f64,
+            WindowStat::MeanUs => b.mean() as f64 / 1e3,
+            WindowStat::MaxUs => b.max as f64 / 1e3,
+        })
+        .collect()
 }
 
 /// The table, 72 columns, grouped by experiment, and a last line that
@@ -532,6 +541,26 @@ mod tests {
             assert!(t.measured > 0.0, "{t:?}");
             assert!(builtin::find(t.experiment).is_some(), "{t:?}");
         }
+    }
+
+    #[test]
+    fn empty_windows_have_a_call_count_but_no_mean_or_max() {
+        use sim::stats::WindowBin;
+        let bin = |count: u64, sum: u128, max: u64| WindowBin { count, sum, max };
+        // Warm-up, a stalled window, two busy ones.
+        let bins = [
+            bin(9, 900, 500),
+            bin(0, 0, 0),
+            bin(2, 8000, 6000),
+            bin(4, 4000, 3000),
+        ];
+        let bins: Vec<_> = bins.iter().collect();
+        let of = |stat| window_values(&bins, stat);
+        assert_eq!(of(WindowStat::Calls), [0.0, 2.0, 4.0]);
+        assert_eq!(of(WindowStat::MeanUs), [4.0, 1.0]);
+        assert_eq!(of(WindowStat::MaxUs), [6.0, 3.0]);
+        // A single window is all there is: kept.
+        assert_eq!(window_values(&bins[..1], WindowStat::Calls), [9.0]);
     }
 
     #[test]
