@@ -599,6 +599,10 @@ impl<'c> World<'c> {
             None => CpuPool::unlimited(),
         };
         cpu.set_wake_first(c.wake_first);
+        if c.eevdf {
+            let tick = 1_000_000_000 / u64::from(c.hz.max(1));
+            cpu.set_eevdf(c.timeslice.unwrap_or(tick), tick);
+        }
         let running_on = vec![NONE; c.cpus.unwrap_or(0) as usize];
         World {
             c,
@@ -737,6 +741,7 @@ impl<'c> World<'c> {
         if self.cpu.is_unlimited() {
             return Some(Cpu::ANY);
         }
+        self.cpu.wake(self.now, t);
         self.take_limited_cpu(t)
     }
 
@@ -801,6 +806,7 @@ impl<'c> World<'c> {
         if self.spinning > 0 {
             self.holder_off_cpu(victim);
         }
+        self.cpu.stopped(now, victim, true);
         self.requeue(victim);
         Some(cpu)
     }
@@ -890,6 +896,7 @@ impl<'c> World<'c> {
         task.on_cpu_since = self.now;
         if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
             *r = t;
+            self.cpu.started(self.now, t);
         }
         if self.recorder.is_some() {
             self.blame_on_cpu(t);
@@ -947,8 +954,15 @@ impl<'c> World<'c> {
         let task = &mut self.tasks[t as usize];
         task.pc = pc;
         task.state = State::Runnable;
-        self.leave_cpu(t);
-        self.requeue(t);
+        if self.cpu.is_eevdf() {
+            // Back in the queue before the pick: EEVDF may choose it again.
+            self.cpu.stopped(self.now, t, true);
+            self.requeue(t);
+            self.leave_cpu(t);
+        } else {
+            self.leave_cpu(t);
+            self.requeue(t);
+        }
     }
 
     /// `t`, preempted, waits at the tail: of its CPU's queue if bound.
@@ -970,6 +984,8 @@ impl<'c> World<'c> {
             self.holder_off_cpu(t);
         }
         if !self.cpu.is_unlimited() {
+            let runnable = self.tasks[t as usize].state == State::Runnable;
+            self.cpu.stopped(self.now, t, runnable);
             self.release_cpu(t);
         }
     }

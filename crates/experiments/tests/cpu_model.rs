@@ -335,3 +335,53 @@ program = ["loop", "  cpu 100us", "end"]
     let voluntary = text.replace("\"none\"", "\"voluntary\"");
     assert_eq!(hold(&voluntary), 19 * MS);
 }
+
+/// One CPU, 3 ms slices at a 1 ms tick. `c` runs 2 ms first, while the hog
+/// `a` and `b` wait, then sleeps until 8.7 ms. `b` gets the CPU at 5 ms,
+/// when `a`'s first slice ends, and sleeps at once, until 10 ms. Each span
+/// runs from the task's first step (c: 0, b: 5 ms) to the end of its
+/// 100 us of work.
+const LAG: &str = r#"
+[scenario]
+name = "lag"
+duration = "40ms"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+wake_placement = "WAKE"
+[tasks.c]
+count = 1
+program = ["span_begin done", "cpu 2ms", "sleep 6.7ms", "cpu 100us", "span_end done"]
+[tasks.a]
+count = 1
+program = ["loop", "  cpu 500us", "end"]
+[tasks.b]
+count = 1
+program = ["span_begin done", "sleep 5ms", "cpu 100us", "span_end done"]
+"#;
+
+#[test]
+fn eevdf_a_task_that_hogged_the_cpu_before_it_slept_waits_behind_one_that_did_not() {
+    // first: c, woken at 8.7 ms, goes ahead of the hog at a's next
+    // preemption point (9 ms) and is done at 9.1 ms; b, woken at 10 ms,
+    // waits for a's slice from 9.1 ms, noticed at the 13 ms tick, so at
+    // a's step boundary of 13.1 ms.
+    let r = run_text(&LAG.replace("WAKE", "first"));
+    assert_eq!(
+        (span(&r, "done/c"), span(&r, "done/b")),
+        (9100 * US, 8200 * US)
+    );
+    // eevdf (all in ms): c ran 2 while a and b waited at vruntime 0, so it
+    // slept with lag 2/3 - 2 = -4/3; b slept at 5 with lag +1.5 (a had
+    // run 3). c wakes at 8.7 and is placed at V + 8/3 (the lag scaled by
+    // (1 + 1) / 1, a the only runnable task): vruntime 9.37 against a's
+    // 7 at a's preemption point (9): not eligible, a runs on. b wakes at
+    // 10 and is placed at V - 2.25 = 6.43 (deadline 9.43). At 12 (a's
+    // slice from 9) a has 10, c 9.37, b 6.43, V 8.6: b runs (done at
+    // 12.1), then c (12.2).
+    let r = run_text(&LAG.replace("WAKE", "eevdf"));
+    assert_eq!(
+        (span(&r, "done/b"), span(&r, "done/c")),
+        (7100 * US, 12200 * US)
+    );
+}

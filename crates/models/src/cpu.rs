@@ -16,9 +16,17 @@
 //! CFS's sleeper placement and EEVDF's lag-based placement do to a task
 //! that slept: it is eligible at once, before the CPU-bound tasks.
 //!
+//! With EEVDF order ([`CpuPool::set_eevdf`]), one run queue holds woken and
+//! preempted tasks alike, and a freed CPU goes to the task EEVDF picks
+//! among it and the CPU's bound kworkers ([`crate::eevdf`]): by lag and
+//! virtual deadline, not by arrival. The world then reports when tasks
+//! become runnable, start and stop running ([`CpuPool::wake`],
+//! [`CpuPool::started`], [`CpuPool::stopped`]).
+//!
 //! Free CPUs are handed out lowest id first, so runs are reproducible and
 //! CPU ids mean the same thing in every variant.
 
+use crate::eevdf::Eevdf;
 use crate::lock::TaskId;
 use sim::{Dur, SimTime};
 use std::collections::VecDeque;
@@ -47,6 +55,8 @@ pub struct CpuPool {
     /// Woken tasks, served before `runq` (only with `wake_first`).
     woken: VecDeque<(TaskId, SimTime, u64)>,
     wake_first: bool,
+    /// EEVDF's order instead of arrival order (see the module doc).
+    eevdf: Option<Eevdf>,
     runq_waits: u64,
     runq_wait_ns: u128,
     runq_max: usize,
@@ -63,6 +73,7 @@ impl CpuPool {
             runq: VecDeque::new(),
             woken: VecDeque::new(),
             wake_first: false,
+            eevdf: None,
             runq_waits: 0,
             runq_wait_ns: 0,
             runq_max: 0,
@@ -89,6 +100,50 @@ impl CpuPool {
     /// Woken tasks wait ahead of preempted ones (see the module doc).
     pub fn set_wake_first(&mut self, on: bool) {
         self.wake_first = on;
+    }
+
+    /// Orders the run queue as EEVDF does, with base slice `slice` and a
+    /// scheduler tick of `tick` (ns); only with a limited number of CPUs.
+    pub fn set_eevdf(&mut self, slice: u64, tick: u64) {
+        if self.limit.is_some() {
+            self.wake_first = false;
+            self.eevdf = Some(Eevdf::new(slice, tick));
+        }
+    }
+
+    pub fn is_eevdf(&self) -> bool {
+        self.eevdf.is_some()
+    }
+
+    /// `task` becomes runnable now (woken, or started): EEVDF places it.
+    /// A no-op without EEVDF order.
+    #[inline]
+    pub fn wake(&mut self, now: SimTime, task: TaskId) {
+        if let Some(e) = self.eevdf.as_mut() {
+            e.wake(now, task);
+        }
+    }
+
+    /// `task` starts running now.
+    #[inline]
+    pub fn started(&mut self, now: SimTime, task: TaskId) {
+        if let Some(e) = self.eevdf.as_mut() {
+            e.start(now, task);
+        }
+    }
+
+    /// `task` stops running now: still runnable (preempted, out of slice;
+    /// it is requeued next) or not (it blocks, keeping its lag).
+    #[inline]
+    pub fn stopped(&mut self, now: SimTime, task: TaskId, runnable: bool) {
+        if let Some(e) = self.eevdf.as_mut() {
+            e.stop(now, task, runnable);
+        }
+    }
+
+    /// The EEVDF state, if the queue is in EEVDF order (tests, traces).
+    pub fn eevdf(&mut self) -> Option<&mut Eevdf> {
+        self.eevdf.as_mut()
     }
 
     pub fn is_unlimited(&self) -> bool {
@@ -143,6 +198,9 @@ impl CpuPool {
 
     /// `task`, bound to `cpu`, waits for it (woken, or preempted on it).
     pub fn requeue_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
+        if let Some(e) = self.eevdf.as_mut() {
+            e.wait(task);
+        }
         let seq = self.next_seq();
         self.bound[cpu.0 as usize].push_back((task, now, seq));
         self.bound_len += 1;
@@ -154,6 +212,9 @@ impl CpuPool {
     #[inline]
     pub fn release(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
         self.limit?;
+        if self.eevdf.is_some() {
+            return self.release_eevdf(now, cpu);
+        }
         // The bound task and the shared queue's head take turns by the time
         // they began to wait; woken tasks before preempted ones.
         let shared_is_runq = self.woken.is_empty();
@@ -174,6 +235,34 @@ impl CpuPool {
         } else {
             shared.pop_front()
         };
+        self.hand_over(now, cpu, next)
+    }
+
+    /// [`Self::release`] in EEVDF order: the pick among the run queue and
+    /// `cpu`'s bound tasks.
+    fn release_eevdf(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
+        let bound = &mut self.bound[cpu.0 as usize];
+        let e = self.eevdf.as_mut().expect("EEVDF order");
+        let candidates = self.runq.iter().chain(bound.iter());
+        let next = match e.pick(now, candidates.map(|&(t, _, seq)| (t, seq))) {
+            Some(i) if i < self.runq.len() => self.runq.remove(i),
+            Some(i) => {
+                self.bound_len -= 1;
+                bound.remove(i - self.runq.len())
+            }
+            None => None,
+        };
+        self.hand_over(now, cpu, next)
+    }
+
+    /// `cpu` goes to `next`, the queue entry picked (counting its wait),
+    /// or becomes free.
+    fn hand_over(
+        &mut self,
+        now: SimTime,
+        cpu: Cpu,
+        next: Option<(TaskId, SimTime, u64)>,
+    ) -> Option<(TaskId, Dur)> {
         match next {
             Some((task, since, _)) => {
                 let waited = now.since(since);
@@ -191,6 +280,9 @@ impl CpuPool {
     /// `task` waits at the tail of the run queue (no free CPU, or it was
     /// preempted and its CPU went to the preempting task).
     pub fn requeue(&mut self, now: SimTime, task: TaskId) {
+        if let Some(e) = self.eevdf.as_mut() {
+            e.wait(task);
+        }
         let seq = self.next_seq();
         self.runq.push_back((task, now, seq));
         self.runq_max = self.runq_max.max(self.runnable_waiting());
@@ -315,5 +407,46 @@ mod tests {
         assert_eq!(p.make_runnable(SimTime(2), 3), None);
         assert_eq!(p.release(SimTime(10), Cpu(0)), Some((2, Dur(9))));
         assert_eq!(p.release(SimTime(11), Cpu(0)), Some((3, Dur(9))));
+    }
+
+    #[test]
+    fn eevdf_a_fresh_bound_kworker_goes_before_hogs_whose_slices_are_spent() {
+        const MS: u64 = 1_000_000;
+        let at = |ms: u64| SimTime(ms * MS);
+        let mut p = CpuPool::with_cpus(1);
+        p.set_eevdf(3 * MS, MS);
+        // Hogs 1 and 2 take turns of 3 ms.
+        p.wake(at(0), 1);
+        assert_eq!(p.try_take(), Some(Cpu(0)));
+        p.started(at(0), 1);
+        p.wake(at(0), 2);
+        p.enqueue_woken(at(0), 2);
+        p.stopped(at(3), 1, true);
+        p.requeue(at(3), 1);
+        assert_eq!(p.release(at(3), Cpu(0)), Some((2, Dur(3 * MS))));
+        p.started(at(3), 2);
+        // At 6 ms, 2 yields and kworker 9, bound to CPU 0, wakes: placed
+        // at V = 3 ms with a half slice, its deadline (4.5 ms) is before
+        // the hogs' (6 ms), so it goes first though 1 has waited longer.
+        p.stopped(at(6), 2, true);
+        p.requeue(at(6), 2);
+        p.wake(at(6), 9);
+        assert_eq!(p.make_runnable_on(at(6), 9, Cpu(0)), None);
+        assert_eq!(p.release(at(6), Cpu(0)), Some((9, Dur(0))));
+        p.started(at(6), 9);
+        p.stopped(SimTime(6 * MS + 100_000), 9, false);
+        // Then the hogs in the order their deadlines tie: 1 queued first.
+        assert_eq!(
+            p.release(SimTime(6 * MS + 100_000), Cpu(0)).map(|x| x.0),
+            Some(1)
+        );
+        // In arrival order the hog that has waited longest (here 2, since
+        // 3 ms) runs before the kworker.
+        let mut fifo = CpuPool::with_cpus(1);
+        assert_eq!(fifo.make_runnable(at(0), 1), Some(Cpu(0)));
+        fifo.requeue(at(3), 2);
+        fifo.requeue(at(6), 1);
+        assert_eq!(fifo.make_runnable_on(at(6), 9, Cpu(0)), None);
+        assert_eq!(fifo.release(at(6), Cpu(0)).map(|x| x.0), Some(2));
     }
 }

@@ -11,6 +11,8 @@
 //! - [`memcg`]: a memory cgroup's charge path (R45-R48) as a state
 //!   machine: stock, batch, reclaim retries, OOM without a second kill.
 //! - [`cpu`]: a pool of N CPUs with a FIFO run queue, or unlimited CPUs.
+//! - [`eevdf`]: EEVDF's order of runnable tasks (lag, virtual deadline),
+//!   for the pool's run queue.
 //! - [`workqueue`]: a Linux workqueue (R32-R36): per-CPU or unbound pwqs
 //!   with max_active, delayed work, mod_delayed_work, flush_workqueue.
 //!
@@ -19,6 +21,7 @@
 //! or says that it is a what-if policy with no kernel counterpart.
 
 pub mod cpu;
+pub mod eevdf;
 pub mod lock;
 pub mod lock_none;
 pub mod memcg;

@@ -258,6 +258,9 @@ pub struct Compiled {
     pub wake_first: bool,
     /// A woken task preempts a lock-free task in a `cpu` step.
     pub wake_preempt: bool,
+    /// `wake_placement = "eevdf"`: the run queue in EEVDF's order, the
+    /// time slice as its base slice.
+    pub eevdf: bool,
     /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
     /// points.
     pub voluntary: bool,
@@ -1333,15 +1336,16 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             Dur(ns) => Some(ns),
         },
     };
-    let (wake_first, wake_preempt) = choice(
+    let (wake_first, wake_preempt, eevdf) = choice(
         src,
         "scenario.wake_placement",
         "wake placement",
         h.wake_placement.as_ref(),
         &[
-            ("fifo", (false, false)),
-            ("first", (true, false)),
-            ("preempt", (true, true)),
+            ("fifo", (false, false, false)),
+            ("first", (true, false, false)),
+            ("preempt", (true, true, false)),
+            ("eevdf", (false, false, true)),
         ],
     )?;
     let mut locks = Vec::new();
@@ -1608,6 +1612,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         timeslice,
         wake_first,
         wake_preempt,
+        eevdf,
         voluntary,
         locks,
         dists,
