@@ -816,9 +816,14 @@ impl<'c> World<'c> {
     /// the caller (`inline`) may run it at once.
     #[inline(always)]
     fn wakeup(&mut self, t: TaskId, inline: bool) -> bool {
+        // A task bound to the CPU its waker runs on is queued there by the
+        // waker itself (no IPI, no idle exit): the latency is drawn, to
+        // keep the stream in step, but not applied.
+        let waker_cpu = (self.current != NONE).then(|| self.tasks[self.current as usize].cpu);
+        let local = waker_cpu.is_some() && self.tasks[t as usize].bound == waker_cpu;
         if let Some(s) = self.tasks[t as usize].sched.as_mut() {
             let d = self.c.wake_latency.as_ref().map_or(0, |l| l.sample(s));
-            if d > 0 {
+            if d > 0 && !local {
                 self.tasks[t as usize].state = State::Runnable;
                 self.blame_switch(t, crate::blame::Doing::Waking);
                 self.schedule(t, self.now + sim::Dur(d), Ev::Ready);
@@ -2135,6 +2140,8 @@ impl<'c> World<'c> {
                     return Ok(());
                 }
                 self.now = at;
+                // A timer, the reaper or a release tick: no task acts.
+                self.current = NONE;
                 let k = t - self.tasks.len();
                 let nitems = self.timer_wq.len();
                 if k < self.memcgs.len() {
@@ -2179,6 +2186,8 @@ impl<'c> World<'c> {
                 Ev::Run => self.run_task(t)?,
                 Ev::SpinEnd => self.spin_end(t)?,
                 Ev::Wake => {
+                    // A timer wakes the sleeper, not a task.
+                    self.current = NONE;
                     // The sleeper runs at once if a CPU is free: no second event.
                     if self.wakeup(t, true) {
                         self.run_task(t)?;

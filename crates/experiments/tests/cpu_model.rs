@@ -385,3 +385,32 @@ fn eevdf_a_task_that_hogged_the_cpu_before_it_slept_waits_behind_one_that_did_no
         (7100 * US, 12200 * US)
     );
 }
+
+#[test]
+fn a_kworker_woken_by_a_task_on_its_own_cpu_has_no_wake_latency() {
+    // t queues w on its own CPU (per-CPU workqueue, R33) and flushes: the
+    // kworker, bound to that CPU, is queued there by t itself (no IPI),
+    // so it runs as soon as t sleeps in the flush; t, woken by the kworker
+    // (t is not bound), pays the 5 us: 10 + 5.
+    let text = r#"
+[scenario]
+name = "local"
+duration = "10ms"
+cpus = 2
+wake_latency = "5us"
+[workqueues.wq]
+kind = "percpu"
+[works.w]
+program = ["cpu 10us"]
+[tasks.t]
+count = 1
+program = ["span_begin f", "QUEUE", "flush_workqueue wq", "span_end f"]
+"#;
+    let local = run_text(&text.replace("QUEUE", "queue_work wq w"));
+    assert_eq!(span(&local, "f/t"), 15 * US);
+    // Queued by its timer at 1 us instead, no task wakes the kworker: it
+    // runs 5 us later, 6-16 us; t, back from a 2 us sleep at 7 us, flushes
+    // and is woken at 16 us, running at 21 us.
+    let timer = text.replace("QUEUE", "queue_delayed_work wq w 1us\", \"sleep 2us");
+    assert_eq!(span(&run_text(&timer), "f/t"), 21 * US);
+}
