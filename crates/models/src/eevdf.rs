@@ -70,6 +70,17 @@ pub struct Eevdf {
     last_v: i64,
 }
 
+/// `a / b` rounded down (b > 0), in i64 when `a` fits: the 128-bit
+/// division is the slow path (sums of vruntime over many tasks late in a
+/// long run), and the result is the same either way.
+#[inline]
+fn div_floor(a: i128, b: i128) -> i64 {
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(a), Ok(b)) => a.div_euclid(b),
+        _ => a.div_euclid(b) as i64,
+    }
+}
+
 impl Eevdf {
     /// `slice`: the base slice (`sysctl_sched_base_slice` as scaled by the
     /// CPU count); `tick`: 1/HZ. Both in ns.
@@ -106,7 +117,7 @@ impl Eevdf {
         if n > 0 {
             let sum =
                 self.sum_wait + self.sum_run + i128::from(self.n_run) * i128::from(now.0 as i64);
-            self.last_v = sum.div_euclid(i128::from(n)) as i64;
+            self.last_v = div_floor(sum, i128::from(n));
         }
         self.last_v
     }
@@ -123,7 +134,12 @@ impl Eevdf {
         let e = self.se(t);
         let mut lag = e.vlag;
         if n > 0 {
-            lag = (i128::from(lag) * i128::from(n + 1) / i128::from(n)) as i64;
+            // Truncated toward zero, as the kernel's div_s64.
+            let scaled = i128::from(lag) * i128::from(n + 1);
+            lag = match (i64::try_from(scaled), i64::try_from(n)) {
+                (Ok(a), Ok(b)) => a / b,
+                _ => (scaled / i128::from(n)) as i64,
+            };
         }
         e.vruntime = v - lag;
         let vslice = if e.placed_before { slice } else { slice / 2 };
@@ -184,7 +200,7 @@ impl Eevdf {
                 + self.sum_run
                 + i128::from(self.n_run) * i128::from(now.0 as i64)
                 + i128::from(vr);
-            let v = sum.div_euclid(i128::from(n)) as i64;
+            let v = div_floor(sum, i128::from(n));
             let limit = self.lag_limit;
             let e = self.se(t);
             e.vlag = (v - vr).clamp(-limit, limit);
