@@ -136,8 +136,8 @@ impl Eevdf {
         if n > 0 {
             // Truncated toward zero, as the kernel's div_s64.
             let scaled = i128::from(lag) * i128::from(n + 1);
-            lag = match (i64::try_from(scaled), i64::try_from(n)) {
-                (Ok(a), Ok(b)) => a / b,
+            lag = match i64::try_from(scaled) {
+                Ok(a) => a / n,
                 _ => (scaled / i128::from(n)) as i64,
             };
         }
