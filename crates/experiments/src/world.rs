@@ -819,10 +819,14 @@ impl<'c> World<'c> {
         // A task bound to the CPU its waker runs on is queued there by the
         // waker itself (no IPI, no idle exit): the latency is drawn, to
         // keep the stream in step, but not applied.
-        let waker_cpu = (self.current != NONE).then(|| self.tasks[self.current as usize].cpu);
-        let local = waker_cpu.is_some() && self.tasks[t as usize].bound == waker_cpu;
-        if let Some(s) = self.tasks[t as usize].sched.as_mut() {
-            let d = self.c.wake_latency.as_ref().map_or(0, |l| l.sample(s));
+        if self.tasks[t as usize].sched.is_some() {
+            let waker_cpu = (self.current != NONE).then(|| self.tasks[self.current as usize].cpu);
+            let local = waker_cpu.is_some() && self.tasks[t as usize].bound == waker_cpu;
+            let s = self.tasks[t as usize].sched.as_mut();
+            let d = match (self.c.wake_latency.as_ref(), s) {
+                (Some(l), Some(s)) => l.sample(s),
+                _ => 0,
+            };
             if d > 0 && !local {
                 self.tasks[t as usize].state = State::Runnable;
                 self.blame_switch(t, crate::blame::Doing::Waking);
