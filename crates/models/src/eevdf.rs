@@ -26,7 +26,9 @@
 //! same `V`), so tasks do not migrate or balance; weights other than nice 0;
 //! DELAY_DEQUEUE (6.12), which keeps a blocked task with negative lag
 //! queued until its lag is spent: here the lag is kept and placement
-//! applies it, the same on average.
+//! applies it, the same on average. The pick scans the queue (the kernel
+//! keeps an augmented rbtree): a handover costs O(tasks waiting), which
+//! 10,000 runnable hogs on 2 CPUs still run at 0.08 s per simulated 2 s.
 
 use crate::lock::TaskId;
 use sim::SimTime;
