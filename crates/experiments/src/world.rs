@@ -418,6 +418,8 @@ pub struct World<'c> {
     line_wait_ns: Vec<u64>,
     /// Tasks spinning on some lock right now.
     spinning: u32,
+    /// RT tasks in the scenario (0: no RT class checks at preemption points).
+    rt_tasks: usize,
     /// The task whose step is being executed (the waker of any wakeup).
     current: TaskId,
     /// `--trace`: what this run looks like, slice by slice.
@@ -603,6 +605,11 @@ impl<'c> World<'c> {
             let tick = 1_000_000_000 / u64::from(c.hz.max(1));
             cpu.set_eevdf(c.timeslice.unwrap_or(tick), tick);
         }
+        for (i, task) in tasks.iter().enumerate() {
+            if task.rt {
+                cpu.set_rt(i as TaskId);
+            }
+        }
         let running_on = vec![NONE; c.cpus.unwrap_or(0) as usize];
         World {
             c,
@@ -628,6 +635,7 @@ impl<'c> World<'c> {
             line_transfers: vec![0; c.locks.len()],
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
+            rt_tasks: tasks.iter().filter(|t| t.rt).count(),
             current: NONE,
             trace: None,
             picker: None,
@@ -937,11 +945,19 @@ impl<'c> World<'c> {
     /// a woken task waits, having set need_resched.
     #[inline]
     fn resched_due(&self, t: TaskId) -> bool {
-        if self.c.timeslice.is_none() && !self.c.wake_preempt {
+        if self.c.timeslice.is_none() && !self.c.wake_preempt && self.rt_tasks == 0 {
             return false;
         }
         if self.cpu.runnable_waiting() == 0 {
             return false;
+        }
+        // The RT class runs first: a waiting RT task reschedules a fair
+        // task at once, and an RT task (SCHED_FIFO) has no slice.
+        if self.tasks[t as usize].rt {
+            return false;
+        }
+        if self.cpu.rt_waiting() > 0 {
+            return true;
         }
         // The scheduler tick notices a used-up slice: the slice ends at the
         // first tick (every 1/HZ) at or after it runs out (the divisions

@@ -80,12 +80,21 @@ fn full_preemption_lets_the_wakee_run_and_the_victim_finishes_its_burst_later() 
 
 #[test]
 fn a_normal_wakee_never_preempts_an_rt_task_but_an_rt_wakee_preempts_a_normal_one() {
-    let rt_hog = PREEMPT.replace("\"none\"", "\"full\"").replace(
-        "[tasks.hog]\ncount = 1",
-        "[tasks.hog]\ncount = 1\nclass = \"rt\"",
-    );
+    // The RT hog runs first (the RT class before the fair one) and naps
+    // 100 us, so that wakee starts and sleeps; the hog's burst is then
+    // 0.1-10.1 ms, and wakee, woken at 1 ms, waits for its end.
+    let rt_hog = PREEMPT
+        .replace("\"none\"", "\"full\"")
+        .replace(
+            "[tasks.hog]\ncount = 1",
+            "[tasks.hog]\ncount = 1\nclass = \"rt\"",
+        )
+        .replace(
+            "[\"span_begin hog\"",
+            "[\"sleep 100us\", \"span_begin hog\"",
+        );
     let r = run_text(&rt_hog);
-    assert_eq!(span(&r, "wakee/wakee"), 11 * MS);
+    assert_eq!(span(&r, "wakee/wakee"), 11 * MS + 100 * US);
     let rt_wakee = PREEMPT.replace("\"none\"", "\"voluntary\"").replace(
         "[tasks.wakee]\ncount = 1",
         "[tasks.wakee]\ncount = 1\nclass = \"rt\"",
@@ -413,4 +422,38 @@ program = ["span_begin f", "QUEUE", "flush_workqueue wq", "span_end f"]
     // and is woken at 16 us, running at 21 us.
     let timer = text.replace("QUEUE", "queue_delayed_work wq w 1us\", \"sleep 2us");
     assert_eq!(span(&run_text(&timer), "f/t"), 21 * US);
+}
+
+#[test]
+fn an_rt_task_is_queued_before_fair_ones_takes_the_cpu_at_a_preemption_point_and_has_no_slice() {
+    // One CPU. rt and nt sleep first; the fair hog then runs 100 us steps.
+    // nt wakes at 1.02 ms, rt at 1.05 ms: rt goes first, at the hog's
+    // next return to user space (1.1 ms), and runs its 10 ms without
+    // yielding to the waiting fair tasks at its 3 ms slice; nt follows.
+    let text = r#"
+[scenario]
+name = "rt"
+duration = "40ms"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+preemption = "voluntary"
+wake_placement = "first"
+[tasks.rt]
+count = 1
+class = "rt"
+program = ["span_begin done", "sleep 1.05ms", "repeat 10", "  cpu 1ms", "end", "span_end done"]
+[tasks.nt]
+count = 1
+program = ["span_begin done", "sleep 1.02ms", "cpu 1ms", "span_end done"]
+[tasks.hog]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+"#;
+    let r = run_text(text);
+    assert_eq!(span(&r, "done/rt"), 11_100 * US);
+    assert_eq!(span(&r, "done/nt"), 12_100 * US);
+    // The same under eevdf: RT is not its business.
+    let r = run_text(&text.replace("\"first\"", "\"eevdf\""));
+    assert_eq!(span(&r, "done/rt"), 11_100 * US);
 }

@@ -23,6 +23,11 @@
 //! become runnable, start and stop running ([`CpuPool::wake`],
 //! [`CpuPool::started`], [`CpuPool::stopped`]).
 //!
+//! RT tasks ([`CpuPool::set_rt`]) wait in a queue of their own, served
+//! before every other, FIFO (SCHED_FIFO at one priority): the core
+//! scheduler picks the RT class before the fair class. EEVDF never sees
+//! them.
+//!
 //! Free CPUs are handed out lowest id first, so runs are reproducible and
 //! CPU ids mean the same thing in every variant.
 
@@ -57,6 +62,9 @@ pub struct CpuPool {
     wake_first: bool,
     /// EEVDF's order instead of arrival order (see the module doc).
     eevdf: Option<Eevdf>,
+    /// Which tasks are RT, and the RT tasks waiting for a CPU.
+    rt: Vec<bool>,
+    rt_q: VecDeque<(TaskId, SimTime, u64)>,
     runq_waits: u64,
     runq_wait_ns: u128,
     runq_max: usize,
@@ -74,6 +82,8 @@ impl CpuPool {
             woken: VecDeque::new(),
             wake_first: false,
             eevdf: None,
+            rt: Vec::new(),
+            rt_q: VecDeque::new(),
             runq_waits: 0,
             runq_wait_ns: 0,
             runq_max: 0,
@@ -111,6 +121,26 @@ impl CpuPool {
         }
     }
 
+    /// `task` is an RT task: served before all others (see the module doc).
+    pub fn set_rt(&mut self, task: TaskId) {
+        let i = task as usize;
+        if i >= self.rt.len() {
+            self.rt.resize(i + 1, false);
+        }
+        self.rt[i] = true;
+    }
+
+    #[inline]
+    fn is_rt(&self, task: TaskId) -> bool {
+        self.rt.get(task as usize).copied().unwrap_or(false)
+    }
+
+    /// RT tasks waiting for a CPU: a task of the fair class that runs has
+    /// need_resched set.
+    pub fn rt_waiting(&self) -> usize {
+        self.rt_q.len()
+    }
+
     pub fn is_eevdf(&self) -> bool {
         self.eevdf.is_some()
     }
@@ -119,6 +149,9 @@ impl CpuPool {
     /// A no-op without EEVDF order.
     #[inline]
     pub fn wake(&mut self, now: SimTime, task: TaskId) {
+        if self.eevdf.is_none() || self.is_rt(task) {
+            return;
+        }
         if let Some(e) = self.eevdf.as_mut() {
             e.wake(now, task);
         }
@@ -127,6 +160,9 @@ impl CpuPool {
     /// `task` starts running now.
     #[inline]
     pub fn started(&mut self, now: SimTime, task: TaskId) {
+        if self.eevdf.is_none() || self.is_rt(task) {
+            return;
+        }
         if let Some(e) = self.eevdf.as_mut() {
             e.start(now, task);
         }
@@ -136,6 +172,9 @@ impl CpuPool {
     /// it is requeued next) or not (it blocks, keeping its lag).
     #[inline]
     pub fn stopped(&mut self, now: SimTime, task: TaskId, runnable: bool) {
+        if self.eevdf.is_none() || self.is_rt(task) {
+            return;
+        }
         if let Some(e) = self.eevdf.as_mut() {
             e.stop(now, task, runnable);
         }
@@ -212,6 +251,9 @@ impl CpuPool {
     #[inline]
     pub fn release(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
         self.limit?;
+        if let Some(next) = self.rt_q.pop_front() {
+            return self.hand_over(now, cpu, Some(next));
+        }
         if self.eevdf.is_some() {
             return self.release_eevdf(now, cpu);
         }
@@ -280,6 +322,12 @@ impl CpuPool {
     /// `task` waits at the tail of the run queue (no free CPU, or it was
     /// preempted and its CPU went to the preempting task).
     pub fn requeue(&mut self, now: SimTime, task: TaskId) {
+        if self.is_rt(task) {
+            let seq = self.next_seq();
+            self.rt_q.push_back((task, now, seq));
+            self.runq_max = self.runq_max.max(self.runnable_waiting());
+            return;
+        }
         if let Some(e) = self.eevdf.as_mut() {
             e.wait(task);
         }
@@ -291,7 +339,7 @@ impl CpuPool {
     /// `task` was woken and finds no free CPU: the run queue's tail, or
     /// with `wake_first` the tail of the woken tasks.
     pub fn enqueue_woken(&mut self, now: SimTime, task: TaskId) {
-        if self.wake_first {
+        if self.wake_first && !self.is_rt(task) {
             let seq = self.next_seq();
             self.woken.push_back((task, now, seq));
             self.runq_max = self.runq_max.max(self.runnable_waiting());
@@ -307,7 +355,7 @@ impl CpuPool {
     }
 
     pub fn runnable_waiting(&self) -> usize {
-        self.runq.len() + self.woken.len() + self.bound_len
+        self.runq.len() + self.woken.len() + self.bound_len + self.rt_q.len()
     }
 
     /// Counters, name and value, in a fixed order.
