@@ -1039,11 +1039,15 @@ impl<'c> World<'c> {
             match *w {
                 Wake::Granted(t) | Wake::Retry(t) => {
                     let granted = matches!(w, Wake::Granted(_));
-                    if let Some(tr) = self.trace.as_mut() {
-                        tr.flow(self.current, t, self.now, &self.c.locks[lock as usize].name);
-                    }
-                    if let Some(r) = self.recorder.as_mut() {
-                        r.woken_by(t, self.current);
+                    // No waking task when a timer's wakeup makes a spinner
+                    // give up (need_resched): then no flow and no waker.
+                    if self.current != NONE {
+                        if let Some(tr) = self.trace.as_mut() {
+                            tr.flow(self.current, t, self.now, &self.c.locks[lock as usize].name);
+                        }
+                        if let Some(r) = self.recorder.as_mut() {
+                            r.woken_by(t, self.current);
+                        }
                     }
                     let task = &mut self.tasks[t as usize];
                     debug_assert_eq!(task.state, State::Blocked, "only sleepers are woken");
