@@ -13,8 +13,9 @@
 //!
 //! With `wake_first`, the run queue has two parts: woken tasks wait ahead
 //! of tasks that were preempted or used up their time slice. That is what
-//! CFS's sleeper placement and EEVDF's lag-based placement do to a task
-//! that slept: it is eligible at once, before the CPU-bound tasks.
+//! CFS's sleeper placement does to a task that slept: it is eligible at
+//! once, before the CPU-bound tasks, whatever it ran before (EEVDF, below,
+//! weighs that).
 //!
 //! With EEVDF order ([`CpuPool::set_eevdf`]), one run queue holds woken and
 //! preempted tasks alike, and a freed CPU goes to the task EEVDF picks
