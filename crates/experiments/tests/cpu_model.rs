@@ -345,11 +345,10 @@ program = ["loop", "  cpu 100us", "end"]
     assert_eq!(hold(&voluntary), 19 * MS);
 }
 
-/// One CPU, 3 ms slices at a 1 ms tick. `c` runs 2 ms first, while the hog
-/// `a` and `b` wait, then sleeps until 8.7 ms. `b` gets the CPU at 5 ms,
-/// when `a`'s first slice ends, and sleeps at once, until 10 ms. Each span
-/// runs from the task's first step (c: 0, b: 5 ms) to the end of its
-/// 100 us of work.
+/// One CPU, 3 ms slices at a 1 ms tick. `b` runs first and sleeps at once,
+/// until 2.2 ms; `c` then runs 2 ms while the hog `a` waits, and sleeps
+/// 0.1 ms; `a` runs from 2 ms. Each span runs from time 0 to the end of
+/// the task's 100 us of work.
 const LAG: &str = r#"
 [scenario]
 name = "lag"
@@ -358,40 +357,35 @@ cpus = 1
 hz = 1000
 timeslice = "3ms"
 wake_placement = "WAKE"
+[tasks.b]
+count = 1
+program = ["span_begin done", "sleep 2.2ms", "cpu 100us", "span_end done"]
 [tasks.c]
 count = 1
-program = ["span_begin done", "cpu 2ms", "sleep 6.7ms", "cpu 100us", "span_end done"]
+program = ["span_begin done", "cpu 2ms", "sleep 100us", "cpu 100us", "span_end done"]
 [tasks.a]
 count = 1
 program = ["loop", "  cpu 500us", "end"]
-[tasks.b]
-count = 1
-program = ["span_begin done", "sleep 5ms", "cpu 100us", "span_end done"]
 "#;
 
 #[test]
 fn eevdf_a_task_that_hogged_the_cpu_before_it_slept_waits_behind_one_that_did_not() {
-    // first: c, woken at 8.7 ms, goes ahead of the hog at a's next
-    // preemption point (9 ms) and is done at 9.1 ms; b, woken at 10 ms,
-    // waits for a's slice from 9.1 ms, noticed at the 13 ms tick, so at
-    // a's step boundary of 13.1 ms.
+    // Both wait for a's slice (from 2 ms, noticed at the 5 ms tick).
+    // first: by wake time, c (2.1 ms) then b (2.2 ms).
     let r = run_text(&LAG.replace("WAKE", "first"));
     assert_eq!(
         (span(&r, "done/c"), span(&r, "done/b")),
-        (9100 * US, 8200 * US)
+        (5100 * US, 5200 * US)
     );
-    // eevdf (all in ms): c ran 2 while a and b waited at vruntime 0, so it
-    // slept with lag 2/3 - 2 = -4/3; b slept at 5 with lag +1.5 (a had
-    // run 3). c wakes at 8.7 and is placed at V + 8/3 (the lag scaled by
-    // (1 + 1) / 1, a the only runnable task): vruntime 9.37 against a's
-    // 7 at a's preemption point (9): not eligible, a runs on. b wakes at
-    // 10 and is placed at V - 2.25 = 6.43 (deadline 9.43). At 12 (a's
-    // slice from 9) a has 10, c 9.37, b 6.43, V 8.6: b runs (done at
-    // 12.1), then c (12.2).
+    // eevdf (all in ms): c ran 2 while a waited (V 1, lag -1) and slept
+    // 0.1, while V (a alone) moved 0.1: it comes back with lag -0.9,
+    // vruntime 1.9, deadline 4.9. b slept with lag 0 and comes back at
+    // V = 1.05, deadline 4.05. At 5 (a at 3) V = 1.98: both eligible, b's
+    // deadline first.
     let r = run_text(&LAG.replace("WAKE", "eevdf"));
     assert_eq!(
         (span(&r, "done/b"), span(&r, "done/c")),
-        (7100 * US, 12200 * US)
+        (5100 * US, 5200 * US)
     );
 }
 

@@ -1,4 +1,4 @@
-//! EEVDF's order for runnable tasks (kernel/sched/fair.c, Linux 6.6+), for
+//! EEVDF's order for runnable tasks (kernel/sched/fair.c, Linux 6.12+), for
 //! the run queue of [`crate::cpu::CpuPool`] with `wake_placement = "eevdf"`.
 //!
 //! All tasks have the same weight (nice 0), so virtual time is CPU time:
@@ -8,7 +8,12 @@
 //! - `V` is the average `vruntime` of the runnable tasks, running ones
 //!   included (`avg_vruntime`);
 //! - a task that blocks keeps its lag `V - vruntime`, clamped to
-//!   `max(2 * slice, TICK_NSEC)` either way (`update_entity_lag`);
+//!   `max(2 * slice, TICK_NSEC)` either way (`update_entity_lag`); a
+//!   negative lag decays while it sleeps, by as much as `V` moves on,
+//!   and is gone once `V` has passed it (6.12's DELAY_DEQUEUE, which keeps
+//!   the task queued until then, and DELAY_ZERO); if it wakes before, it
+//!   comes back with what is left, its deadline as far ahead as it was
+//!   (ENQUEUE_DELAYED);
 //! - a task that becomes runnable is placed at `vruntime = V - lag`, the
 //!   lag scaled by `(n + 1) / n` for the `n` tasks already runnable, with
 //!   `deadline = vruntime + slice`, half a slice the first time
@@ -17,18 +22,20 @@
 //!   deadline, else the one with the least `vruntime` (`pick_eevdf`).
 //!
 //! So a task that ran less than its share while runnable (a kworker, a
-//! lock waiter that slept) comes back ahead of CPU-bound tasks, and a task
-//! that hogged the CPU before it blocked (a reader parked behind a writer)
-//! comes back behind them, by as much as it was ahead.
+//! lock waiter that slept) comes back ahead of CPU-bound tasks; a task
+//! that hogged the CPU just before it blocked (a reader parked for a
+//! moment behind a writer) comes back behind them; one that slept long
+//! comes back even.
 //!
 //! What is not here: one `V` serves all CPUs (the pool has one shared run
 //! queue; per-CPU kworkers wait for their own CPU but are ordered with the
-//! same `V`), so tasks do not migrate or balance; weights other than nice 0;
-//! DELAY_DEQUEUE (6.12), which keeps a blocked task with negative lag
-//! queued until its lag is spent: here the lag is kept and placement
-//! applies it, the same on average. The pick scans the queue (the kernel
-//! keeps an augmented rbtree): a handover costs O(tasks waiting), which
-//! 10,000 runnable hogs on 2 CPUs still run at 0.08 s per simulated 2 s.
+//! same `V`), so tasks do not migrate or balance; weights other than nice
+//! 0; a delayed task is not counted in `V` while it sleeps (the kernel
+//! keeps it on the queue, ineligible); kernels 6.6-6.11, which kept a
+//! negative lag however long the task slept. The pick scans the queue
+//! (the kernel keeps an augmented rbtree): a handover costs O(tasks
+//! waiting), which 10,000 runnable hogs on 2 CPUs still run at 0.08 s per
+//! simulated 2 s.
 
 use crate::lock::TaskId;
 use sim::SimTime;
@@ -52,6 +59,12 @@ struct Entity {
     /// When it last started running (ns).
     started: i64,
     placed_before: bool,
+    /// Blocked with negative lag (DELAY_DEQUEUE): `V` just after it left,
+    /// from which its lag decays as `V` moves on.
+    delayed_from: Option<i64>,
+    /// Its deadline less its vruntime when it blocked, kept if it comes
+    /// back still behind (ENQUEUE_DELAYED).
+    delayed_slice: i64,
     state: State,
 }
 
@@ -135,6 +148,17 @@ impl Eevdf {
         let slice = self.slice;
         let e = self.se(t);
         let mut lag = e.vlag;
+        let mut vslice = if e.placed_before { slice } else { slice / 2 };
+        if let Some(v0) = e.delayed_from.take() {
+            // DELAY_DEQUEUE: the lag decayed by how far V moved on; back
+            // at or past zero it is zero (DELAY_ZERO), else the task comes
+            // back with the rest, its deadline as far ahead of its
+            // vruntime as it was (ENQUEUE_DELAYED).
+            lag = (lag + (v - v0)).min(0);
+            if lag < 0 {
+                vslice = e.delayed_slice;
+            }
+        }
         if n > 0 {
             // Truncated toward zero, as the kernel's div_s64.
             let scaled = i128::from(lag) * i128::from(n + 1);
@@ -144,7 +168,6 @@ impl Eevdf {
             };
         }
         e.vruntime = v - lag;
-        let vslice = if e.placed_before { slice } else { slice / 2 };
         e.deadline = e.vruntime + vslice;
         e.placed_before = true;
         e.state = State::Placed;
@@ -204,9 +227,14 @@ impl Eevdf {
                 + i128::from(vr);
             let v = div_floor(sum, i128::from(n));
             let limit = self.lag_limit;
+            let v_after = self.avg_vruntime(now);
             let e = self.se(t);
             e.vlag = (v - vr).clamp(-limit, limit);
             e.state = State::Off;
+            if e.vlag < 0 {
+                e.delayed_from = Some(v_after);
+                e.delayed_slice = e.deadline - e.vruntime;
+            }
         }
     }
 
@@ -264,37 +292,59 @@ mod tests {
         SimTime(ms * MS)
     }
 
-    #[test]
-    fn a_task_that_hogged_the_cpu_blocks_with_negative_lag_and_comes_back_behind() {
-        // Two tasks share one CPU; A runs 3 ms while B waits, then blocks.
+    /// A runs 3 ms while B waits, both placed at 0, then blocks: V with A
+    /// counted is 1.5 ms, so A's lag is -1.5 ms; V without A is B's 0.
+    fn a_hogs_then_blocks() -> Eevdf {
         let mut e = Eevdf::new(3 * MS, 4 * MS);
         e.wake(at(0), 0);
         e.start(at(0), 0);
         e.wake(at(0), 1);
         e.wait(1);
         e.stop(at(3), 0, false);
-        // V counted A (vruntime 3 ms) and B (0): 1.5 ms; A's lag -1.5 ms.
         assert_eq!(e.lag(at(3), 0), -(3 * MS as i64) / 2);
-        // B runs; a fresh task C (lag 0) and A (lag -1.5 ms) wake.
+        e
+    }
+
+    #[test]
+    fn a_task_that_hogged_the_cpu_blocks_with_negative_lag_and_comes_back_behind() {
+        let mut e = a_hogs_then_blocks();
+        // B runs; a fresh task C (lag 0) wakes, then A, at once: V has
+        // not moved, so A's lag is whole: placed at vruntime 2.25 ms (the
+        // lag scaled by 3/2), it is 1.5 ms behind V once counted in it.
         e.start(at(3), 1);
         e.wake(at(3), 2);
         e.wait(2);
         e.wake(at(3), 0);
         e.wait(0);
+        assert_eq!(e.lag(at(3), 0), -(3 * MS as i64) / 2);
+        // At 4 ms B has run 1 ms of its first half slice and yields. V is
+        // 1.08 ms: B and C are eligible with deadline 1.5 ms (B queued
+        // first), A is not: B, C, then A.
         e.stop(at(4), 1, true);
         e.wait(1);
-        // B ran 1 ms of its first half slice: deadline still 1.5 ms. C was
-        // placed at V = 0 with a half slice: 1.5 ms too, but queued after
-        // B. A (vruntime 2.25 ms: its lag scaled by 3/2) is not eligible.
-        let order = [(0, 0), (1, 1), (2, 2)];
-        let first = e.pick(at(4), order.into_iter()).unwrap();
-        assert_eq!(
-            order[first].0, 1,
-            "B: eligible, earliest deadline, first queued"
-        );
+        let all = [(0, 0), (1, 1), (2, 2)];
+        assert_eq!(e.pick(at(4), all.into_iter()).map(|i| all[i].0), Some(1));
         let rest = [(0, 0), (2, 2)];
-        let next = e.pick(at(4), rest.into_iter()).unwrap();
-        assert_eq!(rest[next].0, 2, "C before A, who hogged the CPU");
+        assert_eq!(e.pick(at(4), rest.into_iter()).map(|i| rest[i].0), Some(2));
+    }
+
+    #[test]
+    fn a_negative_lag_decays_while_the_task_sleeps_as_v_moves_on() {
+        // Woken after B ran 0.5 ms, A has 1 ms of its lag left ...
+        let mut e = a_hogs_then_blocks();
+        e.start(at(3), 1);
+        let half = SimTime(3 * MS + MS / 2);
+        e.wake(half, 0);
+        e.wait(0);
+        assert_eq!(e.lag(half, 0), -(MS as i64));
+        // ... woken after B ran 7 ms, none (DELAY_ZERO): A comes back
+        // even, at V, with a full slice.
+        let mut e = a_hogs_then_blocks();
+        e.start(at(3), 1);
+        e.wake(at(10), 0);
+        e.wait(0);
+        assert_eq!(e.lag(at(10), 0), 0);
+        assert_eq!(e.deadline(0), 10 * MS as i64);
     }
 
     #[test]
