@@ -803,7 +803,7 @@ fn check_blame(
     points: &std::collections::BTreeMap<usize, crate::sweep::store::Stored>,
 ) -> anyhow::Result<String> {
     let f = &spec.figures[c.figure];
-    let count = crate::sweep::check::is_count(f);
+    let count = f.stat.is_count();
     let Some((i, rep, value)) = crate::sweep::check::representative(c, points, count) else {
         return Ok(String::new());
     };

@@ -600,8 +600,8 @@ impl<'c> World<'c> {
             Some(n) => CpuPool::with_cpus(n),
             None => CpuPool::unlimited(),
         };
-        cpu.set_wake_first(c.wake_first);
-        if c.eevdf {
+        cpu.set_wake_first(c.wake_placement.woken_first());
+        if c.wake_placement == crate::scenario::compile::WakePlacement::Eevdf {
             let tick = 1_000_000_000 / u64::from(c.hz.max(1));
             cpu.set_eevdf(c.timeslice.unwrap_or(tick), tick);
         }
@@ -766,7 +766,7 @@ impl<'c> World<'c> {
         if let Some(cpu) = self.cpu.try_take() {
             return Some(cpu);
         }
-        if self.c.preempt_full || self.c.wake_preempt {
+        if self.c.preempt_full || self.c.wake_placement.preempts() {
             if let Some(cpu) = self.preempt_for(t) {
                 return Some(cpu);
             }
@@ -827,14 +827,14 @@ impl<'c> World<'c> {
         // A task bound to the CPU its waker runs on is queued there by the
         // waker itself (no IPI, no idle exit): the latency is drawn, to
         // keep the stream in step, but not applied.
-        if self.tasks[t as usize].sched.is_some() {
+        if let Some(l) = self.c.wake_latency.as_ref() {
             let waker_cpu = (self.current != NONE).then(|| self.tasks[self.current as usize].cpu);
             let local = waker_cpu.is_some() && self.tasks[t as usize].bound == waker_cpu;
-            let s = self.tasks[t as usize].sched.as_mut();
-            let d = match (self.c.wake_latency.as_ref(), s) {
-                (Some(l), Some(s)) => l.sample(s),
-                _ => 0,
-            };
+            let s = self.tasks[t as usize]
+                .sched
+                .as_mut()
+                .expect("a wake latency gives every task its stream");
+            let d = l.sample(s);
             if d > 0 && !local {
                 self.tasks[t as usize].state = State::Runnable;
                 self.blame_switch(t, crate::blame::Doing::Waking);
@@ -945,7 +945,7 @@ impl<'c> World<'c> {
     /// a woken task waits, having set need_resched.
     #[inline]
     fn resched_due(&self, t: TaskId) -> bool {
-        if self.c.timeslice.is_none() && !self.c.wake_preempt && self.rt_tasks == 0 {
+        if self.c.timeslice.is_none() && !self.c.wake_placement.preempts() && self.rt_tasks == 0 {
             return false;
         }
         if self.cpu.runnable_waiting() == 0 {
@@ -970,7 +970,8 @@ impl<'c> World<'c> {
             let tick = 1_000_000_000 / u64::from(self.c.hz.max(1));
             self.now.0 >= end.div_ceil(tick) * tick
         };
-        self.c.timeslice.is_some_and(over) || (self.c.wake_preempt && self.cpu.woken_waiting() > 0)
+        self.c.timeslice.is_some_and(over)
+            || (self.c.wake_placement.preempts() && self.cpu.woken_waiting() > 0)
     }
 
     /// `t` gives up its CPU to the run queue's tail and resumes at `pc`.
@@ -2367,13 +2368,13 @@ impl<'c> World<'c> {
                     value: v,
                 });
             }
-            if self.c.preempt_full || self.c.wake_preempt {
+            if self.c.preempt_full || self.c.wake_placement.preempts() {
                 counters.push(Counter {
                     subject: "cpu/preemptions".into(),
                     value: self.preemptions,
                 });
             }
-            if self.c.timeslice.is_some() || self.c.wake_preempt {
+            if self.c.timeslice.is_some() || self.c.wake_placement.preempts() {
                 counters.push(Counter {
                     subject: "cpu/resched_yields".into(),
                     value: self.slice_yields,

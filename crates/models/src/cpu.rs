@@ -146,14 +146,21 @@ impl CpuPool {
         self.eevdf.is_some()
     }
 
+    /// The EEVDF state, if the queue is in EEVDF order and `task` is of the
+    /// fair class (EEVDF never sees RT tasks).
+    #[inline]
+    fn fair(&mut self, task: TaskId) -> Option<&mut Eevdf> {
+        if self.eevdf.is_none() || self.is_rt(task) {
+            return None;
+        }
+        self.eevdf.as_mut()
+    }
+
     /// `task` becomes runnable now (woken, or started): EEVDF places it.
     /// A no-op without EEVDF order.
     #[inline]
     pub fn wake(&mut self, now: SimTime, task: TaskId) {
-        if self.eevdf.is_none() || self.is_rt(task) {
-            return;
-        }
-        if let Some(e) = self.eevdf.as_mut() {
+        if let Some(e) = self.fair(task) {
             e.wake(now, task);
         }
     }
@@ -161,10 +168,7 @@ impl CpuPool {
     /// `task` starts running now.
     #[inline]
     pub fn started(&mut self, now: SimTime, task: TaskId) {
-        if self.eevdf.is_none() || self.is_rt(task) {
-            return;
-        }
-        if let Some(e) = self.eevdf.as_mut() {
+        if let Some(e) = self.fair(task) {
             e.start(now, task);
         }
     }
@@ -173,17 +177,9 @@ impl CpuPool {
     /// it is requeued next) or not (it blocks, keeping its lag).
     #[inline]
     pub fn stopped(&mut self, now: SimTime, task: TaskId, runnable: bool) {
-        if self.eevdf.is_none() || self.is_rt(task) {
-            return;
-        }
-        if let Some(e) = self.eevdf.as_mut() {
+        if let Some(e) = self.fair(task) {
             e.stop(now, task, runnable);
         }
-    }
-
-    /// The EEVDF state, if the queue is in EEVDF order (tests, traces).
-    pub fn eevdf(&mut self) -> Option<&mut Eevdf> {
-        self.eevdf.as_mut()
     }
 
     pub fn is_unlimited(&self) -> bool {
@@ -238,7 +234,7 @@ impl CpuPool {
 
     /// `task`, bound to `cpu`, waits for it (woken, or preempted on it).
     pub fn requeue_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
-        if let Some(e) = self.eevdf.as_mut() {
+        if let Some(e) = self.fair(task) {
             e.wait(task);
         }
         let seq = self.next_seq();
@@ -329,7 +325,7 @@ impl CpuPool {
             self.runq_max = self.runq_max.max(self.runnable_waiting());
             return;
         }
-        if let Some(e) = self.eevdf.as_mut() {
+        if let Some(e) = self.fair(task) {
             e.wait(task);
         }
         let seq = self.next_seq();

@@ -125,13 +125,17 @@ impl Eevdf {
         self.se.get(t as usize).copied().unwrap_or_default()
     }
 
-    /// `V` at `now`: the average `vruntime` of runnable tasks (placed but
-    /// not yet waiting or running ones are not counted).
-    pub fn avg_vruntime(&mut self, now: SimTime) -> i64 {
-        let n = self.n_wait + self.n_run;
+    /// The sum of `vruntime` at `now` over runnable tasks (placed but not
+    /// yet waiting or running ones are not counted), and their number.
+    fn runnable_sum(&self, now: SimTime) -> (i128, i64) {
+        let sum = self.sum_wait + self.sum_run + i128::from(self.n_run) * i128::from(now.0 as i64);
+        (sum, self.n_wait + self.n_run)
+    }
+
+    /// `V` at `now`: the average `vruntime` of runnable tasks.
+    fn avg_vruntime(&mut self, now: SimTime) -> i64 {
+        let (sum, n) = self.runnable_sum(now);
         if n > 0 {
-            let sum =
-                self.sum_wait + self.sum_run + i128::from(self.n_run) * i128::from(now.0 as i64);
             self.last_v = div_floor(sum, i128::from(n));
         }
         self.last_v
@@ -220,12 +224,8 @@ impl Eevdf {
             // The lag against V with this task still counted, as the
             // kernel computes it before the dequeue.
             let vr = self.get(t).vruntime;
-            let n = self.n_wait + self.n_run + 1;
-            let sum = self.sum_wait
-                + self.sum_run
-                + i128::from(self.n_run) * i128::from(now.0 as i64)
-                + i128::from(vr);
-            let v = div_floor(sum, i128::from(n));
+            let (sum, n) = self.runnable_sum(now);
+            let v = div_floor(sum + i128::from(vr), i128::from(n + 1));
             let limit = self.lag_limit;
             let v_after = self.avg_vruntime(now);
             let e = self.se(t);
@@ -267,8 +267,9 @@ impl Eevdf {
     }
 
     /// `t`'s lag at `now` (`V - vruntime`; the saved lag if it is not
-    /// runnable), for tests and traces.
-    pub fn lag(&mut self, now: SimTime, t: TaskId) -> i64 {
+    /// runnable).
+    #[cfg(test)]
+    fn lag(&mut self, now: SimTime, t: TaskId) -> i64 {
         let e = self.get(t);
         match e.state {
             State::Off => e.vlag,
@@ -277,8 +278,9 @@ impl Eevdf {
         }
     }
 
-    /// `t`'s virtual deadline (tests).
-    pub fn deadline(&self, t: TaskId) -> i64 {
+    /// `t`'s virtual deadline.
+    #[cfg(test)]
+    fn deadline(&self, t: TaskId) -> i64 {
         self.get(t).deadline
     }
 }

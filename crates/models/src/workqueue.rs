@@ -502,9 +502,7 @@ impl Workqueue {
     /// `work_busy()`: the item is pending (timer armed or queued) or
     /// executing.
     pub fn work_busy(&self, work: WorkId) -> bool {
-        self.items
-            .get(&work)
-            .is_some_and(|i| i.running.is_some() || !matches!(i.pending, Pending::No))
+        self.work_pending(work) || self.work_running(work)
     }
 
     /// The item is executing (started, [`Self::work_done`] not yet called).

@@ -237,6 +237,31 @@ pub struct MemcgSpec {
     pub oom_victims: Vec<u32>,
 }
 
+/// Where a woken task waits for a CPU (`scenario.wake_placement`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakePlacement {
+    /// At the run queue's tail (the default).
+    Fifo,
+    /// Ahead of the tasks that were preempted or used up their slice.
+    First,
+    /// As `First`, and it preempts a task's lock-free `cpu` step.
+    Preempt,
+    /// In EEVDF's order, the time slice as its base slice.
+    Eevdf,
+}
+
+impl WakePlacement {
+    /// Woken tasks wait ahead of preempted ones.
+    pub fn woken_first(self) -> bool {
+        matches!(self, WakePlacement::First | WakePlacement::Preempt)
+    }
+
+    /// A woken task preempts a lock-free task in a `cpu` step.
+    pub fn preempts(self) -> bool {
+        self == WakePlacement::Preempt
+    }
+}
+
 /// A scenario variant ready to run.
 #[derive(Clone, Debug)]
 pub struct Compiled {
@@ -254,13 +279,8 @@ pub struct Compiled {
     pub preempt_full: bool,
     /// Time slice in ns (`scenario.timeslice`), if tasks yield CPUs.
     pub timeslice: Option<u64>,
-    /// Woken tasks wait ahead of tasks that used up their slice.
-    pub wake_first: bool,
-    /// A woken task preempts a lock-free task in a `cpu` step.
-    pub wake_preempt: bool,
-    /// `wake_placement = "eevdf"`: the run queue in EEVDF's order, the
-    /// time slice as its base slice.
-    pub eevdf: bool,
+    /// Where a woken task waits for a CPU (`scenario.wake_placement`).
+    pub wake_placement: WakePlacement,
     /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
     /// points.
     pub voluntary: bool,
@@ -1336,16 +1356,16 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             Dur(ns) => Some(ns),
         },
     };
-    let (wake_first, wake_preempt, eevdf) = choice(
+    let wake_placement = choice(
         src,
         "scenario.wake_placement",
         "wake placement",
         h.wake_placement.as_ref(),
         &[
-            ("fifo", (false, false, false)),
-            ("first", (true, false, false)),
-            ("preempt", (true, true, false)),
-            ("eevdf", (false, false, true)),
+            ("fifo", WakePlacement::Fifo),
+            ("first", WakePlacement::First),
+            ("preempt", WakePlacement::Preempt),
+            ("eevdf", WakePlacement::Eevdf),
         ],
     )?;
     let mut locks = Vec::new();
@@ -1610,9 +1630,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         wake_latency,
         preempt_full,
         timeslice,
-        wake_first,
-        wake_preempt,
-        eevdf,
+        wake_placement,
         voluntary,
         locks,
         dists,

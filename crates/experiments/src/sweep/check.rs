@@ -61,12 +61,6 @@ fn samples(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> Vec<(usize, u
     out
 }
 
-/// Whether a figure counts events (judged as a total over the exposure)
-/// rather than measuring a worst value.
-pub fn is_count(f: &super::spec::Figure) -> bool {
-    f.stat.is_count()
-}
-
 /// The run that stands for the observation: for a worst value, the one
 /// with the smallest value at or above it, else the one with the largest
 /// value; for a count, the one with the most. As `(point, replication,
@@ -229,7 +223,7 @@ pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stor
     let runs = samples(check, points);
     let r = analyse(check, &runs);
     let f = &spec.figures[check.figure];
-    let count = is_count(f);
+    let count = f.stat.is_count();
     let mut out = String::new();
     let stat = match f.stat {
         output::Stat::Above(t) => format!("count at or above {}", output::terminal::human_ns(t)),
