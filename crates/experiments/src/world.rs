@@ -980,15 +980,12 @@ impl<'c> World<'c> {
         let task = &mut self.tasks[t as usize];
         task.pc = pc;
         task.state = State::Runnable;
-        if self.cpu.is_eevdf() {
-            // Back in the queue before the pick: EEVDF may choose it again.
-            self.cpu.stopped(self.now, t, true);
-            self.requeue(t);
-            self.leave_cpu(t);
-        } else {
-            self.leave_cpu(t);
-            self.requeue(t);
-        }
+        // Back in the queue before its CPU is handed on: the pick sees it
+        // (EEVDF may choose it again), and a CPU nobody else wants is not
+        // left free while it waits.
+        self.cpu.stopped(self.now, t, true);
+        self.requeue(t);
+        self.leave_cpu(t);
     }
 
     /// `t`, preempted, waits at the tail: of its CPU's queue if bound.

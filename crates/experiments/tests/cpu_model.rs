@@ -451,3 +451,32 @@ program = ["loop", "  cpu 100us", "end"]
     let r = run_text(&text.replace("\"first\"", "\"eevdf\""));
     assert_eq!(span(&r, "done/rt"), 11_100 * US);
 }
+
+#[test]
+fn a_task_that_yields_with_nobody_to_run_on_its_cpu_keeps_it() {
+    // u queues w on its CPU (1) and burns 5 ms there, so w's kworker waits
+    // for CPU 1. t, on CPU 0, sees a task waiting when its 1 ms slice is
+    // up and yields at its next step; nothing else can run on CPU 0, so
+    // the pick gives it straight back: its 3 ms of work take 3 ms. (It
+    // used to leave CPU 0 free and wait in the queue until CPU 1 freed up
+    // after u and w, at 5.01 ms: 7.01 ms.)
+    let text = r#"
+[scenario]
+name = "yield"
+duration = "20ms"
+cpus = 2
+hz = 1000
+timeslice = "1ms"
+[workqueues.wq]
+kind = "percpu"
+[works.w]
+program = ["cpu 10us"]
+[tasks.t]
+count = 1
+program = ["span_begin s", "repeat 30", "  cpu 100us", "end", "span_end s"]
+[tasks.u]
+count = 1
+program = ["queue_work wq w", "cpu 5ms"]
+"#;
+    assert_eq!(span(&run_text(text), "s/t"), 3 * MS);
+}
