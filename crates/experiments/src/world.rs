@@ -531,6 +531,40 @@ macro_rules! with_lock {
     }};
 }
 
+/// Where the event queue's trees start (besides slot 0): a task group of
+/// 64 or more tasks gets a tree of its own, smaller groups share one with
+/// their neighbours, the kworkers have one, and the timers (after the
+/// tasks) another. Tasks are set at almost every event, timers are many but
+/// rare, and a busy group (readers) then replays a short path in a small
+/// tree that its many idle neighbours (churners parked on a mutex) do not
+/// lengthen. The trees change no event's order.
+fn queue_bounds(tasks: &[Task]) -> Vec<usize> {
+    const MIN_TREE: usize = 64;
+    // A small world's tree fits the cache whole: one tree and a pick
+    // among fewer roots serve it better.
+    if tasks.len() < 4 * MIN_TREE {
+        return vec![tasks.len()];
+    }
+    let same =
+        |a: &Task, b: &Task| a.group == b.group && a.worker_of.is_some() == b.worker_of.is_some();
+    let mut bounds = Vec::new();
+    let mut i = 0;
+    while i < tasks.len() {
+        let mut j = i + 1;
+        while j < tasks.len() && same(&tasks[i], &tasks[j]) {
+            j += 1;
+        }
+        if j - i >= MIN_TREE && bounds.len() < 250 {
+            bounds.push(i);
+            bounds.push(j);
+        }
+        i = j;
+    }
+    bounds.push(tasks.len());
+    bounds.dedup();
+    bounds
+}
+
 fn mode_index(m: Mode) -> usize {
     match m {
         Mode::Read => 0,
@@ -596,11 +630,15 @@ impl<'c> World<'c> {
         }
         let ntasks = tasks.len();
         let nitems = c.works.iter().map(|w| w.instances as usize).sum::<usize>();
+        let bounds = queue_bounds(&tasks);
         let mut cpu = match c.cpus {
             Some(n) => CpuPool::with_cpus(n),
             None => CpuPool::unlimited(),
         };
         cpu.set_wake_first(c.wake_placement.woken_first());
+        if c.percpu_runqueues {
+            cpu.set_percpu();
+        }
         if c.wake_placement == crate::scenario::compile::WakePlacement::Eevdf {
             let tick = 1_000_000_000 / u64::from(c.hz.max(1));
             cpu.set_eevdf(c.timeslice.unwrap_or(tick), tick);
@@ -645,11 +683,9 @@ impl<'c> World<'c> {
             slice_yields: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
-            // Tasks' slots in a tree of their own: they are set at almost
-            // every event, and work items' timers are many but rare.
-            queue: SlotQueue::with_split(
+            queue: SlotQueue::with_bounds(
                 ntasks + c.memcgs.len() + nitems + c.memcgs.len(),
-                ntasks,
+                &bounds,
                 Ev::Run,
             ),
             released: vec![0.0; c.memcgs.len()],
@@ -749,7 +785,10 @@ impl<'c> World<'c> {
         if self.cpu.is_unlimited() {
             return Some(Cpu::ANY);
         }
-        self.cpu.wake(self.now, t);
+        match self.tasks[t as usize].bound {
+            Some(cpu) => self.cpu.wake_on(self.now, t, cpu),
+            None => self.cpu.wake(self.now, t),
+        }
         self.take_limited_cpu(t)
     }
 
@@ -763,7 +802,7 @@ impl<'c> World<'c> {
             }
             return got;
         }
-        if let Some(cpu) = self.cpu.try_take() {
+        if let Some(cpu) = self.cpu.try_take_for(t) {
             return Some(cpu);
         }
         if self.c.preempt_full || self.c.wake_placement.preempts() {
@@ -913,7 +952,7 @@ impl<'c> World<'c> {
         task.on_cpu_since = self.now;
         if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
             *r = t;
-            self.cpu.started(self.now, t);
+            self.cpu.started(self.now, t, cpu);
         }
         if self.recorder.is_some() {
             self.blame_on_cpu(t);
@@ -941,37 +980,42 @@ impl<'c> World<'c> {
     }
 
     /// Whether a reschedule is due for `t`, on a CPU: others wait for a
-    /// CPU and `t` has used up its time slice (seen at a tick), or (with wakeup preemption)
-    /// a woken task waits, having set need_resched.
+    /// CPU (its CPU's, with per-CPU queues) and `t` has used up its time
+    /// slice (seen at a tick), or an RT task waits, or a woken task asked
+    /// for the CPU (`preempt` placement; EEVDF wakeup preemption with
+    /// per-CPU queues). The cheap tests go first: this runs at every
+    /// event of a task.
     #[inline]
     fn resched_due(&self, t: TaskId) -> bool {
-        if self.c.timeslice.is_none() && !self.c.wake_placement.preempts() && self.rt_tasks == 0 {
-            return false;
-        }
-        if self.cpu.runnable_waiting() == 0 {
+        if self.c.timeslice.is_none()
+            && !self.c.wake_placement.preempts()
+            && self.rt_tasks == 0
+            && !self.cpu.is_percpu()
+        {
             return false;
         }
         // The RT class runs first: a waiting RT task reschedules a fair
         // task at once, and an RT task (SCHED_FIFO) has no slice.
-        if self.tasks[t as usize].rt {
+        let task = &self.tasks[t as usize];
+        if task.rt {
             return false;
-        }
-        if self.cpu.rt_waiting() > 0 {
-            return true;
         }
         // The scheduler tick notices a used-up slice: the slice ends at the
         // first tick (every 1/HZ) at or after it runs out (the divisions
         // only once it has run out).
         let over = |slice: u64| {
-            let end = self.tasks[t as usize].on_cpu_since.0 + slice;
+            let end = task.on_cpu_since.0 + slice;
             if self.now.0 < end {
                 return false;
             }
             let tick = 1_000_000_000 / u64::from(self.c.hz.max(1));
             self.now.0 >= end.div_ceil(tick) * tick
         };
-        self.c.timeslice.is_some_and(over)
+        let asked = self.cpu.rt_waiting() > 0
+            || self.cpu.resched_set(task.cpu)
             || (self.c.wake_placement.preempts() && self.cpu.woken_waiting() > 0)
+            || self.c.timeslice.is_some_and(over);
+        asked && self.cpu.waiting_for(task.cpu) > 0
     }
 
     /// `t` gives up its CPU to the run queue's tail and resumes at `pc`.

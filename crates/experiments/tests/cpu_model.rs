@@ -480,3 +480,60 @@ program = ["queue_work wq w", "cpu 5ms"]
 "#;
     assert_eq!(span(&run_text(text), "s/t"), 3 * MS);
 }
+
+#[test]
+fn percpu_runqueues_a_freed_cpu_runs_its_own_waiter_before_one_that_waited_longer() {
+    // z and w run first (CPUs 0 and 1), start their spans and sleep; x
+    // and y, placed on CPUs 0 and 1, take over. z wakes at 50 us and w at
+    // 100 us: both CPUs are busy, so they wait, z for CPU 0 and w for CPU
+    // 1 (where each last ran). y sleeps at 1.5 ms.
+    let text = r#"
+[scenario]
+name = "percpu"
+duration = "20ms"
+cpus = 2
+runqueue = "RQ"
+[tasks.z]
+count = 1
+program = ["span_begin q", "sleep 50us", "cpu 10us", "span_end q", "sleep 1s"]
+[tasks.w]
+count = 1
+program = ["span_begin q", "sleep 100us", "cpu 10us", "span_end q", "sleep 1s"]
+[tasks.x]
+count = 1
+program = ["cpu 5ms"]
+[tasks.y]
+count = 1
+program = ["cpu 1500us", "sleep 1s"]
+"#;
+    // Shared queue: CPU 1 takes z, which waited longer, then w.
+    let r = run_text(&text.replace("RQ", "shared"));
+    assert_eq!((span(&r, "q/z"), span(&r, "q/w")), (1510 * US, 1520 * US));
+    // Per-CPU queues: CPU 1 runs its own w, then, with nothing of its own
+    // left, pulls z from CPU 0.
+    let r = run_text(&text.replace("RQ", "percpu"));
+    assert_eq!((span(&r, "q/w"), span(&r, "q/z")), (1510 * US, 1520 * US));
+}
+
+#[test]
+fn percpu_runqueues_are_refused_with_preempt_placement_and_unknown_names() {
+    for (extra, needle) in [
+        (
+            "runqueue = \"percpu\"\nwake_placement = \"preempt\"",
+            "needs the shared run queue",
+        ),
+        ("runqueue = \"global\"", "unknown run queue `global`"),
+    ] {
+        let text = format!(
+            "[scenario]\nname = \"e\"\nduration = \"1ms\"\ncpus = 2\n{extra}\n[tasks.t]\ncount = 1\nprogram = [\"cpu 1us\"]\n"
+        );
+        let f = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
+        let l = f.load(&f.base);
+        let e = match l {
+            Err(e) => e,
+            Ok(l) => compile(&f.source, &l.doc, &f.base).unwrap_err(),
+        };
+        let msg = e.to_string();
+        assert!(msg.contains(needle) && msg.contains("t.toml:"), "{msg}");
+    }
+}

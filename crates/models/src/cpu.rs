@@ -29,6 +29,30 @@
 //! scheduler picks the RT class before the fair class. EEVDF never sees
 //! them.
 //!
+//! With per-CPU run queues ([`CpuPool::set_percpu`], `runqueue =
+//! "percpu"`), each CPU has its own queue, as Linux's do, instead of one
+//! that every CPU serves:
+//! - a task that becomes runnable takes its previous CPU if that is idle,
+//!   else the lowest idle one (select_idle_sibling), else it waits on its
+//!   previous CPU (`prev_cpu`: wake_affine's choice of the waker's CPU is
+//!   not modelled). A task placed for the first time goes to CPU k mod N,
+//!   k counting first placements, as fork balancing spreads new tasks;
+//! - a CPU that frees up runs the next task of its own queue; if it has
+//!   none, it pulls the longest-waiting task of the CPU with the most
+//!   waiting tasks (newidle balancing) and only then goes idle;
+//! - a task that used up its slice (or was preempted) requeues on its CPU,
+//!   unless that queue has at least two more waiting tasks than the
+//!   shortest one: then it moves there (the periodic balancing that the
+//!   scheduler tick triggers, done at the tick that ends the slice).
+//!
+//! So a woken task waits for its own CPU's current task to block or use up
+//! its slice, not for the first of all CPUs to do so. In EEVDF order, each
+//! CPU's queue has its own `V`, and a wakeup can cut that short: if the
+//! task running there is no longer eligible and EEVDF would pick the woken
+//! one, the running task is asked to reschedule
+//! ([`CpuPool::resched_set`]; the world acts on it at its next preemption
+//! point).
+//!
 //! Free CPUs are handed out lowest id first, so runs are reproducible and
 //! CPU ids mean the same thing in every variant.
 
@@ -43,6 +67,38 @@ pub struct Cpu(pub u32);
 
 impl Cpu {
     pub const ANY: Cpu = Cpu(u32::MAX);
+}
+
+/// A queue entry: the task, when it began to wait, and its enqueue number.
+type Entry = (TaskId, SimTime, u64);
+
+/// Per-CPU run queues (see the module doc).
+#[derive(Debug, Default)]
+struct PerCpu {
+    /// Each task's CPU: where it last ran or waits (`u32::MAX`: never placed).
+    home: Vec<u32>,
+    /// First placements so far (fork balancing: CPU k mod N).
+    placed: u32,
+    /// Per CPU: woken tasks (ahead, with `wake_first`) and the rest.
+    woken: Vec<VecDeque<Entry>>,
+    runq: Vec<VecDeque<Entry>>,
+    /// Tasks in all of `woken` and `runq`.
+    len: usize,
+    /// Tasks an idle CPU pulled from another CPU's queue.
+    pulls: u64,
+    /// Tasks moved to a shorter queue at the end of a slice.
+    moves: u64,
+    /// Per CPU: the task running there (`TaskId::MAX`: none), and whether
+    /// a wakeup asked it to reschedule (EEVDF wakeup preemption).
+    running: Vec<TaskId>,
+    resched: Vec<bool>,
+    wakeup_preemptions: u64,
+}
+
+impl PerCpu {
+    fn waiting_on(&self, cpu: usize) -> usize {
+        self.woken[cpu].len() + self.runq[cpu].len()
+    }
 }
 
 #[derive(Debug)]
@@ -66,6 +122,8 @@ pub struct CpuPool {
     /// Which tasks are RT, and the RT tasks waiting for a CPU.
     rt: Vec<bool>,
     rt_q: VecDeque<(TaskId, SimTime, u64)>,
+    /// Per-CPU run queues instead of `runq` and `woken` (see the module doc).
+    percpu: Option<PerCpu>,
     runq_waits: u64,
     runq_wait_ns: u128,
     runq_max: usize,
@@ -85,6 +143,7 @@ impl CpuPool {
             eevdf: None,
             rt: Vec::new(),
             rt_q: VecDeque::new(),
+            percpu: None,
             runq_waits: 0,
             runq_wait_ns: 0,
             runq_max: 0,
@@ -116,9 +175,88 @@ impl CpuPool {
     /// Orders the run queue as EEVDF does, with base slice `slice` and a
     /// scheduler tick of `tick` (ns); only with a limited number of CPUs.
     pub fn set_eevdf(&mut self, slice: u64, tick: u64) {
-        if self.limit.is_some() {
+        if let Some(n) = self.limit {
             self.wake_first = false;
-            self.eevdf = Some(Eevdf::new(slice, tick));
+            let queues = if self.percpu.is_some() { n as usize } else { 1 };
+            self.eevdf = Some(Eevdf::new(slice, tick, queues));
+        }
+    }
+
+    /// One run queue per CPU (see the module doc); only with a limited
+    /// number of CPUs. Call it before [`Self::set_eevdf`].
+    pub fn set_percpu(&mut self) {
+        if let Some(n) = self.limit {
+            assert!(self.eevdf.is_none(), "set_percpu goes before set_eevdf");
+            self.percpu = Some(PerCpu {
+                woken: vec![VecDeque::new(); n as usize],
+                runq: vec![VecDeque::new(); n as usize],
+                running: vec![TaskId::MAX; n as usize],
+                resched: vec![false; n as usize],
+                ..PerCpu::default()
+            });
+        }
+    }
+
+    pub fn is_percpu(&self) -> bool {
+        self.percpu.is_some()
+    }
+
+    /// `task`'s CPU in per-CPU mode, placing it (CPU k mod N) the first time.
+    fn home(&mut self, task: TaskId) -> usize {
+        let n = self.limit.expect("per-CPU queues need a CPU limit");
+        let p = self.percpu.as_mut().expect("per-CPU queues");
+        let i = task as usize;
+        if let Some(&h) = p.home.get(i) {
+            if h != u32::MAX {
+                return h as usize;
+            }
+        } else {
+            p.home.resize(i + 1, u32::MAX);
+        }
+        if p.home[i] == u32::MAX {
+            p.home[i] = p.placed % n;
+            p.placed += 1;
+        }
+        p.home[i] as usize
+    }
+
+    /// The EEVDF run queue of `cpu`: its own with per-CPU queues, else the
+    /// one shared queue.
+    #[inline]
+    fn rq_of(&self, cpu: Cpu) -> usize {
+        if self.percpu.is_some() && cpu != Cpu::ANY {
+            cpu.0 as usize
+        } else {
+            0
+        }
+    }
+
+    /// The CPU whose queue `task` joins if it becomes runnable now: with
+    /// per-CPU queues, as [`Self::try_take_for`] then
+    /// [`Self::enqueue_woken`] would choose.
+    fn target_rq(&mut self, task: TaskId) -> usize {
+        if self.percpu.is_none() {
+            return 0;
+        }
+        let home = self.home(task);
+        if self.free[home / 64] & (1 << (home % 64)) != 0 {
+            return home;
+        }
+        match self.free.iter().enumerate().find(|(_, b)| **b != 0) {
+            Some((w, b)) => w * 64 + b.trailing_zeros() as usize,
+            None => home,
+        }
+    }
+
+    /// `task` runs on `cpu`: with per-CPU queues, it is its CPU from now
+    /// (also when it got there by preempting another task).
+    #[inline]
+    pub fn set_home(&mut self, task: TaskId, cpu: Cpu) {
+        if self.percpu.is_some() && cpu != Cpu::ANY {
+            self.home(task);
+            if let Some(p) = self.percpu.as_mut() {
+                p.home[task as usize] = cpu.0;
+            }
         }
     }
 
@@ -160,16 +298,37 @@ impl CpuPool {
     /// A no-op without EEVDF order.
     #[inline]
     pub fn wake(&mut self, now: SimTime, task: TaskId) {
-        if let Some(e) = self.fair(task) {
-            e.wake(now, task);
+        if self.fair(task).is_some() {
+            let rq = self.target_rq(task);
+            if let Some(e) = self.fair(task) {
+                e.wake(now, task, rq);
+            }
         }
     }
 
-    /// `task` starts running now.
+    /// `task`, bound to `cpu`, becomes runnable now: EEVDF places it on
+    /// that CPU's queue. A no-op without EEVDF order.
     #[inline]
-    pub fn started(&mut self, now: SimTime, task: TaskId) {
+    pub fn wake_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
+        let rq = self.rq_of(cpu);
         if let Some(e) = self.fair(task) {
-            e.start(now, task);
+            e.wake(now, task, rq);
+        }
+    }
+
+    /// `task` starts running now on `cpu`.
+    #[inline]
+    pub fn started(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
+        self.set_home(task, cpu);
+        if let Some(p) = self.percpu.as_mut() {
+            if cpu != Cpu::ANY {
+                p.running[cpu.0 as usize] = task;
+                p.resched[cpu.0 as usize] = false;
+            }
+        }
+        let rq = self.rq_of(cpu);
+        if let Some(e) = self.fair(task) {
+            e.start(now, task, rq);
         }
     }
 
@@ -177,6 +336,14 @@ impl CpuPool {
     /// it is requeued next) or not (it blocks, keeping its lag).
     #[inline]
     pub fn stopped(&mut self, now: SimTime, task: TaskId, runnable: bool) {
+        if self.percpu.is_some() {
+            let c = self.home(task);
+            let p = self.percpu.as_mut().expect("per-CPU queues");
+            if p.running[c] == task {
+                p.running[c] = TaskId::MAX;
+                p.resched[c] = false;
+            }
+        }
         if let Some(e) = self.fair(task) {
             e.stop(now, task, runnable);
         }
@@ -194,7 +361,7 @@ impl CpuPool {
     /// or `None` if it waits in the run queue.
     #[inline]
     pub fn make_runnable(&mut self, now: SimTime, task: TaskId) -> Option<Cpu> {
-        let cpu = self.try_take();
+        let cpu = self.try_take_for(task);
         if cpu.is_none() {
             self.enqueue_woken(now, task);
         }
@@ -211,6 +378,25 @@ impl CpuPool {
         let c = bits.trailing_zeros();
         *bits &= *bits - 1;
         Some(Cpu(w as u32 * 64 + c))
+    }
+
+    /// A free CPU for `task`: in per-CPU mode its own CPU if free, else the
+    /// lowest free one; otherwise as [`Self::try_take`].
+    #[inline]
+    pub fn try_take_for(&mut self, task: TaskId) -> Option<Cpu> {
+        if self.percpu.is_none() {
+            return self.try_take();
+        }
+        let home = self.home(task) as u32;
+        let (w, bit) = ((home / 64) as usize, 1u64 << (home % 64));
+        let cpu = if self.free[w] & bit != 0 {
+            self.free[w] &= !bit;
+            Cpu(home)
+        } else {
+            self.try_take()?
+        };
+        self.set_home(task, cpu);
+        Some(cpu)
     }
 
     fn set_free(&mut self, cpu: Cpu) {
@@ -234,8 +420,12 @@ impl CpuPool {
 
     /// `task`, bound to `cpu`, waits for it (woken, or preempted on it).
     pub fn requeue_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
+        let rq = self.rq_of(cpu);
         if let Some(e) = self.fair(task) {
-            e.wait(task);
+            e.wait(now, task, rq);
+            if self.percpu.is_some() {
+                self.check_wakeup_preempt(now, task, rq);
+            }
         }
         let seq = self.next_seq();
         self.bound[cpu.0 as usize].push_back((task, now, seq));
@@ -250,6 +440,9 @@ impl CpuPool {
         self.limit?;
         if let Some(next) = self.rt_q.pop_front() {
             return self.hand_over(now, cpu, Some(next));
+        }
+        if self.percpu.is_some() {
+            return self.release_percpu(now, cpu);
         }
         if self.eevdf.is_some() {
             return self.release_eevdf(now, cpu);
@@ -283,7 +476,7 @@ impl CpuPool {
         let bound = &mut self.bound[cpu.0 as usize];
         let e = self.eevdf.as_mut().expect("EEVDF order");
         let candidates = self.runq.iter().chain(bound.iter());
-        let next = match e.pick(now, candidates.map(|&(t, _, seq)| (t, seq))) {
+        let next = match e.pick(now, 0, candidates.map(|&(t, _, seq)| (t, seq))) {
             Some(i) if i < self.runq.len() => self.runq.remove(i),
             Some(i) => {
                 self.bound_len -= 1;
@@ -292,6 +485,82 @@ impl CpuPool {
             None => None,
         };
         self.hand_over(now, cpu, next)
+    }
+
+    /// [`Self::release`] with per-CPU queues: `cpu`'s bound and own tasks
+    /// (by the time they began to wait, woken ones first with
+    /// `wake_first`), else a task pulled from the CPU with the most waiting.
+    fn release_percpu(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
+        let c = cpu.0 as usize;
+        let p = self.percpu.as_mut().expect("per-CPU queues");
+        if let Some(e) = self.eevdf.as_mut() {
+            // EEVDF's pick among this CPU's queue and bound tasks (woken
+            // and preempted tasks share `runq`: no `wake_first`).
+            let (runq, bound) = (&mut p.runq[c], &mut self.bound[c]);
+            let candidates = runq.iter().chain(bound.iter());
+            let next = match e.pick(now, c, candidates.map(|&(t, _, seq)| (t, seq))) {
+                Some(i) if i < runq.len() => {
+                    p.len -= 1;
+                    runq.remove(i)
+                }
+                Some(i) => {
+                    self.bound_len -= 1;
+                    bound.remove(i - runq.len())
+                }
+                None => None,
+            };
+            if next.is_some() {
+                return self.hand_over(now, cpu, next);
+            }
+            let next = self.pull(c);
+            return self.hand_over(now, cpu, next);
+        }
+        let shared_is_runq = p.woken[c].is_empty();
+        let shared = if shared_is_runq {
+            &mut p.runq[c]
+        } else {
+            &mut p.woken[c]
+        };
+        let bound = &mut self.bound[c];
+        let take_bound = match (bound.front(), shared.front()) {
+            (Some(b), Some(s)) => b.2 < s.2 || (self.wake_first && shared_is_runq),
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let mut next = if take_bound {
+            self.bound_len -= 1;
+            bound.pop_front()
+        } else {
+            let e = shared.pop_front();
+            p.len -= usize::from(e.is_some());
+            e
+        };
+        if next.is_none() {
+            next = self.pull(c);
+        }
+        self.hand_over(now, cpu, next)
+    }
+
+    /// Newidle balancing for idle CPU `c`: the longest waiter (woken ones
+    /// first) of the CPU with the most waiting tasks (lowest id on a tie),
+    /// if any. It runs on `c` from now (the caller hands it over; starting
+    /// there moves its EEVDF state).
+    fn pull(&mut self, c: usize) -> Option<Entry> {
+        let p = self.percpu.as_mut().expect("per-CPU queues");
+        if p.len == 0 {
+            return None;
+        }
+        let busiest = (0..p.runq.len())
+            .filter(|&j| j != c && p.waiting_on(j) > 0)
+            .max_by_key(|&j| (p.waiting_on(j), std::cmp::Reverse(j)))?;
+        let next = if p.woken[busiest].is_empty() {
+            p.runq[busiest].pop_front()
+        } else {
+            p.woken[busiest].pop_front()
+        };
+        p.len -= 1;
+        p.pulls += 1;
+        next
     }
 
     /// `cpu` goes to `next`, the queue entry picked (counting its wait),
@@ -325,18 +594,53 @@ impl CpuPool {
             self.runq_max = self.runq_max.max(self.runnable_waiting());
             return;
         }
-        if let Some(e) = self.fair(task) {
-            e.wait(task);
-        }
         let seq = self.next_seq();
-        self.runq.push_back((task, now, seq));
+        if self.percpu.is_some() {
+            let mut c = self.home(task);
+            let p = self.percpu.as_mut().expect("per-CPU queues");
+            // Periodic balancing at the slice's last tick: to the shortest
+            // queue (lowest id) if this one is longer by two or more.
+            let shortest = (0..p.runq.len())
+                .min_by_key(|&j| (p.waiting_on(j), j))
+                .expect("at least one CPU");
+            if p.waiting_on(c) >= p.waiting_on(shortest) + 2 {
+                c = shortest;
+                p.home[task as usize] = c as u32;
+                p.moves += 1;
+            }
+            p.runq[c].push_back((task, now, seq));
+            p.len += 1;
+            if let Some(e) = self.fair(task) {
+                e.wait(now, task, c);
+            }
+        } else {
+            if let Some(e) = self.fair(task) {
+                e.wait(now, task, 0);
+            }
+            self.runq.push_back((task, now, seq));
+        }
         self.runq_max = self.runq_max.max(self.runnable_waiting());
     }
 
     /// `task` was woken and finds no free CPU: the run queue's tail, or
     /// with `wake_first` the tail of the woken tasks.
     pub fn enqueue_woken(&mut self, now: SimTime, task: TaskId) {
-        if self.wake_first && !self.is_rt(task) {
+        if self.percpu.is_some() && !self.is_rt(task) {
+            let c = self.home(task);
+            let seq = self.next_seq();
+            let p = self.percpu.as_mut().expect("per-CPU queues");
+            if self.wake_first {
+                p.woken[c].push_back((task, now, seq));
+            } else {
+                p.runq[c].push_back((task, now, seq));
+            }
+            p.len += 1;
+            if let Some(e) = self.fair(task) {
+                e.wait(now, task, c);
+                self.check_wakeup_preempt(now, task, c);
+            }
+            self.runq_max = self.runq_max.max(self.runnable_waiting());
+        } else if self.wake_first && !self.is_rt(task) {
             let seq = self.next_seq();
             self.woken.push_back((task, now, seq));
             self.runq_max = self.runq_max.max(self.runnable_waiting());
@@ -352,19 +656,81 @@ impl CpuPool {
     }
 
     pub fn runnable_waiting(&self) -> usize {
-        self.runq.len() + self.woken.len() + self.bound_len + self.rt_q.len()
+        let local = self.percpu.as_ref().map_or(0, |p| p.len);
+        self.runq.len() + self.woken.len() + self.bound_len + self.rt_q.len() + local
+    }
+
+    /// EEVDF wakeup preemption on CPU `c` (`check_preempt_wakeup_fair`,
+    /// per-CPU queues): `task` has just been queued there. If the fair task
+    /// running there is no longer eligible and `task` is EEVDF's pick among
+    /// the CPU's waiting tasks (eligible, the earliest deadline), the
+    /// running task reschedules at its next preemption point. An eligible
+    /// one keeps its CPU (RUN_TO_PARITY; the tick ends its slice).
+    fn check_wakeup_preempt(&mut self, now: SimTime, task: TaskId, c: usize) {
+        let p = self.percpu.as_ref().expect("per-CPU queues");
+        let curr = p.running[c];
+        if curr == TaskId::MAX || p.resched[c] || self.is_rt(curr) {
+            return;
+        }
+        let e = self.eevdf.as_mut().expect("EEVDF order");
+        if !e.ineligible(now, curr, c) || !e.eligible(now, task, c) {
+            return;
+        }
+        let (runq, bound) = (&p.runq[c], &self.bound[c]);
+        let cands = runq.iter().chain(bound.iter()).map(|&(t, _, seq)| (t, seq));
+        let picked = match e.pick(now, c, cands) {
+            Some(i) if i < runq.len() => runq[i].0,
+            Some(i) => bound[i - runq.len()].0,
+            None => return,
+        };
+        if picked == task {
+            let p = self.percpu.as_mut().expect("per-CPU queues");
+            p.resched[c] = true;
+            p.wakeup_preemptions += 1;
+        }
+    }
+
+    /// Whether a wakeup asked `cpu`'s task to reschedule (EEVDF wakeup
+    /// preemption with per-CPU queues).
+    #[inline]
+    pub fn resched_set(&self, cpu: Cpu) -> bool {
+        match &self.percpu {
+            Some(p) if cpu != Cpu::ANY => p.resched[cpu.0 as usize],
+            _ => false,
+        }
+    }
+
+    /// Tasks waiting that `cpu`'s scheduler would run next: with per-CPU
+    /// queues its own, bound and RT ones; else every waiting task.
+    #[inline]
+    pub fn waiting_for(&self, cpu: Cpu) -> usize {
+        match &self.percpu {
+            Some(p) if cpu != Cpu::ANY => {
+                let c = cpu.0 as usize;
+                p.waiting_on(c) + self.bound[c].len() + self.rt_q.len()
+            }
+            _ => self.runnable_waiting(),
+        }
     }
 
     /// Counters, name and value, in a fixed order.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
+        let mut c = vec![
             ("runqueue_waits", self.runq_waits),
             (
                 "runqueue_wait_ns",
                 self.runq_wait_ns.min(u128::from(u64::MAX)) as u64,
             ),
             ("runqueue_max_len", self.runq_max as u64),
-        ]
+        ];
+        if let Some(p) = &self.percpu {
+            c.push(("runqueue_pulls", p.pulls));
+            c.push(("runqueue_balance_moves", p.moves));
+            if self.eevdf.is_some() {
+                c.push(("wakeup_preemptions", p.wakeup_preemptions));
+            }
+        }
+        c
     }
 }
 
@@ -463,22 +829,22 @@ mod tests {
         // Hogs 1 and 2 take turns of 3 ms.
         p.wake(at(0), 1);
         assert_eq!(p.try_take(), Some(Cpu(0)));
-        p.started(at(0), 1);
+        p.started(at(0), 1, Cpu(0));
         p.wake(at(0), 2);
         p.enqueue_woken(at(0), 2);
         p.stopped(at(3), 1, true);
         p.requeue(at(3), 1);
         assert_eq!(p.release(at(3), Cpu(0)), Some((2, Dur(3 * MS))));
-        p.started(at(3), 2);
+        p.started(at(3), 2, Cpu(0));
         // At 6 ms, 2 yields and kworker 9, bound to CPU 0, wakes: placed
         // at V = 3 ms with a half slice, its deadline (4.5 ms) is before
         // the hogs' (6 ms), so it goes first though 1 has waited longer.
         p.stopped(at(6), 2, true);
         p.requeue(at(6), 2);
-        p.wake(at(6), 9);
+        p.wake_on(at(6), 9, Cpu(0));
         assert_eq!(p.make_runnable_on(at(6), 9, Cpu(0)), None);
         assert_eq!(p.release(at(6), Cpu(0)), Some((9, Dur(0))));
-        p.started(at(6), 9);
+        p.started(at(6), 9, Cpu(0));
         p.stopped(SimTime(6 * MS + 100_000), 9, false);
         // Then the hogs in the order their deadlines tie: 1 queued first.
         assert_eq!(
@@ -493,5 +859,129 @@ mod tests {
         fifo.requeue(at(6), 1);
         assert_eq!(fifo.make_runnable_on(at(6), 9, Cpu(0)), None);
         assert_eq!(fifo.release(at(6), Cpu(0)).map(|x| x.0), Some(2));
+    }
+
+    #[test]
+    fn percpu_a_cpu_runs_its_own_queue_first_then_pulls_from_the_busiest() {
+        let mut p = CpuPool::with_cpus(2);
+        p.set_percpu();
+        p.set_wake_first(true);
+        // First placements go to CPU k mod 2: 10 and 11 run, 12 waits
+        // for CPU 0, 13 for CPU 1.
+        assert_eq!(p.make_runnable(SimTime(0), 10), Some(Cpu(0)));
+        assert_eq!(p.make_runnable(SimTime(0), 11), Some(Cpu(1)));
+        assert_eq!(p.make_runnable(SimTime(1), 12), None);
+        assert_eq!(p.make_runnable(SimTime(2), 13), None);
+        assert_eq!(p.waiting_for(Cpu(0)), 1);
+        assert_eq!(p.waiting_for(Cpu(1)), 1);
+        // CPU 1 frees: its own task, though 12 has waited longer.
+        assert_eq!(p.release(SimTime(5), Cpu(1)), Some((13, Dur(3))));
+        // Again: nothing of its own, so it pulls 12 from CPU 0.
+        assert_eq!(p.release(SimTime(6), Cpu(1)), Some((12, Dur(5))));
+        assert_eq!(p.release(SimTime(7), Cpu(0)), None);
+        // 13 last ran on CPU 1, which 12 holds: the idle CPU 0 it is.
+        assert_eq!(p.make_runnable(SimTime(8), 13), Some(Cpu(0)));
+        let c: Vec<_> = p
+            .counters()
+            .into_iter()
+            .filter(|c| c.0 == "runqueue_pulls")
+            .collect();
+        assert_eq!(c, vec![("runqueue_pulls", 1)]);
+    }
+
+    #[test]
+    fn percpu_a_task_at_the_end_of_its_slice_moves_to_a_queue_two_shorter() {
+        let mut p = CpuPool::with_cpus(2);
+        p.set_percpu();
+        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
+        assert_eq!(p.make_runnable(SimTime(0), 2), Some(Cpu(1)));
+        // First placements alternate: 3 and 5 wait for CPU 0, 4 for CPU 1.
+        for t in [3, 4, 5] {
+            assert_eq!(p.make_runnable(SimTime(0), t), None);
+        }
+        // One shorter: 1 stays on CPU 0, behind 3 and 5.
+        p.requeue(SimTime(1), 1);
+        assert_eq!(p.waiting_for(Cpu(0)), 3);
+        assert_eq!(p.release(SimTime(2), Cpu(1)), Some((4, Dur(2))));
+        // 3 runs on CPU 0; its slice ends with 5 and 1 waiting there and
+        // none on CPU 1: it moves to CPU 1.
+        assert_eq!(p.release(SimTime(3), Cpu(0)), Some((3, Dur(3))));
+        p.requeue(SimTime(4), 3);
+        assert_eq!((p.waiting_for(Cpu(0)), p.waiting_for(Cpu(1))), (2, 1));
+        assert_eq!(p.release(SimTime(5), Cpu(1)), Some((3, Dur(1))));
+    }
+
+    #[test]
+    fn percpu_eevdf_orders_each_cpu_by_its_own_v() {
+        const MS: u64 = 1_000_000;
+        let at = |ms: u64| SimTime(ms * MS);
+        let mut p = CpuPool::with_cpus(2);
+        p.set_percpu();
+        p.set_eevdf(3 * MS, MS);
+        // Hogs 1 (CPU 0) and 2 (CPU 1) run; 3 and 4 first placed on CPU 0
+        // and CPU 1.
+        for (t, cpu) in [(1, Some(Cpu(0))), (2, Some(Cpu(1))), (3, None), (4, None)] {
+            p.wake(at(0), t);
+            let got = p.make_runnable(at(0), t);
+            assert_eq!(got, cpu);
+            if let Some(c) = got {
+                p.started(at(0), t, c);
+            }
+        }
+        // Hog 1 uses up its slice on CPU 0 and requeues there: 3 runs.
+        p.stopped(at(3), 1, true);
+        p.requeue(at(3), 1);
+        assert_eq!(p.release(at(3), Cpu(0)).map(|x| x.0), Some(3));
+        p.started(at(3), 3, Cpu(0));
+        // Kworker 9, bound to CPU 1, wakes at 3 ms: it is placed at CPU
+        // 1's V, the mean of hog 2 (3 ms) and 4 (0): 1.5 ms, deadline 3
+        // ms. (CPU 0's V is 2.25 ms.) Hog 2 blocks; V = 0.75 ms: 4, placed
+        // at 0 with deadline 1.5 ms, is eligible and 9 is not.
+        p.wake_on(at(3), 9, Cpu(1));
+        assert_eq!(p.make_runnable_on(at(3), 9, Cpu(1)), None);
+        p.stopped(at(3), 2, false);
+        assert_eq!(p.release(at(3), Cpu(1)).map(|x| x.0), Some(4));
+    }
+
+    #[test]
+    fn percpu_eevdf_a_wakee_preempts_only_a_task_that_is_no_longer_eligible() {
+        const MS: u64 = 1_000_000;
+        let at = |us: u64| SimTime(us * 1000);
+        // B runs 3 ms while A waits; then A runs (B requeued: vruntime 3,
+        // deadline 6 ms). C, new, wakes at `wake_us`.
+        let run = |wake_us: u64| {
+            let mut p = CpuPool::with_cpus(1);
+            p.set_percpu();
+            p.set_eevdf(3 * MS, MS);
+            p.wake(at(0), 2);
+            assert_eq!(p.make_runnable(at(0), 2), Some(Cpu(0)));
+            p.started(at(0), 2, Cpu(0));
+            p.wake(at(0), 1);
+            assert_eq!(p.make_runnable(at(0), 1), None);
+            assert!(!p.resched_set(Cpu(0)), "B is eligible at 0");
+            p.stopped(at(3000), 2, true);
+            p.requeue(at(3000), 2);
+            assert_eq!(p.release(at(3000), Cpu(0)).map(|x| x.0), Some(1));
+            p.started(at(3000), 1, Cpu(0));
+            p.wake(at(wake_us), 3);
+            assert_eq!(p.make_runnable(at(wake_us), 3), None);
+            p
+        };
+        // At 4 ms A (vruntime 1) is behind V (2): eligible, it keeps its CPU.
+        assert!(!run(4000).resched_set(Cpu(0)));
+        // At 6.5 ms A (3.5) is past V (3.25): C, placed at V with half a
+        // slice (deadline 4.75 ms), is the pick over B (6 ms): A must go.
+        let mut p = run(6500);
+        assert!(p.resched_set(Cpu(0)));
+        p.stopped(at(6600), 1, true);
+        assert!(!p.resched_set(Cpu(0)));
+        p.requeue(at(6600), 1);
+        assert_eq!(p.release(at(6600), Cpu(0)).map(|x| x.0), Some(3));
+        let c: Vec<_> = p
+            .counters()
+            .into_iter()
+            .filter(|c| c.0 == "wakeup_preemptions")
+            .collect();
+        assert_eq!(c, vec![("wakeup_preemptions", 1)]);
     }
 }

@@ -27,10 +27,15 @@
 //! moment behind a writer) comes back behind them; one that slept long
 //! comes back even.
 //!
-//! What is not here: one `V` serves all CPUs (the pool has one shared run
-//! queue; per-CPU kworkers wait for their own CPU but are ordered with the
-//! same `V`), so tasks do not migrate or balance; weights other than nice
-//! 0; a delayed task is not counted in `V` while it sleeps (the kernel
+//! Each run queue has its own `V`. With the pool's shared queue there is
+//! one (per-CPU kworkers wait for their own CPU but are ordered with the
+//! same `V`); with per-CPU queues there is one per CPU, and a task that
+//! moves to another CPU's queue (pulled by an idle CPU, or balanced) takes
+//! its lag with it: it leaves with `V - vruntime` of the old queue and is
+//! placed at the new one's `V` less that lag, as `migrate_task_rq_fair`
+//! and `place_entity` do.
+//!
+//! What is not here: weights other than nice 0; a delayed task is not counted in `V` while it sleeps (the kernel
 //! keeps it on the queue, ineligible); kernels 6.6-6.11, which kept a
 //! negative lag however long the task slept. The pick scans the queue
 //! (the kernel keeps an augmented rbtree): a handover costs O(tasks
@@ -66,14 +71,13 @@ struct Entity {
     /// back still behind (ENQUEUE_DELAYED).
     delayed_slice: i64,
     state: State,
+    /// The run queue it is placed on (or was last).
+    rq: u32,
 }
 
-/// The EEVDF state of every task.
-#[derive(Clone, Debug)]
-pub struct Eevdf {
-    slice: i64,
-    lag_limit: i64,
-    se: Vec<Entity>,
+/// One run queue's sums, from which its `V` follows.
+#[derive(Clone, Debug, Default)]
+struct Rq {
     /// Sum of `vruntime` over waiting tasks, and their number.
     sum_wait: i128,
     n_wait: i64,
@@ -81,8 +85,17 @@ pub struct Eevdf {
     /// their sum of `vruntime` at `now` is this plus `n_run * now`.
     sum_run: i128,
     n_run: i64,
-    /// `V` when last computed over a non-empty set (an idle pool keeps it).
+    /// `V` when last computed over a non-empty set (an idle queue keeps it).
     last_v: i64,
+}
+
+/// The EEVDF state of every task, and of every run queue.
+#[derive(Clone, Debug)]
+pub struct Eevdf {
+    slice: i64,
+    lag_limit: i64,
+    se: Vec<Entity>,
+    rqs: Vec<Rq>,
 }
 
 /// `a / b` rounded down (b > 0), in i64 when `a` fits: the 128-bit
@@ -99,17 +112,14 @@ fn div_floor(a: i128, b: i128) -> i64 {
 impl Eevdf {
     /// `slice`: the base slice (`sysctl_sched_base_slice` as scaled by the
     /// CPU count); `tick`: 1/HZ. Both in ns.
-    pub fn new(slice: u64, tick: u64) -> Eevdf {
+    /// `queues`: how many run queues (at least one).
+    pub fn new(slice: u64, tick: u64, queues: usize) -> Eevdf {
         let slice = slice.clamp(1, i64::MAX as u64 / 4) as i64;
         Eevdf {
             slice,
             lag_limit: (2 * slice).max(tick.min(i64::MAX as u64 / 4) as i64),
             se: Vec::new(),
-            sum_wait: 0,
-            n_wait: 0,
-            sum_run: 0,
-            n_run: 0,
-            last_v: 0,
+            rqs: vec![Rq::default(); queues.max(1)],
         }
     }
 
@@ -125,40 +135,47 @@ impl Eevdf {
         self.se.get(t as usize).copied().unwrap_or_default()
     }
 
-    /// The sum of `vruntime` at `now` over runnable tasks (placed but not
-    /// yet waiting or running ones are not counted), and their number.
-    fn runnable_sum(&self, now: SimTime) -> (i128, i64) {
-        let sum = self.sum_wait + self.sum_run + i128::from(self.n_run) * i128::from(now.0 as i64);
-        (sum, self.n_wait + self.n_run)
+    /// The sum of `vruntime` at `now` over queue `rq`'s runnable tasks
+    /// (placed but not yet waiting or running ones are not counted), and
+    /// their number.
+    fn runnable_sum(&self, rq: usize, now: SimTime) -> (i128, i64) {
+        let q = &self.rqs[rq];
+        let sum = q.sum_wait + q.sum_run + i128::from(q.n_run) * i128::from(now.0 as i64);
+        (sum, q.n_wait + q.n_run)
     }
 
-    /// `V` at `now`: the average `vruntime` of runnable tasks.
-    fn avg_vruntime(&mut self, now: SimTime) -> i64 {
-        let (sum, n) = self.runnable_sum(now);
+    /// Queue `rq`'s `V` at `now`: the average `vruntime` of its runnable
+    /// tasks.
+    fn avg_vruntime(&mut self, rq: usize, now: SimTime) -> i64 {
+        let (sum, n) = self.runnable_sum(rq, now);
         if n > 0 {
-            self.last_v = div_floor(sum, i128::from(n));
+            self.rqs[rq].last_v = div_floor(sum, i128::from(n));
         }
-        self.last_v
+        self.rqs[rq].last_v
     }
 
-    /// `t` becomes runnable at `now` (`place_entity`). A task already
-    /// runnable is left as it is.
-    pub fn wake(&mut self, now: SimTime, t: TaskId) {
+    /// `t` becomes runnable at `now` on queue `rq` (`place_entity`). A
+    /// task already runnable is left as it is.
+    pub fn wake(&mut self, now: SimTime, t: TaskId, rq: usize) {
         if self.get(t).state != State::Off {
             return;
         }
-        let v = self.avg_vruntime(now);
-        let n = self.n_wait + self.n_run;
+        let v = self.avg_vruntime(rq, now);
+        let q = &self.rqs[rq];
+        let n = q.n_wait + q.n_run;
         let slice = self.slice;
+        // The queue it blocked on: a negative lag decays there.
+        let v_old = self.avg_vruntime(self.get(t).rq as usize, now);
         let e = self.se(t);
+        e.rq = rq as u32;
         let mut lag = e.vlag;
         let mut vslice = if e.placed_before { slice } else { slice / 2 };
         if let Some(v0) = e.delayed_from.take() {
-            // DELAY_DEQUEUE: the lag decayed by how far V moved on; back
-            // at or past zero it is zero (DELAY_ZERO), else the task comes
-            // back with the rest, its deadline as far ahead of its
-            // vruntime as it was (ENQUEUE_DELAYED).
-            lag = (lag + (v - v0)).min(0);
+            // DELAY_DEQUEUE: the lag decayed by how far V of the queue it
+            // left moved on; back at or past zero it is zero (DELAY_ZERO),
+            // else the task comes back with the rest, its deadline as far
+            // ahead of its vruntime as it was (ENQUEUE_DELAYED).
+            lag = (lag + (v_old - v0)).min(0);
             if lag < 0 {
                 vslice = e.delayed_slice;
             }
@@ -177,30 +194,71 @@ impl Eevdf {
         e.state = State::Placed;
     }
 
-    /// `t`, runnable, waits in a queue.
-    pub fn wait(&mut self, t: TaskId) {
-        let e = self.se(t);
-        debug_assert!(matches!(e.state, State::Placed), "{:?}", e.state);
-        e.state = State::Waiting;
-        let vr = e.vruntime;
-        self.sum_wait += i128::from(vr);
-        self.n_wait += 1;
+    /// `t`'s lag on its queue at `now`, counting it in `V` whether or not
+    /// it is (the kernel computes it before the dequeue), clamped.
+    fn leaving_lag(&mut self, now: SimTime, t: TaskId) -> i64 {
+        let e = self.get(t);
+        let rq = e.rq as usize;
+        let (mut sum, mut n) = self.runnable_sum(rq, now);
+        if e.state != State::Waiting {
+            sum += i128::from(e.vruntime);
+            n += 1;
+        }
+        let v = div_floor(sum, i128::from(n));
+        (v - e.vruntime).clamp(-self.lag_limit, self.lag_limit)
     }
 
-    /// `t` starts running at `now`.
-    pub fn start(&mut self, now: SimTime, t: TaskId) {
+    /// `t`, placed or waiting on another queue, moves to queue `rq` at
+    /// `now`: it leaves with its lag and is placed again on `rq`, where it
+    /// is placed (not waiting).
+    fn migrate(&mut self, now: SimTime, t: TaskId, rq: usize) {
+        let lag = self.leaving_lag(now, t);
+        let e = self.get(t);
+        if e.state == State::Waiting {
+            let q = &mut self.rqs[e.rq as usize];
+            q.sum_wait -= i128::from(e.vruntime);
+            q.n_wait -= 1;
+        }
+        let e = self.se(t);
+        e.vlag = lag;
+        e.delayed_from = None;
+        e.state = State::Off;
+        self.wake(now, t, rq);
+    }
+
+    /// `t`, runnable, waits on queue `rq` from `now`.
+    pub fn wait(&mut self, now: SimTime, t: TaskId, rq: usize) {
+        let e = self.get(t);
+        debug_assert!(matches!(e.state, State::Placed), "{:?}", e.state);
+        if e.rq as usize != rq {
+            self.migrate(now, t, rq);
+        }
+        let e = self.se(t);
+        e.state = State::Waiting;
+        let vr = e.vruntime;
+        let q = &mut self.rqs[rq];
+        q.sum_wait += i128::from(vr);
+        q.n_wait += 1;
+    }
+
+    /// `t` starts running at `now` on queue `rq`'s CPU.
+    pub fn start(&mut self, now: SimTime, t: TaskId, rq: usize) {
+        if self.get(t).rq as usize != rq {
+            self.migrate(now, t, rq);
+        }
         let e = self.se(t);
         let was = e.state;
         e.state = State::Running;
         e.started = now.0 as i64;
         let (vr, started) = (e.vruntime, e.started);
+        let q = &mut self.rqs[rq];
         if was == State::Waiting {
-            self.sum_wait -= i128::from(vr);
-            self.n_wait -= 1;
+            q.sum_wait -= i128::from(vr);
+            q.n_wait -= 1;
         }
         debug_assert!(matches!(was, State::Waiting | State::Placed), "{was:?}");
-        self.sum_run += i128::from(vr) - i128::from(started);
-        self.n_run += 1;
+        q.sum_run += i128::from(vr) - i128::from(started);
+        q.n_run += 1;
     }
 
     /// `t` stops running at `now`. If `runnable` it stays runnable (it
@@ -218,18 +276,17 @@ impl Eevdf {
             e.deadline = e.vruntime + slice;
         }
         e.state = State::Placed;
-        self.sum_run -= old;
-        self.n_run -= 1;
+        let rq = e.rq as usize;
+        let q = &mut self.rqs[rq];
+        q.sum_run -= old;
+        q.n_run -= 1;
         if !runnable {
             // The lag against V with this task still counted, as the
             // kernel computes it before the dequeue.
-            let vr = self.get(t).vruntime;
-            let (sum, n) = self.runnable_sum(now);
-            let v = div_floor(sum + i128::from(vr), i128::from(n + 1));
-            let limit = self.lag_limit;
-            let v_after = self.avg_vruntime(now);
+            let lag = self.leaving_lag(now, t);
+            let v_after = self.avg_vruntime(rq, now);
             let e = self.se(t);
-            e.vlag = (v - vr).clamp(-limit, limit);
+            e.vlag = lag;
             e.state = State::Off;
             if e.vlag < 0 {
                 e.delayed_from = Some(v_after);
@@ -240,13 +297,15 @@ impl Eevdf {
 
     /// Of `candidates` (task, tie-break order), the one EEVDF runs next:
     /// the eligible one with the earliest deadline, else the one with the
-    /// least `vruntime`. Returns its position in the iteration.
+    /// least `vruntime`, by queue `rq`'s `V` (the candidates wait there).
+    /// Returns its position in the iteration.
     pub fn pick(
         &mut self,
         now: SimTime,
+        rq: usize,
         candidates: impl Iterator<Item = (TaskId, u64)>,
     ) -> Option<usize> {
-        let v = self.avg_vruntime(now);
+        let v = self.avg_vruntime(rq, now);
         let mut best: Option<(bool, i64, u64, usize)> = None;
         for (i, (t, seq)) in candidates.enumerate() {
             let e = self.get(t);
@@ -266,6 +325,24 @@ impl Eevdf {
         best.map(|b| b.3)
     }
 
+    /// Whether `curr`, running on queue `rq`, is no longer eligible at
+    /// `now` (its vruntime past `V`): only then can a wakeup preempt it.
+    /// An eligible one keeps its CPU: RUN_TO_PARITY while its slice lasts,
+    /// and the tick that ends the slice reschedules it after.
+    pub fn ineligible(&mut self, now: SimTime, curr: TaskId, rq: usize) -> bool {
+        let c = self.get(curr);
+        if c.state != State::Running || c.rq as usize != rq {
+            return false;
+        }
+        let vr = c.vruntime + (now.0 as i64 - c.started);
+        vr > self.avg_vruntime(rq, now)
+    }
+
+    /// Whether waiting task `t` is eligible on queue `rq` at `now`.
+    pub fn eligible(&mut self, now: SimTime, t: TaskId, rq: usize) -> bool {
+        self.get(t).vruntime <= self.avg_vruntime(rq, now)
+    }
+
     /// `t`'s lag at `now` (`V - vruntime`; the saved lag if it is not
     /// runnable).
     #[cfg(test)]
@@ -273,8 +350,10 @@ impl Eevdf {
         let e = self.get(t);
         match e.state {
             State::Off => e.vlag,
-            State::Running => self.avg_vruntime(now) - (e.vruntime + now.0 as i64 - e.started),
-            _ => self.avg_vruntime(now) - e.vruntime,
+            State::Running => {
+                self.avg_vruntime(e.rq as usize, now) - (e.vruntime + now.0 as i64 - e.started)
+            }
+            _ => self.avg_vruntime(e.rq as usize, now) - e.vruntime,
         }
     }
 
@@ -297,11 +376,11 @@ mod tests {
     /// A runs 3 ms while B waits, both placed at 0, then blocks: V with A
     /// counted is 1.5 ms, so A's lag is -1.5 ms; V without A is B's 0.
     fn a_hogs_then_blocks() -> Eevdf {
-        let mut e = Eevdf::new(3 * MS, 4 * MS);
-        e.wake(at(0), 0);
-        e.start(at(0), 0);
-        e.wake(at(0), 1);
-        e.wait(1);
+        let mut e = Eevdf::new(3 * MS, 4 * MS, 1);
+        e.wake(at(0), 0, 0);
+        e.start(at(0), 0, 0);
+        e.wake(at(0), 1, 0);
+        e.wait(at(0), 1, 0);
         e.stop(at(3), 0, false);
         assert_eq!(e.lag(at(3), 0), -(3 * MS as i64) / 2);
         e
@@ -313,51 +392,54 @@ mod tests {
         // B runs; a fresh task C (lag 0) wakes, then A, at once: V has
         // not moved, so A's lag is whole: placed at vruntime 2.25 ms (the
         // lag scaled by 3/2), it is 1.5 ms behind V once counted in it.
-        e.start(at(3), 1);
-        e.wake(at(3), 2);
-        e.wait(2);
-        e.wake(at(3), 0);
-        e.wait(0);
+        e.start(at(3), 1, 0);
+        e.wake(at(3), 2, 0);
+        e.wait(at(3), 2, 0);
+        e.wake(at(3), 0, 0);
+        e.wait(at(3), 0, 0);
         assert_eq!(e.lag(at(3), 0), -(3 * MS as i64) / 2);
         // At 4 ms B has run 1 ms of its first half slice and yields. V is
         // 1.08 ms: B and C are eligible with deadline 1.5 ms (B queued
         // first), A is not: B, C, then A.
         e.stop(at(4), 1, true);
-        e.wait(1);
+        e.wait(at(4), 1, 0);
         let all = [(0, 0), (1, 1), (2, 2)];
-        assert_eq!(e.pick(at(4), all.into_iter()).map(|i| all[i].0), Some(1));
+        assert_eq!(e.pick(at(4), 0, all.into_iter()).map(|i| all[i].0), Some(1));
         let rest = [(0, 0), (2, 2)];
-        assert_eq!(e.pick(at(4), rest.into_iter()).map(|i| rest[i].0), Some(2));
+        assert_eq!(
+            e.pick(at(4), 0, rest.into_iter()).map(|i| rest[i].0),
+            Some(2)
+        );
     }
 
     #[test]
     fn a_negative_lag_decays_while_the_task_sleeps_as_v_moves_on() {
         // Woken after B ran 0.5 ms, A has 1 ms of its lag left ...
         let mut e = a_hogs_then_blocks();
-        e.start(at(3), 1);
+        e.start(at(3), 1, 0);
         let half = SimTime(3 * MS + MS / 2);
-        e.wake(half, 0);
-        e.wait(0);
+        e.wake(half, 0, 0);
+        e.wait(half, 0, 0);
         assert_eq!(e.lag(half, 0), -(MS as i64));
         // ... woken after B ran 7 ms, none (DELAY_ZERO): A comes back
         // even, at V, with a full slice.
         let mut e = a_hogs_then_blocks();
-        e.start(at(3), 1);
-        e.wake(at(10), 0);
-        e.wait(0);
+        e.start(at(3), 1, 0);
+        e.wake(at(10), 0, 0);
+        e.wait(at(10), 0, 0);
         assert_eq!(e.lag(at(10), 0), 0);
         assert_eq!(e.deadline(0), 10 * MS as i64);
     }
 
     #[test]
     fn lag_is_clamped_to_two_slices_or_a_tick() {
-        let mut e = Eevdf::new(MS, 4 * MS);
+        let mut e = Eevdf::new(MS, 4 * MS, 1);
         // 10 tasks wait while task 0 runs 100 ms, then blocks.
-        e.wake(at(0), 0);
-        e.start(at(0), 0);
+        e.wake(at(0), 0, 0);
+        e.start(at(0), 0, 0);
         for t in 1..=10 {
-            e.wake(at(0), t);
-            e.wait(t);
+            e.wake(at(0), t, 0);
+            e.wait(at(0), t, 0);
         }
         e.stop(at(100), 0, false);
         assert_eq!(
@@ -369,35 +451,59 @@ mod tests {
 
     #[test]
     fn an_ineligible_task_is_passed_over_despite_an_earlier_deadline() {
-        let mut e = Eevdf::new(4 * MS, 4 * MS);
+        let mut e = Eevdf::new(4 * MS, 4 * MS, 1);
         // B has run before (no lag): its next placement gets a full slice.
-        e.wake(at(0), 1);
-        e.start(at(0), 1);
+        e.wake(at(0), 1, 0);
+        e.start(at(0), 1, 0);
         e.stop(at(0), 1, false);
         // A, new, runs 1 ms: vruntime 1 ms, deadline 2 ms (half a slice).
         // B waits at vruntime 0 with deadline 4 ms.
-        e.wake(at(0), 0);
-        e.start(at(0), 0);
-        e.wake(at(0), 1);
-        e.wait(1);
+        e.wake(at(0), 0, 0);
+        e.start(at(0), 0, 0);
+        e.wake(at(0), 1, 0);
+        e.wait(at(0), 1, 0);
         e.stop(at(1), 0, true);
-        e.wait(0);
+        e.wait(at(1), 0, 0);
         assert_eq!(
             (e.deadline(0), e.deadline(1)),
             (2 * MS as i64, 4 * MS as i64)
         );
         // V = 0.5 ms: A is not eligible, B is.
         let c = [(0, 0), (1, 1)];
-        assert_eq!(e.pick(at(1), c.into_iter()), Some(1));
+        assert_eq!(e.pick(at(1), 0, c.into_iter()), Some(1));
     }
 
     #[test]
     fn a_used_up_slice_moves_the_deadline() {
-        let mut e = Eevdf::new(2 * MS, MS);
-        e.wake(at(0), 0);
+        let mut e = Eevdf::new(2 * MS, MS, 1);
+        e.wake(at(0), 0, 0);
         assert_eq!(e.deadline(0), MS as i64, "first placement: half a slice");
-        e.start(at(0), 0);
+        e.start(at(0), 0, 0);
         e.stop(at(5), 0, true);
         assert_eq!(e.deadline(0), 7 * MS as i64, "vruntime 5 ms + slice");
+    }
+
+    #[test]
+    fn a_task_that_moves_to_another_queue_takes_its_lag_along() {
+        // On queue 0, A runs 3 ms while B waits: A's lag is -1.5 ms. On
+        // queue 1, C waits at vruntime 0 while D runs from 0 to 10 ms.
+        let mut e = Eevdf::new(3 * MS, 4 * MS, 2);
+        e.wake(at(0), 0, 0);
+        e.start(at(0), 0, 0);
+        e.wake(at(0), 1, 0);
+        e.wait(at(0), 1, 0);
+        e.wake(at(0), 3, 1);
+        e.start(at(0), 3, 1);
+        e.wake(at(0), 2, 1);
+        e.wait(at(0), 2, 1);
+        e.stop(at(3), 0, true);
+        e.wait(at(3), 0, 0);
+        assert_eq!(e.lag(at(3), 0), -(3 * MS as i64) / 2);
+        // At 10 ms A, pulled, starts on queue 1 (V 5 ms): placed at V less
+        // its lag scaled by 3/2, it is 1.5 ms behind once counted.
+        e.start(at(10), 0, 1);
+        assert_eq!(e.lag(at(10), 0), -(3 * MS as i64) / 2);
+        // Queue 0 is B's alone again.
+        assert_eq!(e.lag(at(10), 1), 0);
     }
 }

@@ -10,10 +10,11 @@
 //! key and slot that win its subtree. Setting or clearing a slot replays one
 //! leaf-to-root path, carrying the candidate up in registers and reading
 //! only siblings, so the minimum is always at the root. The slots may be
-//! split in two trees ([`SlotQueue::with_split`]) that share the key space:
-//! the busy slots (tasks) then replay a short path in a small, cache-hot
-//! tree, and many rarely set ones (work item timers) do not lengthen it;
-//! `pop` takes the smaller of the two roots.
+//! split in several trees over consecutive ranges
+//! ([`SlotQueue::with_bounds`]) that share the key space: a busy range (a
+//! group of tasks) then replays a short path in a small, cache-hot tree,
+//! and many rarely set slots (work item timers, idle tasks) do not
+//! lengthen it; `pop` takes the smallest of the roots.
 //!
 //! Keys are one `u64` so that each level of the walk is one compare and two
 //! conditional moves: `(time - base) << SUB_BITS | sub`, where `sub` is a
@@ -141,9 +142,9 @@ pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     time: Vec<u64>,
     seq: Vec<u64>,
     place: Vec<Place>,
-    /// Slots `0..split` in `trees[0]`, the rest in `trees[1]`.
-    trees: [Tree; 2],
-    split: usize,
+    /// Trees over consecutive slot ranges, and each slot's tree.
+    trees: Vec<Tree>,
+    tree_of: Vec<u8>,
     /// Events too far ahead for the tree: (time, seq, slot), exact; stale
     /// entries (slot cleared or set again) are skipped.
     far: BinaryHeap<Reverse<(u64, u64, u32)>>,
@@ -179,19 +180,39 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// A queue of `n` slots in two trees: `0..split` (the busy ones) and
     /// `split..n`. The order of events is the same as with one tree.
     pub fn with_split(n: usize, split: usize, fill: K) -> Self {
+        Self::with_bounds(n, &[split], fill)
+    }
+
+    /// A queue of `n` slots in trees over the ranges that `bounds` (each
+    /// the first slot of a range, ascending; at most 255) cut `0..n` in.
+    /// The order of events is the same as with one tree.
+    pub fn with_bounds(n: usize, bounds: &[usize], fill: K) -> Self {
         assert!(
             n <= Self::MAX_SLOTS,
             "{n} slots: more than {}",
             Self::MAX_SLOTS
         );
-        let split = split.min(n);
+        let mut starts = vec![0];
+        for &b in bounds {
+            if b > *starts.last().expect("not empty") && b < n {
+                starts.push(b);
+            }
+        }
+        assert!(starts.len() <= 255, "at most 255 trees");
+        let mut trees = Vec::new();
+        let mut tree_of = vec![0u8; n];
+        for (i, &first) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).copied().unwrap_or(n);
+            trees.push(Tree::new(first, end - first));
+            tree_of[first..end].fill(i as u8);
+        }
         SlotQueue {
             kinds: vec![fill; n],
             time: vec![0; n],
             seq: vec![0; n],
             place: vec![Place::None; n],
-            trees: [Tree::new(0, split), Tree::new(split, n - split)],
-            split,
+            trees,
+            tree_of,
             far: BinaryHeap::new(),
             n,
             base: 0,
@@ -211,27 +232,28 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// Slot `slot`'s leaf.
     #[inline]
     fn leaf(&mut self, slot: usize) -> &mut Node {
-        if slot < self.split {
-            let t = &mut self.trees[0];
-            &mut t.nodes[t.cap + slot]
+        let t = if self.trees.len() == 1 {
+            0
         } else {
-            self.trees[1].leaf(slot)
-        }
+            self.tree_of[slot] as usize
+        };
+        self.trees[t].leaf(slot)
     }
 
-    /// The earliest of the two trees' winners.
+    /// The earliest of the trees' winners.
     #[inline]
     fn root(&self) -> Node {
-        let a = self.trees[0].root();
-        if self.split == self.n {
-            return a;
+        let mut best = self.trees[0].root();
+        if self.trees.len() == 1 {
+            return best;
         }
-        let b = self.trees[1].root();
-        if b.key < a.key {
-            b
-        } else {
-            a
+        for t in &self.trees[1..] {
+            let r = t.root();
+            if r.key < best.key {
+                best = r;
+            }
         }
+        best
     }
 
     pub fn now(&self) -> SimTime {
@@ -282,13 +304,13 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     #[inline]
     fn replay(&mut self, slot: usize, full: bool) {
         assert!(slot < self.n, "slot {slot} out of range");
-        if slot < self.split {
-            let t = &mut self.trees[0];
-            walk(&mut t.nodes, t.cap + slot, full);
+        let t = if self.trees.len() == 1 {
+            0
         } else {
-            let t = &mut self.trees[1];
-            walk(&mut t.nodes, t.cap + slot - t.first, full);
-        }
+            self.tree_of[slot] as usize
+        };
+        let t = &mut self.trees[t];
+        walk(&mut t.nodes, t.cap + slot - t.first, full);
     }
 
     /// Rebuilds every internal node from the leaves.
@@ -509,13 +531,19 @@ mod tests {
     /// width, small enough that renumbering happens all the time.
     fn matches_event_queue<const B: u32>(far_ns: u64, n: usize, seed: u64) {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        // One tree, or two split at a seeded point (also 0 and n).
-        let split = match seed % 4 {
-            0 => n,
-            1 => 0,
-            _ => rng.random_range(0..=n),
+        // One tree, two split at a seeded point (also 0 and n), or up to
+        // five.
+        let split = match seed % 5 {
+            0 => vec![n],
+            1 => vec![0],
+            2 => {
+                let mut b: Vec<usize> = (0..4).map(|_| rng.random_range(0..=n)).collect();
+                b.sort();
+                b
+            }
+            _ => vec![rng.random_range(0..=n)],
         };
-        let mut a: SlotQueue<u32, B> = SlotQueue::with_split(n, split, 0);
+        let mut a: SlotQueue<u32, B> = SlotQueue::with_bounds(n, &split, 0);
         let mut b: EventQueue<usize> = EventQueue::new();
         let mut ids = vec![None; n];
         for (s, id) in ids.iter_mut().enumerate() {
@@ -526,7 +554,7 @@ mod tests {
         for _ in 0..20_000 {
             let x = a.pop();
             let y = b.pop();
-            assert_eq!(x.map(|(t, s, _)| (t, s)), y, "n={n} B={B} split={split}");
+            assert_eq!(x.map(|(t, s, _)| (t, s)), y, "n={n} B={B} split={split:?}");
             let Some((now, s, _)) = x else { break };
             ids[s] = None;
             if rng.random_bool(0.9) {

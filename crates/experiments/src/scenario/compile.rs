@@ -33,8 +33,10 @@ pub type LockId = u32;
 pub type DistId = u32;
 pub type StatId = u32;
 
-/// One instruction of a compiled program.
+/// One instruction of a compiled program. A plain byte tag (no niche)
+/// makes the interpreter's dispatch one load and one indexed jump.
 #[derive(Clone, Debug, PartialEq)]
+#[repr(u8)]
 pub enum Instr {
     /// Advance time: on the CPU (`cpu`) or off it (`sleep`).
     /// `next` is the instruction after it (a loop's rotated back edge
@@ -281,6 +283,8 @@ pub struct Compiled {
     pub timeslice: Option<u64>,
     /// Where a woken task waits for a CPU (`scenario.wake_placement`).
     pub wake_placement: WakePlacement,
+    /// One run queue per CPU (`scenario.runqueue = "percpu"`).
+    pub percpu_runqueues: bool,
     /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
     /// points.
     pub voluntary: bool,
@@ -1368,6 +1372,31 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             ("eevdf", WakePlacement::Eevdf),
         ],
     )?;
+    let percpu_runqueues = choice(
+        src,
+        "scenario.runqueue",
+        "run queue",
+        h.runqueue.as_ref(),
+        &[("shared", false), ("percpu", true)],
+    )?;
+    if percpu_runqueues {
+        // `preempt` picks its victim among all CPUs for a task woken into
+        // the shared queue: it is not written per CPU.
+        if let Some(v) = h
+            .wake_placement
+            .as_ref()
+            .filter(|_| wake_placement == WakePlacement::Preempt)
+        {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                "scenario.wake_placement",
+                format!(
+                    "wake placement `{}` needs the shared run queue; with runqueue = \"percpu\" use fifo, first or eevdf",
+                    v.get_ref()
+                ),
+            ));
+        }
+    }
     let mut locks = Vec::new();
     let mut lock_ids = IndexMap::new();
     for (name, def) in &doc.locks {
@@ -1631,6 +1660,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         preempt_full,
         timeslice,
         wake_placement,
+        percpu_runqueues,
         voluntary,
         locks,
         dists,

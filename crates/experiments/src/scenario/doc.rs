@@ -150,6 +150,10 @@ pub struct Header {
     /// `preempt` (also preempting a lock-free task in a `cpu` step).
     #[serde(default)]
     pub wake_placement: Option<Spanned<String>>,
+    /// `shared` (default: one run queue that every CPU serves) or `percpu`
+    /// (one per CPU, as Linux has; see `models::cpu`).
+    #[serde(default)]
+    pub runqueue: Option<Spanned<String>>,
 }
 
 /// A named distribution (`[dists.NAME]`), in table form.

@@ -119,8 +119,8 @@ pub const BUILTIN_SWEEPS: &[(&str, &str)] = &[
         include_str!("../../sweeps/pidlist-flush-reader-pace.toml"),
     ),
     (
-        "pidlist-flush-wake-latency",
-        include_str!("../../sweeps/pidlist-flush-wake-latency.toml"),
+        "pidlist-flush-run-queue",
+        include_str!("../../sweeps/pidlist-flush-run-queue.toml"),
     ),
 ];
 
