@@ -202,21 +202,26 @@ impl CpuPool {
     }
 
     /// `task`'s CPU in per-CPU mode, placing it (CPU k mod N) the first time.
+    #[inline]
     fn home(&mut self, task: TaskId) -> usize {
+        let p = self.percpu.as_mut().expect("per-CPU queues");
+        match p.home.get(task as usize) {
+            Some(&h) if h != u32::MAX => h as usize,
+            _ => self.place_first(task),
+        }
+    }
+
+    /// A task's first placement (fork balancing: CPU k mod N).
+    #[cold]
+    fn place_first(&mut self, task: TaskId) -> usize {
         let n = self.limit.expect("per-CPU queues need a CPU limit");
         let p = self.percpu.as_mut().expect("per-CPU queues");
         let i = task as usize;
-        if let Some(&h) = p.home.get(i) {
-            if h != u32::MAX {
-                return h as usize;
-            }
-        } else {
+        if i >= p.home.len() {
             p.home.resize(i + 1, u32::MAX);
         }
-        if p.home[i] == u32::MAX {
-            p.home[i] = p.placed % n;
-            p.placed += 1;
-        }
+        p.home[i] = p.placed % n;
+        p.placed += 1;
         p.home[i] as usize
     }
 
@@ -254,8 +259,12 @@ impl CpuPool {
     pub fn set_home(&mut self, task: TaskId, cpu: Cpu) {
         if self.percpu.is_some() && cpu != Cpu::ANY {
             self.home(task);
-            if let Some(p) = self.percpu.as_mut() {
-                p.home[task as usize] = cpu.0;
+            if let Some(h) = self
+                .percpu
+                .as_mut()
+                .and_then(|p| p.home.get_mut(task as usize))
+            {
+                *h = cpu.0;
             }
         }
     }

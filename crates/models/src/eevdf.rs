@@ -165,7 +165,12 @@ impl Eevdf {
         let n = q.n_wait + q.n_run;
         let slice = self.slice;
         // The queue it blocked on: a negative lag decays there.
-        let v_old = self.avg_vruntime(self.get(t).rq as usize, now);
+        let old_rq = self.get(t).rq as usize;
+        let v_old = if old_rq == rq {
+            v
+        } else {
+            self.avg_vruntime(old_rq, now)
+        };
         let e = self.se(t);
         e.rq = rq as u32;
         let mut lag = e.vlag;
