@@ -418,8 +418,10 @@ pub struct World<'c> {
     line_wait_ns: Vec<u64>,
     /// Tasks spinning on some lock right now.
     spinning: u32,
-    /// RT tasks in the scenario (0: no RT class checks at preemption points).
-    rt_tasks: usize,
+    /// Whether a task on a CPU can ever be asked to reschedule: time
+    /// slices, `preempt` placement, RT tasks or per-CPU queues (EEVDF's
+    /// wakeup preemption). Without, `resched_due` costs one test.
+    may_resched: bool,
     /// The task whose step is being executed (the waker of any wakeup).
     current: TaskId,
     /// `--trace`: what this run looks like, slice by slice.
@@ -673,7 +675,10 @@ impl<'c> World<'c> {
             line_transfers: vec![0; c.locks.len()],
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
-            rt_tasks: tasks.iter().filter(|t| t.rt).count(),
+            may_resched: c.timeslice.is_some()
+                || c.wake_placement.preempts()
+                || c.percpu_runqueues
+                || tasks.iter().any(|t| t.rt),
             current: NONE,
             trace: None,
             picker: None,
@@ -785,16 +790,16 @@ impl<'c> World<'c> {
         if self.cpu.is_unlimited() {
             return Some(Cpu::ANY);
         }
-        match self.tasks[t as usize].bound {
-            Some(cpu) => self.cpu.wake_on(self.now, t, cpu),
-            None => self.cpu.wake(self.now, t),
-        }
         self.take_limited_cpu(t)
     }
 
     /// [`World::take_cpu`] with a limited number of CPUs.
     #[inline(never)]
     fn take_limited_cpu(&mut self, t: TaskId) -> Option<Cpu> {
+        match self.tasks[t as usize].bound {
+            Some(cpu) => self.cpu.wake_on(self.now, t, cpu),
+            None => self.cpu.wake(self.now, t),
+        }
         if let Some(cpu) = self.tasks[t as usize].bound {
             let got = self.cpu.make_runnable_on(self.now, t, cpu);
             if got.is_none() {
@@ -985,15 +990,14 @@ impl<'c> World<'c> {
     /// for the CPU (`preempt` placement; EEVDF wakeup preemption with
     /// per-CPU queues). The cheap tests go first: this runs at every
     /// event of a task.
-    #[inline]
+    #[inline(always)]
     fn resched_due(&self, t: TaskId) -> bool {
-        if self.c.timeslice.is_none()
-            && !self.c.wake_placement.preempts()
-            && self.rt_tasks == 0
-            && !self.cpu.is_percpu()
-        {
-            return false;
-        }
+        self.may_resched && self.resched_due_slow(t)
+    }
+
+    /// [`World::resched_due`] when a reschedule can happen at all.
+    #[inline(never)]
+    fn resched_due_slow(&self, t: TaskId) -> bool {
         // The RT class runs first: a waiting RT task reschedules a fair
         // task at once, and an RT task (SCHED_FIFO) has no slice.
         let task = &self.tasks[t as usize];

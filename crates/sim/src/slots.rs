@@ -142,8 +142,12 @@ pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     time: Vec<u64>,
     seq: Vec<u64>,
     place: Vec<Place>,
-    /// Trees over consecutive slot ranges, and each slot's tree.
-    trees: Vec<Tree>,
+    /// Trees over consecutive slot ranges: the first, over `0..head_end`,
+    /// kept inline (the hot path of a one-tree queue reads no other
+    /// pointer), then the rest, and each later slot's index in `rest`.
+    head: Tree,
+    head_end: usize,
+    rest: Vec<Tree>,
     tree_of: Vec<u8>,
     /// Events too far ahead for the tree: (time, seq, slot), exact; stale
     /// entries (slot cleared or set again) are skipped.
@@ -204,14 +208,20 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         for (i, &first) in starts.iter().enumerate() {
             let end = starts.get(i + 1).copied().unwrap_or(n);
             trees.push(Tree::new(first, end - first));
-            tree_of[first..end].fill(i as u8);
+            tree_of[first..end].fill(i.saturating_sub(1) as u8);
         }
+        let head_end = starts.get(1).copied().unwrap_or(n);
+        let mut trees = trees.into_iter();
+        let head = trees.next().expect("at least one tree");
+        let rest: Vec<Tree> = trees.collect();
         SlotQueue {
             kinds: vec![fill; n],
             time: vec![0; n],
             seq: vec![0; n],
             place: vec![Place::None; n],
-            trees,
+            head,
+            head_end,
+            rest,
             tree_of,
             far: BinaryHeap::new(),
             n,
@@ -232,22 +242,19 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// Slot `slot`'s leaf.
     #[inline]
     fn leaf(&mut self, slot: usize) -> &mut Node {
-        let t = if self.trees.len() == 1 {
-            0
+        if slot < self.head_end {
+            let t = &mut self.head;
+            &mut t.nodes[t.cap + slot]
         } else {
-            self.tree_of[slot] as usize
-        };
-        self.trees[t].leaf(slot)
+            self.rest[self.tree_of[slot] as usize].leaf(slot)
+        }
     }
 
     /// The earliest of the trees' winners.
     #[inline]
     fn root(&self) -> Node {
-        let mut best = self.trees[0].root();
-        if self.trees.len() == 1 {
-            return best;
-        }
-        for t in &self.trees[1..] {
+        let mut best = self.head.root();
+        for t in &self.rest {
             let r = t.root();
             if r.key < best.key {
                 best = r;
@@ -304,19 +311,20 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     #[inline]
     fn replay(&mut self, slot: usize, full: bool) {
         assert!(slot < self.n, "slot {slot} out of range");
-        let t = if self.trees.len() == 1 {
-            0
+        if slot < self.head_end {
+            let t = &mut self.head;
+            walk(&mut t.nodes, t.cap + slot, full);
         } else {
-            self.tree_of[slot] as usize
-        };
-        let t = &mut self.trees[t];
-        walk(&mut t.nodes, t.cap + slot - t.first, full);
+            let t = &mut self.rest[self.tree_of[slot] as usize];
+            walk(&mut t.nodes, t.cap + slot - t.first, full);
+        }
     }
 
     /// Rebuilds every internal node from the leaves.
     fn rebuild(&mut self) {
         self.stale = None;
-        for t in &mut self.trees {
+        self.head.rebuild();
+        for t in &mut self.rest {
             t.rebuild();
         }
     }

@@ -33,10 +33,8 @@ pub type LockId = u32;
 pub type DistId = u32;
 pub type StatId = u32;
 
-/// One instruction of a compiled program. A plain byte tag (no niche)
-/// makes the interpreter's dispatch one load and one indexed jump.
+/// One instruction of a compiled program.
 #[derive(Clone, Debug, PartialEq)]
-#[repr(u8)]
 pub enum Instr {
     /// Advance time: on the CPU (`cpu`) or off it (`sleep`).
     /// `next` is the instruction after it (a loop's rotated back edge
