@@ -422,6 +422,8 @@ pub struct World<'c> {
     /// slices, `preempt` placement, RT tasks or per-CPU queues (EEVDF's
     /// wakeup preemption). Without, `resched_due` costs one test.
     may_resched: bool,
+    /// 1/HZ in ns.
+    tick_ns: u64,
     /// The task whose step is being executed (the waker of any wakeup).
     current: TaskId,
     /// `--trace`: what this run looks like, slice by slice.
@@ -675,6 +677,7 @@ impl<'c> World<'c> {
             line_transfers: vec![0; c.locks.len()],
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
+            tick_ns: 1_000_000_000 / u64::from(c.hz.max(1)),
             may_resched: c.timeslice.is_some()
                 || c.wake_placement.preempts()
                 || c.percpu_runqueues
@@ -1012,8 +1015,7 @@ impl<'c> World<'c> {
             if self.now.0 < end {
                 return false;
             }
-            let tick = 1_000_000_000 / u64::from(self.c.hz.max(1));
-            self.now.0 >= end.div_ceil(tick) * tick
+            self.now.0 >= end.div_ceil(self.tick_ns) * self.tick_ns
         };
         let asked = self.cpu.rt_waiting() > 0
             || self.cpu.resched_set(task.cpu)
