@@ -6,18 +6,18 @@ use common::{convoy, convoy_status};
 
 const FILES: [&str; 4] = ["summary.csv", "hist.csv", "windows.csv", "manifest.json"];
 
-#[test]
-fn same_seed_gives_byte_identical_files_with_any_thread_count() {
+/// Runs `exp` with 1, 2 and again 1 thread and checks the files match.
+fn same_files_with_any_thread_count(exp: &str, duration: &str, reps: &str) {
     let d = tempfile::tempdir().unwrap();
     let run = |out: &str, jobs: &str| {
         convoy(
             &[
                 "run",
-                "writer-parks-readers",
+                exp,
                 "--duration",
-                "2s",
+                duration,
                 "--reps",
-                "3",
+                reps,
                 "--jobs",
                 jobs,
                 "--out",
@@ -31,12 +31,24 @@ fn same_seed_gives_byte_identical_files_with_any_thread_count() {
     run("c", "1");
     for f in FILES {
         let a = std::fs::read(d.path().join("a").join(f)).unwrap();
-        assert!(!a.is_empty(), "{f} is empty");
+        assert!(!a.is_empty(), "{exp}: {f} is empty");
         for other in ["b", "c"] {
             let b = std::fs::read(d.path().join(other).join(f)).unwrap();
-            assert!(a == b, "{f} differs between runs a and {other}");
+            assert!(a == b, "{exp}: {f} differs between runs a and {other}");
         }
     }
+}
+
+#[test]
+fn same_seed_gives_byte_identical_files_with_any_thread_count() {
+    same_files_with_any_thread_count("writer-parks-readers", "2s", "3");
+}
+
+#[test]
+fn same_seed_gives_byte_identical_files_with_per_cpu_queues_and_eevdf() {
+    // Case 2 run-a: 8 per-CPU queues in EEVDF order, wakeup preemption,
+    // workqueues and timers.
+    same_files_with_any_thread_count("pidlist-flush-run-a", "300ms", "2");
 }
 
 #[test]
