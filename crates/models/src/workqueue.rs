@@ -102,7 +102,11 @@ pub enum Action {
     Start(WorkId, Cpu),
     /// Arm the item's delayed-work timer for this time and call
     /// [`Workqueue::delayed_timer_fired`] then. Timers armed earlier for
-    /// the item are dead; their firing is ignored.
+    /// the item are dead; their firing is ignored. A timer re-armed to a
+    /// later time while armed asks nothing: the world's earlier timer
+    /// fires first, finds it re-armed ([`Workqueue::timer_expires`]) and
+    /// moves, once instead of once per re-arm (every read of a pidlist
+    /// re-arms its destroy timer).
     ArmTimer(WorkId, SimTime),
     /// The flusher returns from `flush_workqueue`.
     FlushDone(FlushId),
@@ -420,6 +424,24 @@ impl Workqueue {
         delay: Dur,
         out: &mut Vec<Action>,
     ) -> bool {
+        // An armed timer moved later: grabbed and armed again, as below,
+        // with nothing for the world to do (see `Action::ArmTimer`).
+        if let Some(Item {
+            pending: Pending::Timer { expires, .. },
+            ..
+        }) = self.items.get(&work)
+        {
+            if delay > Dur::ZERO && now + delay >= *expires {
+                self.pwq_index(cpu);
+                self.items.entry(work).pending = Pending::Timer {
+                    cpu,
+                    expires: now + delay,
+                };
+                self.n.grabbed += 1;
+                self.n.timers_armed += 1;
+                return true;
+            }
+        }
         let was_pending = self.try_to_grab_pending(now, work, out);
         self.__queue_delayed_work(now, work, cpu, delay, out);
         was_pending
@@ -1053,11 +1075,12 @@ mod tests {
             h.delayed(1, 0, 1000),
             (true, vec![ArmTimer(w(1), ms(1000))])
         );
-        assert_eq!(
-            h.at_ms(500).modify(1, 1, 1000),
-            (true, vec![ArmTimer(w(1), ms(1500))])
-        );
-        // The first timer was killed.
+        // Re-armed later while armed: nothing for the world to do; the
+        // first timer still fires, finds it re-armed, and moves.
+        assert_eq!(h.at_ms(500).modify(1, 1, 1000), (true, none()));
+        assert_eq!(h.wq.timer_expires(w(1)), Some(ms(1500)));
+        assert_eq!(h.counter("grabbed"), 1);
+        assert_eq!(h.counter("timers_armed"), 2);
         assert_eq!(h.at_ms(1000).fire(1), (false, none()));
         // The new one queues on the CPU that re-armed it.
         assert_eq!(h.at_ms(1500).fire(1), (true, vec![Start(w(1), c(1))]));
