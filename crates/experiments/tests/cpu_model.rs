@@ -200,6 +200,16 @@ fn bad_cpu_settings_are_errors() {
             "cpus = 1\nwake_latency = \"fast\"",
             "scenario.wake_latency",
         ),
+        (
+            "cpus = 1",
+            "cpus = 2\nrunqueue = \"percpu\"\nwake_placement = \"preempt\"",
+            "needs the shared run queue",
+        ),
+        (
+            "cpus = 1",
+            "cpus = 2\nrunqueue = \"global\"",
+            "unknown run queue `global`",
+        ),
     ] {
         let f = ScenarioFile::new(Source::new("t.toml", PREEMPT.replace(from, to))).unwrap();
         let l = f.load(&f.base);
@@ -207,7 +217,8 @@ fn bad_cpu_settings_are_errors() {
             Err(e) => e,
             Ok(l) => compile(&f.source, &l.doc, &f.base).unwrap_err(),
         };
-        assert!(e.to_string().contains(needle), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(needle) && msg.contains("t.toml:"), "{msg}");
     }
 }
 
@@ -513,27 +524,4 @@ program = ["cpu 1500us", "sleep 1s"]
     // left, pulls z from CPU 0.
     let r = run_text(&text.replace("RQ", "percpu"));
     assert_eq!((span(&r, "q/w"), span(&r, "q/z")), (1510 * US, 1520 * US));
-}
-
-#[test]
-fn percpu_runqueues_are_refused_with_preempt_placement_and_unknown_names() {
-    for (extra, needle) in [
-        (
-            "runqueue = \"percpu\"\nwake_placement = \"preempt\"",
-            "needs the shared run queue",
-        ),
-        ("runqueue = \"global\"", "unknown run queue `global`"),
-    ] {
-        let text = format!(
-            "[scenario]\nname = \"e\"\nduration = \"1ms\"\ncpus = 2\n{extra}\n[tasks.t]\ncount = 1\nprogram = [\"cpu 1us\"]\n"
-        );
-        let f = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
-        let l = f.load(&f.base);
-        let e = match l {
-            Err(e) => e,
-            Ok(l) => compile(&f.source, &l.doc, &f.base).unwrap_err(),
-        };
-        let msg = e.to_string();
-        assert!(msg.contains(needle) && msg.contains("t.toml:"), "{msg}");
-    }
 }
