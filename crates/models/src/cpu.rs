@@ -101,6 +101,46 @@ impl PerCpu {
     }
 }
 
+/// The next task for a CPU from a queue's woken and other tasks and the
+/// CPU's bound ones: they take turns by the time they began to wait, woken
+/// tasks first with `wake_first`. Says whether it came from `bound`.
+fn take_turns(
+    runq: &mut VecDeque<Entry>,
+    woken: &mut VecDeque<Entry>,
+    bound: &mut VecDeque<Entry>,
+    wake_first: bool,
+) -> (Option<Entry>, bool) {
+    let shared_is_runq = woken.is_empty();
+    let shared = if shared_is_runq { runq } else { woken };
+    let take_bound = match (bound.front(), shared.front()) {
+        (Some(b), Some(s)) => b.2 < s.2 || (wake_first && shared_is_runq),
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if take_bound {
+        (bound.pop_front(), true)
+    } else {
+        (shared.pop_front(), false)
+    }
+}
+
+/// EEVDF's pick (by queue `rq`'s `V`) among `runq` and a CPU's `bound`
+/// tasks, taken out of its queue. Says whether it came from `bound`.
+fn pick_eevdf(
+    e: &mut Eevdf,
+    now: SimTime,
+    rq: usize,
+    runq: &mut VecDeque<Entry>,
+    bound: &mut VecDeque<Entry>,
+) -> (Option<Entry>, bool) {
+    let candidates = runq.iter().chain(bound.iter());
+    match e.pick(now, rq, candidates.map(|&(t, _, seq)| (t, seq))) {
+        Some(i) if i < runq.len() => (runq.remove(i), false),
+        Some(i) => (bound.remove(i - runq.len()), true),
+        None => (None, false),
+    }
+}
+
 #[derive(Debug)]
 pub struct CpuPool {
     limit: Option<u32>,
@@ -236,6 +276,18 @@ impl CpuPool {
         }
     }
 
+    /// With per-CPU queues, the CPU `task` goes to if it becomes runnable
+    /// now: its own if free, else the lowest free one; `None` if all are
+    /// busy (it then waits on its own).
+    fn free_cpu_for(&mut self, task: TaskId) -> Option<usize> {
+        let home = self.home(task);
+        if self.free[home / 64] & (1 << (home % 64)) != 0 {
+            return Some(home);
+        }
+        let (w, b) = self.free.iter().enumerate().find(|(_, b)| **b != 0)?;
+        Some(w * 64 + b.trailing_zeros() as usize)
+    }
+
     /// The CPU whose queue `task` joins if it becomes runnable now: with
     /// per-CPU queues, as [`Self::try_take_for`] then
     /// [`Self::enqueue_woken`] would choose.
@@ -243,14 +295,7 @@ impl CpuPool {
         if self.percpu.is_none() {
             return 0;
         }
-        let home = self.home(task);
-        if self.free[home / 64] & (1 << (home % 64)) != 0 {
-            return home;
-        }
-        match self.free.iter().enumerate().find(|(_, b)| **b != 0) {
-            Some((w, b)) => w * 64 + b.trailing_zeros() as usize,
-            None => home,
-        }
+        self.free_cpu_for(task).unwrap_or_else(|| self.home(task))
     }
 
     /// `task` runs on `cpu`: with per-CPU queues, it is its CPU from now
@@ -396,16 +441,10 @@ impl CpuPool {
         if self.percpu.is_none() {
             return self.try_take();
         }
-        let home = self.home(task) as u32;
-        let (w, bit) = ((home / 64) as usize, 1u64 << (home % 64));
-        let cpu = if self.free[w] & bit != 0 {
-            self.free[w] &= !bit;
-            Cpu(home)
-        } else {
-            self.try_take()?
-        };
-        self.set_home(task, cpu);
-        Some(cpu)
+        let c = self.free_cpu_for(task)?;
+        self.free[c / 64] &= !(1 << (c % 64));
+        self.set_home(task, Cpu(c as u32));
+        Some(Cpu(c as u32))
     }
 
     fn set_free(&mut self, cpu: Cpu) {
@@ -453,100 +492,38 @@ impl CpuPool {
         if self.percpu.is_some() {
             return self.release_percpu(now, cpu);
         }
-        if self.eevdf.is_some() {
-            return self.release_eevdf(now, cpu);
-        }
-        // The bound task and the shared queue's head take turns by the time
-        // they began to wait; woken tasks before preempted ones.
-        let shared_is_runq = self.woken.is_empty();
-        let shared = if shared_is_runq {
-            &mut self.runq
-        } else {
-            &mut self.woken
+        let c = cpu.0 as usize;
+        let (next, from_bound) = match self.eevdf.as_mut() {
+            Some(e) => pick_eevdf(e, now, 0, &mut self.runq, &mut self.bound[c]),
+            None => take_turns(
+                &mut self.runq,
+                &mut self.woken,
+                &mut self.bound[c],
+                self.wake_first,
+            ),
         };
-        let bound = &mut self.bound[cpu.0 as usize];
-        let take_bound = match (bound.front(), shared.front()) {
-            (Some(b), Some(s)) => b.2 < s.2 || (self.wake_first && shared_is_runq),
-            (Some(_), None) => true,
-            _ => false,
-        };
-        let next = if take_bound {
-            self.bound_len -= 1;
-            bound.pop_front()
-        } else {
-            shared.pop_front()
-        };
-        self.hand_over(now, cpu, next)
-    }
-
-    /// [`Self::release`] in EEVDF order: the pick among the run queue and
-    /// `cpu`'s bound tasks.
-    fn release_eevdf(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
-        let bound = &mut self.bound[cpu.0 as usize];
-        let e = self.eevdf.as_mut().expect("EEVDF order");
-        let candidates = self.runq.iter().chain(bound.iter());
-        let next = match e.pick(now, 0, candidates.map(|&(t, _, seq)| (t, seq))) {
-            Some(i) if i < self.runq.len() => self.runq.remove(i),
-            Some(i) => {
-                self.bound_len -= 1;
-                bound.remove(i - self.runq.len())
-            }
-            None => None,
-        };
+        self.bound_len -= usize::from(from_bound);
         self.hand_over(now, cpu, next)
     }
 
     /// [`Self::release`] with per-CPU queues: `cpu`'s bound and own tasks
-    /// (by the time they began to wait, woken ones first with
-    /// `wake_first`), else a task pulled from the CPU with the most waiting.
+    /// (in EEVDF order, or by the time they began to wait, woken ones
+    /// first with `wake_first`), else a task pulled from the CPU with the
+    /// most waiting.
     fn release_percpu(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
         let c = cpu.0 as usize;
         let p = self.percpu.as_mut().expect("per-CPU queues");
-        if let Some(e) = self.eevdf.as_mut() {
-            // EEVDF's pick among this CPU's queue and bound tasks (woken
-            // and preempted tasks share `runq`: no `wake_first`).
-            let (runq, bound) = (&mut p.runq[c], &mut self.bound[c]);
-            let candidates = runq.iter().chain(bound.iter());
-            let next = match e.pick(now, c, candidates.map(|&(t, _, seq)| (t, seq))) {
-                Some(i) if i < runq.len() => {
-                    p.len -= 1;
-                    runq.remove(i)
-                }
-                Some(i) => {
-                    self.bound_len -= 1;
-                    bound.remove(i - runq.len())
-                }
-                None => None,
-            };
-            if next.is_some() {
-                return self.hand_over(now, cpu, next);
-            }
-            let next = self.pull(c);
-            return self.hand_over(now, cpu, next);
-        }
-        let shared_is_runq = p.woken[c].is_empty();
-        let shared = if shared_is_runq {
-            &mut p.runq[c]
-        } else {
-            &mut p.woken[c]
+        let (runq, woken, bound) = (&mut p.runq[c], &mut p.woken[c], &mut self.bound[c]);
+        let (next, from_bound) = match self.eevdf.as_mut() {
+            Some(e) => pick_eevdf(e, now, c, runq, bound),
+            None => take_turns(runq, woken, bound, self.wake_first),
         };
-        let bound = &mut self.bound[c];
-        let take_bound = match (bound.front(), shared.front()) {
-            (Some(b), Some(s)) => b.2 < s.2 || (self.wake_first && shared_is_runq),
-            (Some(_), None) => true,
-            _ => false,
-        };
-        let mut next = if take_bound {
+        if from_bound {
             self.bound_len -= 1;
-            bound.pop_front()
-        } else {
-            let e = shared.pop_front();
-            p.len -= usize::from(e.is_some());
-            e
-        };
-        if next.is_none() {
-            next = self.pull(c);
+        } else if next.is_some() {
+            p.len -= 1;
         }
+        let next = next.or_else(|| self.pull(c));
         self.hand_over(now, cpu, next)
     }
 
