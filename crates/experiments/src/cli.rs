@@ -9,7 +9,7 @@ use crate::scenario::ScenarioFile;
 use crate::world::Limits;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
-use output::files::write_run_dir;
+use output::files::{write_replications, write_run_dir};
 use output::terminal;
 use std::path::PathBuf;
 
@@ -501,13 +501,21 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
     })
 }
 
+/// The files of a run directory, and with several replications each
+/// one's summary (`replications.csv`).
+fn write_results(dir: &std::path::Path, out: &RunOutput) -> anyhow::Result<()> {
+    write_run_dir(dir, &out.result, &out.manifest)?;
+    write_replications(dir, &out.result.experiment, &out.per_rep)?;
+    Ok(())
+}
+
 fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
     let out = runner::run(&p.file, &p.opts)?;
     let dir = p
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
-    write_run_dir(&dir, &out.result, &out.manifest)?;
+    write_results(&dir, &out)?;
     write_trace(&p, out.manifest.seed)?;
     let blame = write_blame(&p, out.manifest.seed, &dir)?;
     let plots = plots_note(&dir, &out.result);
@@ -520,6 +528,10 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         }
     } else {
         print!("{}", terminal::summary_table(&out.result));
+        let spread = terminal::spread_table(&out.per_rep);
+        if !spread.is_empty() {
+            print!("\n{spread}");
+        }
         for (variant, s) in terminal::worst_series(&out.result, p.histograms) {
             println!();
             print!("{}", terminal::log2_histogram(variant, s));
@@ -643,7 +655,7 @@ fn run_builtins() -> anyhow::Result<()> {
         })?;
         let out = runner::run(&plan.file, &plan.opts)?;
         let dir = PathBuf::from("out").join(&out.result.experiment);
-        write_run_dir(&dir, &out.result, &out.manifest)?;
+        write_results(&dir, &out)?;
         let table = terminal::compare_table(&out.result, &out.per_rep, 0, b.counters);
         output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
         plots_note(&dir, &out.result);
@@ -703,7 +715,7 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
-    write_run_dir(&dir, &out.result, &out.manifest)?;
+    write_results(&dir, &out)?;
     let plots = plots_note(&dir, &out.result);
     let counters: Vec<&str> = if a_counters.is_empty() {
         builtin::find(&experiment)

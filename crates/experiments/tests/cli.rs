@@ -29,7 +29,8 @@ fn same_files_with_any_thread_count(exp: &str, duration: &str, reps: &str) {
     run("a", "1");
     run("b", "2");
     run("c", "1");
-    for f in FILES {
+    let several = (reps != "1").then_some("replications.csv");
+    for f in FILES.into_iter().chain(several) {
         let a = std::fs::read(d.path().join("a").join(f)).unwrap();
         assert!(!a.is_empty(), "{exp}: {f} is empty");
         for other in ["b", "c"] {
@@ -197,6 +198,53 @@ fn no_arguments_runs_every_builtin_and_writes_results() {
         })
         .count();
     assert!(figures > 0, "no PNG figures written");
+}
+
+#[test]
+fn run_with_replications_writes_each_ones_summary_and_prints_the_spread() {
+    let d = tempfile::tempdir().unwrap();
+    let args = |reps: &'static str| {
+        [
+            "run",
+            "writer-parks-readers",
+            "--variant",
+            "base",
+            "--duration",
+            "1s",
+            "--reps",
+            reps,
+            "--out",
+            "r",
+        ]
+    };
+    let o = convoy(&args("3"), d.path());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains("over 3 replications, min / median / max:"),
+        "{s}"
+    );
+    assert!(
+        s.contains("base wait kernfs_rwsem/read/walkers\n  mean "),
+        "{s}"
+    );
+    let reps = std::fs::read_to_string(d.path().join("r/replications.csv")).unwrap();
+    let summary = std::fs::read_to_string(d.path().join("r/summary.csv")).unwrap();
+    // The pooled count of a series is the sum of the replications' counts.
+    let count = |line: &str, at: usize| line.split(',').nth(at).unwrap().parse::<u64>().unwrap();
+    let walkers = |l: &&str| l.contains(",wait,kernfs_rwsem/read/walkers,");
+    let per_rep: Vec<u64> = reps.lines().filter(walkers).map(|l| count(l, 5)).collect();
+    let pooled = summary.lines().find(walkers).map(|l| count(l, 4)).unwrap();
+    assert_eq!(per_rep.len(), 3, "{reps}");
+    assert_eq!(per_rep.iter().sum::<u64>(), pooled);
+    for (i, l) in reps.lines().filter(walkers).enumerate() {
+        assert!(
+            l.starts_with(&format!("writer-parks-readers,base,{i},")),
+            "{l}"
+        );
+    }
+    // One replication into the same directory: no stale file is left.
+    convoy(&args("1"), d.path());
+    assert!(!d.path().join("r/replications.csv").exists());
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! into place, so a reader (or an interrupted run) sees either the previous
 //! complete file or the new complete file, never half of one.
 
-use crate::results::{ExperimentResult, Metric, Stat};
+use crate::results::{ExperimentResult, Metric, Stat, VariantResult};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,10 +14,28 @@ pub const SUMMARY_CSV: &str = "summary.csv";
 pub const HIST_CSV: &str = "hist.csv";
 pub const WINDOWS_CSV: &str = "windows.csv";
 pub const MANIFEST_JSON: &str = "manifest.json";
+/// Each replication's own summary, written when a run has more than one.
+pub const REPLICATIONS_CSV: &str = "replications.csv";
 
 pub const SUMMARY_COLUMNS: [&str; 11] = [
     "experiment",
     "variant",
+    "metric",
+    "subject",
+    "count",
+    "mean_ns",
+    "p50_ns",
+    "p90_ns",
+    "p99_ns",
+    "p999_ns",
+    "max_ns",
+];
+/// `summary.csv`'s columns with the replication (0, 1, ...: the index
+/// that derives its random streams from the seed) after the variant.
+pub const REPLICATIONS_COLUMNS: [&str; 12] = [
+    "experiment",
+    "variant",
+    "replication",
     "metric",
     "subject",
     "count",
@@ -135,41 +153,80 @@ where
     buf
 }
 
+/// The rows of one variant's summary, each led by `lead` (experiment,
+/// variant and, for `replications.csv`, the replication).
+fn summary_rows(
+    w: &mut csv::Writer<&mut Vec<u8>>,
+    lead: &[&str],
+    v: &VariantResult,
+) -> csv::Result<()> {
+    for s in &v.series {
+        let stats = Stat::ALL.map(|st| st.of(&s.hist).to_string());
+        w.write_record(
+            lead.iter()
+                .copied()
+                .chain([s.metric.as_str(), s.subject.as_str()])
+                .chain(stats.iter().map(String::as_str)),
+        )?;
+    }
+    for c in &v.counters {
+        let value = c.value.to_string();
+        w.write_record(
+            lead.iter()
+                .copied()
+                .chain([Metric::Counter.as_str(), c.subject.as_str(), &value])
+                .chain([""; 6]),
+        )?;
+    }
+    Ok(())
+}
+
 /// The bytes of `summary.csv`: one row per (variant, metric, subject).
 pub fn summary_csv(r: &ExperimentResult) -> Vec<u8> {
     csv_bytes(&SUMMARY_COLUMNS, |w| {
         for v in &r.variants {
-            for s in &v.series {
-                let stats = Stat::ALL.map(|st| st.of(&s.hist).to_string());
-                w.write_record(
-                    [
-                        r.experiment.as_str(),
-                        v.variant.as_str(),
-                        s.metric.as_str(),
-                        s.subject.as_str(),
-                    ]
-                    .into_iter()
-                    .chain(stats.iter().map(String::as_str)),
-                )?;
-            }
-            for c in &v.counters {
-                w.write_record([
-                    r.experiment.as_str(),
-                    v.variant.as_str(),
-                    Metric::Counter.as_str(),
-                    c.subject.as_str(),
-                    &c.value.to_string(),
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                ])?;
+            summary_rows(w, &[r.experiment.as_str(), v.variant.as_str()], v)?;
+        }
+        Ok(())
+    })
+}
+
+/// The bytes of `replications.csv`: `summary.csv` for each replication on
+/// its own (`per_rep[variant][replication]`), for the spread of any figure.
+pub fn replications_csv(experiment: &str, per_rep: &[Vec<VariantResult>]) -> Vec<u8> {
+    csv_bytes(&REPLICATIONS_COLUMNS, |w| {
+        for reps in per_rep {
+            for (i, v) in reps.iter().enumerate() {
+                let rep = i.to_string();
+                summary_rows(w, &[experiment, v.variant.as_str(), &rep], v)?;
             }
         }
         Ok(())
     })
+}
+
+/// Writes `replications.csv` into `dir` when some variant ran more than
+/// one replication; otherwise removes one a previous run left there, so
+/// that the directory describes one run.
+pub fn write_replications(
+    dir: &Path,
+    experiment: &str,
+    per_rep: &[Vec<VariantResult>],
+) -> Result<(), WriteError> {
+    if per_rep.iter().any(|r| r.len() > 1) {
+        return write_atomic(
+            dir,
+            REPLICATIONS_CSV,
+            &replications_csv(experiment, per_rep),
+        );
+    }
+    let path = dir.join(REPLICATIONS_CSV);
+    match std::fs::remove_file(&path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            Err(WriteError::Io { path, error })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The bytes of `hist.csv`: the non-empty log2 buckets of every series.
@@ -240,7 +297,7 @@ pub fn write_run_dir(dir: &Path, r: &ExperimentResult, m: &Manifest) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{Counter, Series, VariantResult};
+    use crate::results::{Counter, Series};
     use sim::stats::{LatencyHist, Windows};
     use sim::{Dur, SimTime};
 
@@ -309,6 +366,31 @@ mod tests {
                 "x,base,wait,L/read/g,10000000000,1,3000,3000",
             ]
         );
+    }
+
+    #[test]
+    fn replications_rows_carry_the_replication_and_a_single_run_leaves_no_file() {
+        let v = sample().variants.remove(0);
+        let mut v2 = v.clone();
+        v2.counters[0].value = 5;
+        let per_rep = vec![vec![v.clone(), v2]];
+        let text = String::from_utf8(replications_csv("x", &per_rep)).unwrap();
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            vec![
+                "experiment,variant,replication,metric,subject,count,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns",
+                "x,base,0,wait,L/read/g,3,1500,1500,3000,3000,3000,3000",
+                "x,base,0,counter,L/read_acquisitions,3,,,,,,",
+                "x,base,1,wait,L/read/g,3,1500,1500,3000,3000,3000,3000",
+                "x,base,1,counter,L/read_acquisitions,5,,,,,,",
+            ]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write_replications(dir.path(), "x", &per_rep).unwrap();
+        assert!(dir.path().join(REPLICATIONS_CSV).exists());
+        // A later run of one replication into the same directory removes it.
+        write_replications(dir.path(), "x", &[vec![v]]).unwrap();
+        assert!(!dir.path().join(REPLICATIONS_CSV).exists());
     }
 
     #[test]

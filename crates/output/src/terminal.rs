@@ -152,16 +152,7 @@ pub fn compare_table(
         .map(|s| (s.metric, s.subject.as_str()))
         .collect();
     let ratio = |x: u64, y: u64| ratio_text(x as f64, y as f64, 2);
-    let spread = |vals: &mut Vec<u64>| -> String {
-        vals.sort_unstable();
-        let med = vals[vals.len() / 2];
-        format!(
-            "{}/{}/{}",
-            human_ns(vals[0]),
-            human_ns(med),
-            human_ns(vals[vals.len() - 1])
-        )
-    };
+    let spread = |vals: &mut Vec<u64>| min_med_max(vals, "/");
     for (metric, subject) in subjects {
         let _ = writeln!(out, "{} {subject}", metric.as_str());
         let _ = writeln!(
@@ -248,6 +239,66 @@ pub fn compare_table(
             out.push('\n');
         }
         out.push('\n');
+    }
+    out
+}
+
+/// "min/median/max" of durations (the upper median of an even count),
+/// the three separated by `sep`.
+fn min_med_max(vals: &mut [u64], sep: &str) -> String {
+    vals.sort_unstable();
+    let med = vals[vals.len() / 2];
+    format!(
+        "{}{sep}{}{sep}{}",
+        human_ns(vals[0]),
+        human_ns(med),
+        human_ns(vals[vals.len() - 1])
+    )
+}
+
+/// The spread over replications of each wait and span of each variant
+/// (`per_rep[variant][replication]`): min / median / max of the mean, the
+/// p99.9 and the max, two lines per series. Empty with one replication.
+pub fn spread_table(per_rep: &[Vec<crate::VariantResult>]) -> String {
+    let mut out = String::new();
+    let n = per_rep.iter().map(Vec::len).max().unwrap_or(0);
+    if n < 2 {
+        return out;
+    }
+    let _ = writeln!(out, "over {n} replications, min / median / max:");
+    for reps in per_rep {
+        let Some(first) = reps.first() else {
+            continue;
+        };
+        for s in first
+            .series
+            .iter()
+            .filter(|s| matches!(s.metric, Metric::Wait | Metric::Span))
+        {
+            let hists: Vec<_> = reps
+                .iter()
+                .filter_map(|r| r.series(s.metric, &s.subject))
+                .map(|x| &x.hist)
+                .filter(|h| h.count() > 0)
+                .collect();
+            if hists.is_empty() {
+                continue;
+            }
+            let of = |f: &dyn Fn(&sim::stats::LatencyHist) -> u64| {
+                let mut v: Vec<u64> = hists.iter().map(|h| f(h)).collect();
+                min_med_max(&mut v, " / ")
+            };
+            let mean = of(&|h| h.mean());
+            let p999 = of(&|h| h.quantile(0.999));
+            let max = of(&|h| h.max());
+            let _ = writeln!(
+                out,
+                "{} {} {}\n  mean {mean}   p99.9 {p999}   max {max}",
+                first.variant,
+                s.metric.as_str(),
+                s.subject
+            );
+        }
     }
     out
 }
@@ -356,5 +407,40 @@ mod tests {
         assert_eq!(bpftrace_bound(512), "512");
         assert_eq!(bpftrace_bound(1024), "1K");
         assert_eq!(bpftrace_bound(16 << 20), "16M");
+    }
+
+    #[test]
+    fn spread_table_gives_min_median_max_over_replications() {
+        use crate::results::{Series, VariantResult};
+        use sim::stats::{LatencyHist, Windows};
+        let rep = |waits: &[u64]| {
+            let mut hist = LatencyHist::new();
+            for &w in waits {
+                hist.record(w);
+            }
+            VariantResult {
+                variant: "base".into(),
+                series: vec![Series {
+                    metric: Metric::Wait,
+                    subject: "L/read/g".into(),
+                    hist,
+                    windows: Windows::new(sim::Dur::from_secs(10)),
+                }],
+                counters: vec![],
+                horizon: sim::SimTime(1),
+                events: 1,
+                replications: 1,
+            }
+        };
+        let one = vec![vec![rep(&[1000])]];
+        assert_eq!(spread_table(&one), "");
+        let three = vec![vec![rep(&[3000]), rep(&[1000, 3000]), rep(&[5000])]];
+        assert_eq!(
+            spread_table(&three),
+            "over 3 replications, min / median / max:\n\
+             base wait L/read/g\n  \
+             mean 2.00us / 3.00us / 5.00us   p99.9 3.00us / 3.00us / 5.00us   \
+             max 3.00us / 3.00us / 5.00us\n"
+        );
     }
 }
