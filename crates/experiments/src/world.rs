@@ -643,9 +643,15 @@ impl<'c> World<'c> {
         if c.percpu_runqueues {
             cpu.set_percpu();
         }
-        if c.wake_placement == crate::scenario::compile::WakePlacement::Eevdf {
-            let tick = 1_000_000_000 / u64::from(c.hz.max(1));
-            cpu.set_eevdf(c.timeslice.unwrap_or(tick), tick);
+        let tick = 1_000_000_000 / u64::from(c.hz.max(1));
+        match c.wake_placement {
+            crate::scenario::compile::WakePlacement::Eevdf => {
+                cpu.set_eevdf(c.timeslice.unwrap_or(tick), tick);
+            }
+            crate::scenario::compile::WakePlacement::Cfs => {
+                cpu.set_cfs(c.timeslice.unwrap_or(tick));
+            }
+            _ => {}
         }
         for (i, task) in tasks.iter().enumerate() {
             if task.rt {

@@ -493,6 +493,42 @@ program = ["queue_work wq w", "cpu 5ms"]
 }
 
 #[test]
+fn cfs_order_a_long_sleeper_preempts_a_hog_that_eevdf_lets_finish_its_slice() {
+    // One CPU, 3 ms slices at HZ=1000 (CFS: sleeper credit 12 ms, wakeup
+    // granularity 4 ms). Hogs h1 and h2 take turns by slice: h1 0-3 ms,
+    // h2 3-6, h1 6-9, h2 from 9. s sleeps from 0 to 10.5 ms; then h2 has
+    // run 4.5 ms in all.
+    let text = r#"
+[scenario]
+name = "cfs"
+duration = "30ms"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+runqueue = "percpu"
+wake_placement = "ORDER"
+[tasks.s]
+count = 1
+program = ["span_begin q", "sleep 10500us", "cpu 10us", "span_end q", "sleep 1s"]
+[tasks.h1]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+[tasks.h2]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+"#;
+    // CFS: s comes back at its own vruntime 0, 4.5 ms behind h2, past the
+    // granularity: h2 yields at its next step boundary (10.5 ms) and s runs.
+    let r = run_text(&text.replace("ORDER", "cfs"));
+    assert_eq!(span(&r, "q/s"), 10_510 * US);
+    // EEVDF: h2 (vruntime 4.5 ms) is still eligible against V (5.25 ms):
+    // it keeps the CPU to the end of its slice at 12 ms, and s, placed at
+    // V with the earliest deadline, runs next.
+    let r = run_text(&text.replace("ORDER", "eevdf"));
+    assert_eq!(span(&r, "q/s"), 12_010 * US);
+}
+
+#[test]
 fn percpu_runqueues_a_freed_cpu_runs_its_own_waiter_before_one_that_waited_longer() {
     // z and w run first (CPUs 0 and 1), start their spans and sleep; x
     // and y, placed on CPUs 0 and 1, take over. z wakes at 50 us and w at

@@ -56,7 +56,9 @@
 //! Free CPUs are handed out lowest id first, so runs are reproducible and
 //! CPU ids mean the same thing in every variant.
 
+use crate::cfs::Cfs;
 use crate::eevdf::Eevdf;
+use crate::fair::FairOrder;
 use crate::lock::TaskId;
 use sim::{Dur, SimTime};
 use std::collections::VecDeque;
@@ -126,8 +128,8 @@ fn take_turns(
 
 /// EEVDF's pick (by queue `rq`'s `V`) among `runq` and a CPU's `bound`
 /// tasks, taken out of its queue. Says whether it came from `bound`.
-fn pick_eevdf(
-    e: &mut Eevdf,
+fn pick_fair(
+    e: &mut FairOrder,
     now: SimTime,
     rq: usize,
     runq: &mut VecDeque<Entry>,
@@ -158,7 +160,7 @@ pub struct CpuPool {
     woken: VecDeque<(TaskId, SimTime, u64)>,
     wake_first: bool,
     /// EEVDF's order instead of arrival order (see the module doc).
-    eevdf: Option<Eevdf>,
+    fair: Option<FairOrder>,
     /// Which tasks are RT, and the RT tasks waiting for a CPU.
     rt: Vec<bool>,
     rt_q: VecDeque<(TaskId, SimTime, u64)>,
@@ -180,7 +182,7 @@ impl CpuPool {
             runq: VecDeque::new(),
             woken: VecDeque::new(),
             wake_first: false,
-            eevdf: None,
+            fair: None,
             rt: Vec::new(),
             rt_q: VecDeque::new(),
             percpu: None,
@@ -218,7 +220,17 @@ impl CpuPool {
         if let Some(n) = self.limit {
             self.wake_first = false;
             let queues = if self.percpu.is_some() { n as usize } else { 1 };
-            self.eevdf = Some(Eevdf::new(slice, tick, queues));
+            self.fair = Some(FairOrder::Eevdf(Eevdf::new(slice, tick, queues)));
+        }
+    }
+
+    /// Orders the run queue as CFS does (kernels before 6.6), with base
+    /// slice `slice` (ns); only with a limited number of CPUs.
+    pub fn set_cfs(&mut self, slice: u64) {
+        if let Some(n) = self.limit {
+            self.wake_first = false;
+            let queues = if self.percpu.is_some() { n as usize } else { 1 };
+            self.fair = Some(FairOrder::Cfs(Cfs::new(slice, queues)));
         }
     }
 
@@ -226,7 +238,7 @@ impl CpuPool {
     /// number of CPUs. Call it before [`Self::set_eevdf`].
     pub fn set_percpu(&mut self) {
         if let Some(n) = self.limit {
-            assert!(self.eevdf.is_none(), "set_percpu goes before set_eevdf");
+            assert!(self.fair.is_none(), "set_percpu goes before set_eevdf");
             self.percpu = Some(PerCpu {
                 woken: vec![VecDeque::new(); n as usize],
                 runq: vec![VecDeque::new(); n as usize],
@@ -334,18 +346,19 @@ impl CpuPool {
         self.rt_q.len()
     }
 
-    pub fn is_eevdf(&self) -> bool {
-        self.eevdf.is_some()
+    /// Whether the fair class's order (EEVDF or CFS) orders the queue.
+    pub fn is_fair_ordered(&self) -> bool {
+        self.fair.is_some()
     }
 
     /// The EEVDF state, if the queue is in EEVDF order and `task` is of the
     /// fair class (EEVDF never sees RT tasks).
     #[inline]
-    fn fair(&mut self, task: TaskId) -> Option<&mut Eevdf> {
-        if self.eevdf.is_none() || self.is_rt(task) {
+    fn fair(&mut self, task: TaskId) -> Option<&mut FairOrder> {
+        if self.fair.is_none() || self.is_rt(task) {
             return None;
         }
-        self.eevdf.as_mut()
+        self.fair.as_mut()
     }
 
     /// `task` becomes runnable now (woken, or started): EEVDF places it.
@@ -493,8 +506,8 @@ impl CpuPool {
             return self.release_percpu(now, cpu);
         }
         let c = cpu.0 as usize;
-        let (next, from_bound) = match self.eevdf.as_mut() {
-            Some(e) => pick_eevdf(e, now, 0, &mut self.runq, &mut self.bound[c]),
+        let (next, from_bound) = match self.fair.as_mut() {
+            Some(e) => pick_fair(e, now, 0, &mut self.runq, &mut self.bound[c]),
             None => take_turns(
                 &mut self.runq,
                 &mut self.woken,
@@ -514,8 +527,8 @@ impl CpuPool {
         let c = cpu.0 as usize;
         let p = self.percpu.as_mut().expect("per-CPU queues");
         let (runq, woken, bound) = (&mut p.runq[c], &mut p.woken[c], &mut self.bound[c]);
-        let (next, from_bound) = match self.eevdf.as_mut() {
-            Some(e) => pick_eevdf(e, now, c, runq, bound),
+        let (next, from_bound) = match self.fair.as_mut() {
+            Some(e) => pick_fair(e, now, c, runq, bound),
             None => take_turns(runq, woken, bound, self.wake_first),
         };
         if from_bound {
@@ -658,18 +671,10 @@ impl CpuPool {
         if curr == TaskId::MAX || p.resched[c] || self.is_rt(curr) {
             return;
         }
-        let e = self.eevdf.as_mut().expect("EEVDF order");
-        if !e.ineligible(now, curr, c) || !e.eligible(now, task, c) {
-            return;
-        }
+        let e = self.fair.as_mut().expect("a fair order");
         let (runq, bound) = (&p.runq[c], &self.bound[c]);
         let cands = runq.iter().chain(bound.iter()).map(|&(t, _, seq)| (t, seq));
-        let picked = match e.pick(now, c, cands) {
-            Some(i) if i < runq.len() => runq[i].0,
-            Some(i) => bound[i - runq.len()].0,
-            None => return,
-        };
-        if picked == task {
+        if e.wakeup_preempts(now, curr, task, c, cands) {
             let p = self.percpu.as_mut().expect("per-CPU queues");
             p.resched[c] = true;
             p.wakeup_preemptions += 1;
@@ -712,7 +717,7 @@ impl CpuPool {
         if let Some(p) = &self.percpu {
             c.push(("runqueue_pulls", p.pulls));
             c.push(("runqueue_balance_moves", p.moves));
-            if self.eevdf.is_some() {
+            if self.fair.is_some() {
                 c.push(("wakeup_preemptions", p.wakeup_preemptions));
             }
         }
@@ -969,5 +974,46 @@ mod tests {
             .filter(|c| c.0 == "wakeup_preemptions")
             .collect();
         assert_eq!(c, vec![("wakeup_preemptions", 1)]);
+    }
+
+    #[test]
+    fn percpu_cfs_a_sleeper_preempts_only_a_task_beyond_the_wakeup_granularity() {
+        const MS: u64 = 1_000_000;
+        let at = |ms: u64| SimTime(ms * MS);
+        // Slice 3 ms: sleeper credit 12 ms, wakeup granularity 4 ms. C (3)
+        // runs 1 ms and sleeps; A (1) runs 30 ms, then B (2) from 31 ms;
+        // C wakes at `wake_ms`.
+        let run = |wake_ms: u64| {
+            let mut p = CpuPool::with_cpus(1);
+            p.set_percpu();
+            p.set_cfs(3 * MS);
+            p.wake(at(0), 3);
+            assert_eq!(p.make_runnable(at(0), 3), Some(Cpu(0)));
+            p.started(at(0), 3, Cpu(0));
+            for t in [1, 2] {
+                p.wake(at(0), t);
+                assert_eq!(p.make_runnable(at(0), t), None);
+            }
+            p.stopped(at(1), 3, false);
+            assert_eq!(p.release(at(1), Cpu(0)).map(|x| x.0), Some(1));
+            p.started(at(1), 1, Cpu(0));
+            p.stopped(at(31), 1, true);
+            p.requeue(at(31), 1);
+            assert_eq!(p.release(at(31), Cpu(0)).map(|x| x.0), Some(2));
+            p.started(at(31), 2, Cpu(0));
+            p.wake(at(wake_ms), 3);
+            assert_eq!(p.make_runnable(at(wake_ms), 3), None);
+            p
+        };
+        // At 33 ms B has run 2 ms (min_vruntime 2 ms): C comes back at its
+        // own 1 ms, 1 ms behind B: no preemption.
+        assert!(!run(33).resched_set(Cpu(0)));
+        // At 45 ms B is at 14 ms: C comes back at 14 - 12 = 2 ms, 12 ms
+        // behind B, past the granularity: B must go, and C runs next.
+        let mut p = run(45);
+        assert!(p.resched_set(Cpu(0)));
+        p.stopped(at(45), 2, true);
+        p.requeue(at(45), 2);
+        assert_eq!(p.release(at(45), Cpu(0)).map(|x| x.0), Some(3));
     }
 }

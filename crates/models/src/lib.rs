@@ -20,8 +20,10 @@
 //! names the kernel rules it implements (R-numbers of KERNEL-SEMANTICS.md)
 //! or says that it is a what-if policy with no kernel counterpart.
 
+pub mod cfs;
 pub mod cpu;
 pub mod eevdf;
+pub mod fair;
 pub mod lock;
 pub mod lock_none;
 pub mod memcg;

@@ -248,6 +248,9 @@ pub enum WakePlacement {
     Preempt,
     /// In EEVDF's order, the time slice as its base slice.
     Eevdf,
+    /// In CFS's order (kernels before 6.6), the time slice as its minimum
+    /// granularity.
+    Cfs,
 }
 
 impl WakePlacement {
@@ -1368,6 +1371,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             ("first", WakePlacement::First),
             ("preempt", WakePlacement::Preempt),
             ("eevdf", WakePlacement::Eevdf),
+            ("cfs", WakePlacement::Cfs),
         ],
     )?;
     let percpu_runqueues = choice(
@@ -1389,7 +1393,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
                 src.locate(Some(v.span())),
                 "scenario.wake_placement",
                 format!(
-                    "wake placement `{}` needs the shared run queue; with runqueue = \"percpu\" use fifo, first or eevdf",
+                    "wake placement `{}` needs the shared run queue; with runqueue = \"percpu\" use fifo, first, eevdf or cfs",
                     v.get_ref()
                 ),
             ));

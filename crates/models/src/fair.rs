@@ -1,0 +1,87 @@
+//! The fair class's order of a run queue: EEVDF (Linux 6.6 on,
+//! [`crate::eevdf`]) or CFS (before, [`crate::cfs`]). [`crate::cpu::CpuPool`]
+//! places, queues, picks and preempts through this one interface.
+
+use crate::cfs::Cfs;
+use crate::eevdf::Eevdf;
+use crate::lock::TaskId;
+use sim::SimTime;
+
+#[derive(Clone, Debug)]
+pub enum FairOrder {
+    Eevdf(Eevdf),
+    Cfs(Cfs),
+}
+
+impl FairOrder {
+    /// `t` becomes runnable at `now` on queue `rq`.
+    pub fn wake(&mut self, now: SimTime, t: TaskId, rq: usize) {
+        match self {
+            FairOrder::Eevdf(e) => e.wake(now, t, rq),
+            FairOrder::Cfs(c) => c.wake(now, t, rq),
+        }
+    }
+
+    /// `t`, runnable, waits on queue `rq` from `now`.
+    pub fn wait(&mut self, now: SimTime, t: TaskId, rq: usize) {
+        match self {
+            FairOrder::Eevdf(e) => e.wait(now, t, rq),
+            FairOrder::Cfs(c) => c.wait(now, t, rq),
+        }
+    }
+
+    /// `t` starts running at `now` on queue `rq`'s CPU.
+    pub fn start(&mut self, now: SimTime, t: TaskId, rq: usize) {
+        match self {
+            FairOrder::Eevdf(e) => e.start(now, t, rq),
+            FairOrder::Cfs(c) => c.start(now, t, rq),
+        }
+    }
+
+    /// `t` stops running at `now`, still runnable or not.
+    pub fn stop(&mut self, now: SimTime, t: TaskId, runnable: bool) {
+        match self {
+            FairOrder::Eevdf(e) => e.stop(now, t, runnable),
+            FairOrder::Cfs(c) => c.stop(now, t, runnable),
+        }
+    }
+
+    /// The position of the task to run next among `candidates`.
+    pub fn pick(
+        &mut self,
+        now: SimTime,
+        rq: usize,
+        candidates: impl Iterator<Item = (TaskId, u64)>,
+    ) -> Option<usize> {
+        match self {
+            FairOrder::Eevdf(e) => e.pick(now, rq, candidates),
+            FairOrder::Cfs(c) => c.pick(now, rq, candidates),
+        }
+    }
+
+    /// Whether `task`, just queued on `rq`, preempts `curr` running there
+    /// (wakeup preemption). `waiting` are the queue's tasks, `task` among
+    /// them: EEVDF preempts a `curr` that is no longer eligible when
+    /// `task` is its pick; CFS when `curr` is more than the wakeup
+    /// granularity ahead of `task`.
+    pub fn wakeup_preempts(
+        &mut self,
+        now: SimTime,
+        curr: TaskId,
+        task: TaskId,
+        rq: usize,
+        waiting: impl Iterator<Item = (TaskId, u64)> + Clone,
+    ) -> bool {
+        match self {
+            FairOrder::Eevdf(e) => {
+                if !e.ineligible(now, curr, rq) || !e.eligible(now, task, rq) {
+                    return false;
+                }
+                e.pick(now, rq, waiting.clone())
+                    .and_then(|i| waiting.clone().nth(i))
+                    .is_some_and(|(t, _)| t == task)
+            }
+            FairOrder::Cfs(c) => c.wakeup_preempts(now, curr, task, rq),
+        }
+    }
+}
