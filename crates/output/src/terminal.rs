@@ -131,8 +131,8 @@ pub fn log2_histogram(variant: &str, s: &Series) -> String {
 /// A before/after table, one block per wait or span subject, that fits a
 /// 72-column email: count, mean, p50, p99, p99.9, max per variant and the
 /// ratio of each variant's p99.9 and max to the base's. With `per_rep`
-/// holding more than one replication per variant, two spread lines give
-/// the min/median/max over replications of p99.9 and of max. Then one
+/// holding more than one replication per variant, three spread lines give
+/// the min/median/max over replications of the mean, p99.9 and max. Then one
 /// block per named counter: its value per variant, the ratio to the base,
 /// and the spread over replications.
 pub fn compare_table(
@@ -183,16 +183,24 @@ pub fn compare_table(
             let Some(reps) = per_rep.get(vi).filter(|r| r.len() > 1) else {
                 continue;
             };
+            let mut mean: Vec<u64> = Vec::new();
             let mut p999: Vec<u64> = Vec::new();
             let mut max: Vec<u64> = Vec::new();
             for rep in reps {
                 if let Some(s) = rep.series(metric, subject) {
+                    mean.push(s.hist.mean());
                     p999.push(s.hist.quantile(0.999));
                     max.push(s.hist.max());
                 }
             }
             if !p999.is_empty() {
                 let n = p999.len();
+                let _ = writeln!(
+                    out,
+                    " {:<10} mean  over {n} reps, min/med/max: {}",
+                    "",
+                    spread(&mut mean)
+                );
                 let _ = writeln!(
                     out,
                     " {:<10} p99.9 over {n} reps, min/med/max: {}",
