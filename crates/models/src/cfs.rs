@@ -29,6 +29,7 @@
 //! ends a turn instead); START_DEBIT; the next and last buddies; the
 //! 60-second sleeper reset.
 
+use crate::fair::PerTask;
 use crate::lock::TaskId;
 use sim::SimTime;
 use std::collections::BTreeSet;
@@ -67,7 +68,7 @@ pub struct Cfs {
     /// `sched_latency / 2`: a sleeper's most credit.
     sleeper_credit: i64,
     wakeup_gran: i64,
-    se: Vec<Entity>,
+    se: PerTask<Entity>,
     rqs: Vec<Rq>,
 }
 
@@ -79,21 +80,17 @@ impl Cfs {
         Cfs {
             sleeper_credit: 8 * slice / 2,
             wakeup_gran: 4 * slice / 3,
-            se: Vec::new(),
+            se: PerTask::default(),
             rqs: vec![Rq::default(); queues.max(1)],
         }
     }
 
     fn se(&mut self, t: TaskId) -> &mut Entity {
-        let i = t as usize;
-        if i >= self.se.len() {
-            self.se.resize(i + 1, Entity::default());
-        }
-        &mut self.se[i]
+        self.se.get_mut(t)
     }
 
     fn get(&self, t: TaskId) -> Entity {
-        self.se.get(t as usize).copied().unwrap_or_default()
+        self.se.get(t)
     }
 
     /// `t`'s vruntime at `now` (a running task's grows as it runs).

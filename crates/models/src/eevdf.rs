@@ -42,6 +42,7 @@
 //! waiting), which 10,000 runnable hogs on 2 CPUs still run at 0.08 s per
 //! simulated 2 s.
 
+use crate::fair::PerTask;
 use crate::lock::TaskId;
 use sim::SimTime;
 
@@ -94,7 +95,7 @@ struct Rq {
 pub struct Eevdf {
     slice: i64,
     lag_limit: i64,
-    se: Vec<Entity>,
+    se: PerTask<Entity>,
     rqs: Vec<Rq>,
 }
 
@@ -118,21 +119,17 @@ impl Eevdf {
         Eevdf {
             slice,
             lag_limit: (2 * slice).max(tick.min(i64::MAX as u64 / 4) as i64),
-            se: Vec::new(),
+            se: PerTask::default(),
             rqs: vec![Rq::default(); queues.max(1)],
         }
     }
 
     fn se(&mut self, t: TaskId) -> &mut Entity {
-        let i = t as usize;
-        if i >= self.se.len() {
-            self.se.resize(i + 1, Entity::default());
-        }
-        &mut self.se[i]
+        self.se.get_mut(t)
     }
 
     fn get(&self, t: TaskId) -> Entity {
-        self.se.get(t as usize).copied().unwrap_or_default()
+        self.se.get(t)
     }
 
     /// The sum of `vruntime` at `now` over queue `rq`'s runnable tasks

@@ -7,6 +7,25 @@ use crate::eevdf::Eevdf;
 use crate::lock::TaskId;
 use sim::SimTime;
 
+/// A fair order's state of each task, by task id, grown on first use: a
+/// task not seen yet has the default state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PerTask<E>(Vec<E>);
+
+impl<E: Copy + Default> PerTask<E> {
+    pub(crate) fn get(&self, t: TaskId) -> E {
+        self.0.get(t as usize).copied().unwrap_or_default()
+    }
+
+    pub(crate) fn get_mut(&mut self, t: TaskId) -> &mut E {
+        let i = t as usize;
+        if i >= self.0.len() {
+            self.0.resize(i + 1, E::default());
+        }
+        &mut self.0[i]
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum FairOrder {
     Eevdf(Eevdf),
