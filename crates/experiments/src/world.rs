@@ -21,7 +21,7 @@
 //! holding the lock, as `lock_stat` and `perf lock contention` see it; with
 //! unlimited CPUs that is the instant of the grant.
 
-use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId};
+use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId, WakePlacement};
 use models::cpu::{Cpu, CpuPool};
 use models::policy::AnyLock;
 use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};
@@ -643,14 +643,10 @@ impl<'c> World<'c> {
         if c.percpu_runqueues {
             cpu.set_percpu();
         }
-        let tick = 1_000_000_000 / u64::from(c.hz.max(1));
+        let tick_ns = 1_000_000_000 / u64::from(c.hz.max(1));
         match c.wake_placement {
-            crate::scenario::compile::WakePlacement::Eevdf => {
-                cpu.set_eevdf(c.timeslice.unwrap_or(tick), tick);
-            }
-            crate::scenario::compile::WakePlacement::Cfs => {
-                cpu.set_cfs(c.timeslice.unwrap_or(tick));
-            }
+            WakePlacement::Eevdf => cpu.set_eevdf(c.timeslice.unwrap_or(tick_ns), tick_ns),
+            WakePlacement::Cfs => cpu.set_cfs(c.timeslice.unwrap_or(tick_ns)),
             _ => {}
         }
         for (i, task) in tasks.iter().enumerate() {
@@ -683,7 +679,7 @@ impl<'c> World<'c> {
             line_transfers: vec![0; c.locks.len()],
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
-            tick_ns: 1_000_000_000 / u64::from(c.hz.max(1)),
+            tick_ns,
             may_resched: c.timeslice.is_some()
                 || c.wake_placement.preempts()
                 || c.percpu_runqueues

@@ -29,19 +29,10 @@
 //! ends a turn instead); START_DEBIT; the next and last buddies; the
 //! 60-second sleeper reset.
 
-use crate::fair::PerTask;
+use crate::fair::{PerTask, State};
 use crate::lock::TaskId;
 use sim::SimTime;
 use std::collections::BTreeSet;
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum State {
-    #[default]
-    Off,
-    Placed,
-    Waiting,
-    Running,
-}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Entity {

@@ -20,14 +20,15 @@
 //! With EEVDF order ([`CpuPool::set_eevdf`]), one run queue holds woken and
 //! preempted tasks alike, and a freed CPU goes to the task EEVDF picks
 //! among it and the CPU's bound kworkers ([`crate::eevdf`]): by lag and
-//! virtual deadline, not by arrival. The world then reports when tasks
-//! become runnable, start and stop running ([`CpuPool::wake`],
-//! [`CpuPool::started`], [`CpuPool::stopped`]).
+//! virtual deadline, not by arrival. CFS's order ([`CpuPool::set_cfs`],
+//! [`crate::cfs`]) works the same way, by virtual runtime. The world then
+//! reports when tasks become runnable, start and stop running
+//! ([`CpuPool::wake`], [`CpuPool::started`], [`CpuPool::stopped`]).
 //!
 //! RT tasks ([`CpuPool::set_rt`]) wait in a queue of their own, served
 //! before every other, FIFO (SCHED_FIFO at one priority): the core
-//! scheduler picks the RT class before the fair class. EEVDF never sees
-//! them.
+//! scheduler picks the RT class before the fair class. EEVDF and CFS
+//! never see them.
 //!
 //! With per-CPU run queues ([`CpuPool::set_percpu`], `runqueue =
 //! "percpu"`), each CPU has its own queue, as Linux's do, instead of one
@@ -49,7 +50,8 @@
 //! its slice, not for the first of all CPUs to do so. In EEVDF order, each
 //! CPU's queue has its own `V`, and a wakeup can cut that short: if the
 //! task running there is no longer eligible and EEVDF would pick the woken
-//! one, the running task is asked to reschedule
+//! one (in CFS order: if it is more than the wakeup granularity ahead of
+//! the woken one), the running task is asked to reschedule
 //! ([`CpuPool::resched_set`]; the world acts on it at its next preemption
 //! point).
 //!
@@ -91,7 +93,7 @@ struct PerCpu {
     /// Tasks moved to a shorter queue at the end of a slice.
     moves: u64,
     /// Per CPU: the task running there (`TaskId::MAX`: none), and whether
-    /// a wakeup asked it to reschedule (EEVDF wakeup preemption).
+    /// a wakeup asked it to reschedule (wakeup preemption).
     running: Vec<TaskId>,
     resched: Vec<bool>,
     wakeup_preemptions: u64,
@@ -126,7 +128,7 @@ fn take_turns(
     }
 }
 
-/// EEVDF's pick (by queue `rq`'s `V`) among `runq` and a CPU's `bound`
+/// The fair order's pick (on queue `rq`) among `runq` and a CPU's `bound`
 /// tasks, taken out of its queue. Says whether it came from `bound`.
 fn pick_fair(
     e: &mut FairOrder,
@@ -159,7 +161,8 @@ pub struct CpuPool {
     /// Woken tasks, served before `runq` (only with `wake_first`).
     woken: VecDeque<(TaskId, SimTime, u64)>,
     wake_first: bool,
-    /// EEVDF's order instead of arrival order (see the module doc).
+    /// EEVDF's or CFS's order instead of arrival order (see the module
+    /// doc).
     fair: Option<FairOrder>,
     /// Which tasks are RT, and the RT tasks waiting for a CPU.
     rt: Vec<bool>,
@@ -217,28 +220,30 @@ impl CpuPool {
     /// Orders the run queue as EEVDF does, with base slice `slice` and a
     /// scheduler tick of `tick` (ns); only with a limited number of CPUs.
     pub fn set_eevdf(&mut self, slice: u64, tick: u64) {
-        if let Some(n) = self.limit {
-            self.wake_first = false;
-            let queues = if self.percpu.is_some() { n as usize } else { 1 };
-            self.fair = Some(FairOrder::Eevdf(Eevdf::new(slice, tick, queues)));
-        }
+        self.set_fair(|queues| FairOrder::Eevdf(Eevdf::new(slice, tick, queues)));
     }
 
     /// Orders the run queue as CFS does (kernels before 6.6), with base
     /// slice `slice` (ns); only with a limited number of CPUs.
     pub fn set_cfs(&mut self, slice: u64) {
+        self.set_fair(|queues| FairOrder::Cfs(Cfs::new(slice, queues)));
+    }
+
+    /// A fair order over the pool's run queues (one, or one per CPU).
+    fn set_fair(&mut self, order: impl FnOnce(usize) -> FairOrder) {
         if let Some(n) = self.limit {
             self.wake_first = false;
             let queues = if self.percpu.is_some() { n as usize } else { 1 };
-            self.fair = Some(FairOrder::Cfs(Cfs::new(slice, queues)));
+            self.fair = Some(order(queues));
         }
     }
 
     /// One run queue per CPU (see the module doc); only with a limited
-    /// number of CPUs. Call it before [`Self::set_eevdf`].
+    /// number of CPUs. Call it before [`Self::set_eevdf`] or
+    /// [`Self::set_cfs`].
     pub fn set_percpu(&mut self) {
         if let Some(n) = self.limit {
-            assert!(self.fair.is_none(), "set_percpu goes before set_eevdf");
+            assert!(self.fair.is_none(), "set_percpu goes before the fair order");
             self.percpu = Some(PerCpu {
                 woken: vec![VecDeque::new(); n as usize],
                 runq: vec![VecDeque::new(); n as usize],
@@ -247,10 +252,6 @@ impl CpuPool {
                 ..PerCpu::default()
             });
         }
-    }
-
-    pub fn is_percpu(&self) -> bool {
-        self.percpu.is_some()
     }
 
     /// `task`'s CPU in per-CPU mode, placing it (CPU k mod N) the first time.
@@ -277,8 +278,8 @@ impl CpuPool {
         p.home[i] as usize
     }
 
-    /// The EEVDF run queue of `cpu`: its own with per-CPU queues, else the
-    /// one shared queue.
+    /// The fair order's run queue of `cpu`: its own with per-CPU queues,
+    /// else the one shared queue.
     #[inline]
     fn rq_of(&self, cpu: Cpu) -> usize {
         if self.percpu.is_some() && cpu != Cpu::ANY {
@@ -346,13 +347,8 @@ impl CpuPool {
         self.rt_q.len()
     }
 
-    /// Whether the fair class's order (EEVDF or CFS) orders the queue.
-    pub fn is_fair_ordered(&self) -> bool {
-        self.fair.is_some()
-    }
-
-    /// The EEVDF state, if the queue is in EEVDF order and `task` is of the
-    /// fair class (EEVDF never sees RT tasks).
+    /// The fair order's state, if the queue has one and `task` is of the
+    /// fair class (EEVDF and CFS never see RT tasks).
     #[inline]
     fn fair(&mut self, task: TaskId) -> Option<&mut FairOrder> {
         if self.fair.is_none() || self.is_rt(task) {
@@ -361,20 +357,21 @@ impl CpuPool {
         self.fair.as_mut()
     }
 
-    /// `task` becomes runnable now (woken, or started): EEVDF places it.
-    /// A no-op without EEVDF order.
+    /// `task` becomes runnable now (woken, or started): the fair order
+    /// places it. A no-op without one.
     #[inline]
     pub fn wake(&mut self, now: SimTime, task: TaskId) {
-        if self.fair(task).is_some() {
-            let rq = self.target_rq(task);
-            if let Some(e) = self.fair(task) {
-                e.wake(now, task, rq);
-            }
+        if self.fair(task).is_none() {
+            return;
+        }
+        let rq = self.target_rq(task);
+        if let Some(e) = self.fair.as_mut() {
+            e.wake(now, task, rq);
         }
     }
 
-    /// `task`, bound to `cpu`, becomes runnable now: EEVDF places it on
-    /// that CPU's queue. A no-op without EEVDF order.
+    /// `task`, bound to `cpu`, becomes runnable now: the fair order places
+    /// it on that CPU's queue. A no-op without one.
     #[inline]
     pub fn wake_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
         let rq = self.rq_of(cpu);
@@ -520,7 +517,7 @@ impl CpuPool {
     }
 
     /// [`Self::release`] with per-CPU queues: `cpu`'s bound and own tasks
-    /// (in EEVDF order, or by the time they began to wait, woken ones
+    /// (in the fair order, or by the time they began to wait, woken ones
     /// first with `wake_first`), else a task pulled from the CPU with the
     /// most waiting.
     fn release_percpu(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
@@ -543,7 +540,7 @@ impl CpuPool {
     /// Newidle balancing for idle CPU `c`: the longest waiter (woken ones
     /// first) of the CPU with the most waiting tasks (lowest id on a tie),
     /// if any. It runs on `c` from now (the caller hands it over; starting
-    /// there moves its EEVDF state).
+    /// there moves its fair-order state).
     fn pull(&mut self, c: usize) -> Option<Entry> {
         let p = self.percpu.as_mut().expect("per-CPU queues");
         if p.len == 0 {
@@ -659,12 +656,11 @@ impl CpuPool {
         self.runq.len() + self.woken.len() + self.bound_len + self.rt_q.len() + local
     }
 
-    /// EEVDF wakeup preemption on CPU `c` (`check_preempt_wakeup_fair`,
-    /// per-CPU queues): `task` has just been queued there. If the fair task
-    /// running there is no longer eligible and `task` is EEVDF's pick among
-    /// the CPU's waiting tasks (eligible, the earliest deadline), the
-    /// running task reschedules at its next preemption point. An eligible
-    /// one keeps its CPU (RUN_TO_PARITY; the tick ends its slice).
+    /// Wakeup preemption on CPU `c` (per-CPU queues): `task` has just been
+    /// queued there. If the fair order says it preempts the fair task
+    /// running there ([`FairOrder::wakeup_preempts`]: EEVDF's
+    /// `check_preempt_wakeup_fair`, CFS's `check_preempt_wakeup`), that
+    /// task reschedules at its next preemption point.
     fn check_wakeup_preempt(&mut self, now: SimTime, task: TaskId, c: usize) {
         let p = self.percpu.as_ref().expect("per-CPU queues");
         let curr = p.running[c];
@@ -681,7 +677,7 @@ impl CpuPool {
         }
     }
 
-    /// Whether a wakeup asked `cpu`'s task to reschedule (EEVDF wakeup
+    /// Whether a wakeup asked `cpu`'s task to reschedule (wakeup
     /// preemption with per-CPU queues).
     #[inline]
     pub fn resched_set(&self, cpu: Cpu) -> bool {

@@ -35,27 +35,17 @@
 //! placed at the new one's `V` less that lag, as `migrate_task_rq_fair`
 //! and `place_entity` do.
 //!
-//! What is not here: weights other than nice 0; a delayed task is not counted in `V` while it sleeps (the kernel
-//! keeps it on the queue, ineligible); kernels 6.6-6.11, which kept a
+//! What is not here: weights other than nice 0; a delayed task is not
+//! counted in `V` while it sleeps (the kernel keeps it on the queue,
+//! ineligible); kernels 6.6-6.11, which kept a
 //! negative lag however long the task slept. The pick scans the queue
 //! (the kernel keeps an augmented rbtree): a handover costs O(tasks
 //! waiting), which 10,000 runnable hogs on 2 CPUs still run at 0.08 s per
 //! simulated 2 s.
 
-use crate::fair::PerTask;
+use crate::fair::{PerTask, State};
 use crate::lock::TaskId;
 use sim::SimTime;
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum State {
-    /// Not runnable (blocked, asleep, or never run).
-    #[default]
-    Off,
-    /// Runnable: placed, and either about to run or waiting in a queue.
-    Placed,
-    Waiting,
-    Running,
-}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Entity {

@@ -7,6 +7,18 @@ use crate::eevdf::Eevdf;
 use crate::lock::TaskId;
 use sim::SimTime;
 
+/// Where a task stands in a fair order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Not runnable (blocked, asleep, or never run).
+    #[default]
+    Off,
+    /// Runnable: placed, and either about to run or waiting in a queue.
+    Placed,
+    Waiting,
+    Running,
+}
+
 /// A fair order's state of each task, by task id, grown on first use: a
 /// task not seen yet has the default state.
 #[derive(Clone, Debug, Default)]

@@ -178,13 +178,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// A queue of `n` slots, all empty; `fill` is a placeholder payload.
     /// Panics if `n > MAX_SLOTS` (callers check and report it).
     pub fn new(n: usize, fill: K) -> Self {
-        Self::with_split(n, n, fill)
-    }
-
-    /// A queue of `n` slots in two trees: `0..split` (the busy ones) and
-    /// `split..n`. The order of events is the same as with one tree.
-    pub fn with_split(n: usize, split: usize, fill: K) -> Self {
-        Self::with_bounds(n, &[split], fill)
+        Self::with_bounds(n, &[], fill)
     }
 
     /// A queue of `n` slots in trees over the ranges that `bounds` (each
