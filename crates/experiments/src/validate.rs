@@ -25,7 +25,9 @@
 //!   range of the model's windows over a 300 s run (the first window, a
 //!   warm-up, left out; 29 windows, so by chance a measured window falls
 //!   outside about 2 times in 30 each). A window without calls counts for
-//!   the calls only: it has no mean and no max.
+//!   the calls only: it has no mean and no max. The script printed whole
+//!   microseconds, so a measured avg or max of 32 stands for 32.0 to
+//!   32.99 us and is met by a model range that reaches into that interval.
 //!
 
 use crate::builtin;
@@ -71,6 +73,21 @@ pub enum WindowStat {
     Calls,
     MeanUs,
     MaxUs,
+}
+
+impl WindowStat {
+    /// Whether a measured window value `m` lies within the model's windows
+    /// `lo..=hi`. The case's script printed times in whole microseconds
+    /// (its histogram has a `[0]` bucket; bpftrace's `max()` and `avg()` of
+    /// integers print integers), so a measured `32` is a value in
+    /// [32, 33) us and is within the range when that interval meets it.
+    /// Counts are exact.
+    fn contains(self, lo: f64, hi: f64, m: f64) -> bool {
+        match self {
+            WindowStat::Calls => (lo..=hi).contains(&m),
+            WindowStat::MeanUs | WindowStat::MaxUs => lo < m + 1.0 && m <= hi,
+        }
+    }
 }
 
 const fn window(
@@ -415,7 +432,7 @@ fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
             w.sort_by(f64::total_cmp);
             let (lo, hi) = (w[0], w[w.len() - 1]);
             let below = w.iter().filter(|&&x| x < t.measured).count() as f64;
-            let ok = windows.iter().all(|m| (lo..=hi).contains(m));
+            let ok = windows.iter().all(|&m| stat.contains(lo, hi, m));
             Ok(row(
                 w[w.len() / 2],
                 Some((lo, hi, below / w.len() as f64)),
@@ -561,6 +578,21 @@ mod tests {
         assert_eq!(of(WindowStat::MaxUs), [6.0, 3.0]);
         // A single window is all there is: kept.
         assert_eq!(window_values(&bins[..1], WindowStat::Calls), [9.0]);
+    }
+
+    #[test]
+    fn a_measured_microsecond_figure_stands_for_its_whole_microsecond() {
+        // The model's windows reach 32.8 us: a printed 32 (32.0..32.99) is
+        // within, a printed 31 is not, and 187 is the top.
+        for stat in [WindowStat::MeanUs, WindowStat::MaxUs] {
+            assert!(stat.contains(32.8, 187.3, 32.0));
+            assert!(!stat.contains(32.8, 187.3, 31.0));
+            assert!(stat.contains(32.8, 187.3, 187.0));
+            assert!(!stat.contains(32.8, 187.3, 188.0));
+        }
+        // Counts are exact.
+        assert!(!WindowStat::Calls.contains(203.0, 511.0, 202.0));
+        assert!(WindowStat::Calls.contains(203.0, 511.0, 203.0));
     }
 
     #[test]
