@@ -529,6 +529,42 @@ program = ["loop", "  cpu 100us", "end"]
 }
 
 #[test]
+fn eevdf_6_6_a_hog_that_slept_long_still_comes_back_behind_where_6_12_forgot_its_lag() {
+    // One CPU, 3 ms slices at HZ=1000. a runs 2.9 ms while b waits, then
+    // sleeps 20.05 ms: it leaves with lag -1.45 ms (V with it counted is
+    // 1.45 ms). b runs alone from 2.9 ms; a wakes at 22.95 ms, when b is
+    // at vruntime 20.05 ms, and b, long past its slice, yields at its
+    // next step boundary (23.0 ms).
+    let text = r#"
+[scenario]
+name = "lag"
+duration = "40ms"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+runqueue = "percpu"
+wake_placement = "ORDER"
+[tasks.a]
+count = 1
+program = ["repeat 29", "  cpu 100us", "end", "span_begin q", "sleep 20050us", "cpu 10us",
+           "span_end q", "sleep 1s"]
+[tasks.b]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+"#;
+    // 6.12 (DELAY_DEQUEUE): the lag decayed while V moved 20 ms; a is
+    // placed at V, eligible (b is 0.05 ms past it) and runs at 23.0 ms.
+    let r = run_text(&text.replace("ORDER", "eevdf"));
+    assert_eq!(span(&r, "q/a"), 20_110 * US);
+    // 6.6-6.11: a keeps -1.45 ms, placed at V + 2.9 ms (the lag scaled by
+    // 2/1), not eligible at 23.0 ms (V is 21.5 ms); b runs another slice,
+    // to 26.0 ms, when V (23.0 ms) has passed a's 22.95 ms and b's 23.1
+    // ms has not.
+    let r = run_text(&text.replace("ORDER", "eevdf-6.6"));
+    assert_eq!(span(&r, "q/a"), 23_110 * US);
+}
+
+#[test]
 fn percpu_runqueues_a_freed_cpu_runs_its_own_waiter_before_one_that_waited_longer() {
     // z and w run first (CPUs 0 and 1), start their spans and sleep; x
     // and y, placed on CPUs 0 and 1, take over. z wakes at 50 us and w at

@@ -223,6 +223,14 @@ impl CpuPool {
         self.set_fair(|queues| FairOrder::Eevdf(Eevdf::new(slice, tick, queues)));
     }
 
+    /// [`Self::set_eevdf`] as kernels 6.6 to 6.11 had it, without
+    /// DELAY_DEQUEUE: a blocked task keeps a negative lag.
+    pub fn set_eevdf_without_delay_dequeue(&mut self, slice: u64, tick: u64) {
+        self.set_fair(|queues| {
+            FairOrder::Eevdf(Eevdf::new(slice, tick, queues).without_delay_dequeue())
+        });
+    }
+
     /// Orders the run queue as CFS does (kernels before 6.6), with base
     /// slice `slice` (ns); only with a limited number of CPUs.
     pub fn set_cfs(&mut self, slice: u64) {

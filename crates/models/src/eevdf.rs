@@ -35,10 +35,14 @@
 //! placed at the new one's `V` less that lag, as `migrate_task_rq_fair`
 //! and `place_entity` do.
 //!
+//! Kernels 6.6 to 6.11 had no DELAY_DEQUEUE: a task that blocks leaves
+//! the queue at once and keeps its lag, negative too, however long it
+//! sleeps ([`Eevdf::without_delay_dequeue`], `wake_placement =
+//! "eevdf-6.6"`).
+//!
 //! What is not here: weights other than nice 0; a delayed task is not
 //! counted in `V` while it sleeps (the kernel keeps it on the queue,
-//! ineligible); kernels 6.6-6.11, which kept a
-//! negative lag however long the task slept. The pick scans the queue
+//! ineligible). The pick scans the queue
 //! (the kernel keeps an augmented rbtree): a handover costs O(tasks
 //! waiting), which 10,000 runnable hogs on 2 CPUs still run at 0.08 s per
 //! simulated 2 s.
@@ -85,6 +89,8 @@ struct Rq {
 pub struct Eevdf {
     slice: i64,
     lag_limit: i64,
+    /// 6.12's DELAY_DEQUEUE: a negative lag decays while the task sleeps.
+    delay_dequeue: bool,
     se: PerTask<Entity>,
     rqs: Vec<Rq>,
 }
@@ -109,9 +115,18 @@ impl Eevdf {
         Eevdf {
             slice,
             lag_limit: (2 * slice).max(tick.min(i64::MAX as u64 / 4) as i64),
+            delay_dequeue: true,
             se: PerTask::default(),
             rqs: vec![Rq::default(); queues.max(1)],
         }
+    }
+
+    /// EEVDF as in kernels 6.6 to 6.11, before DELAY_DEQUEUE: a task
+    /// that blocks keeps its lag as it was, negative or not, until it
+    /// wakes (`dequeue_entity` then only `update_entity_lag`).
+    pub fn without_delay_dequeue(mut self) -> Eevdf {
+        self.delay_dequeue = false;
+        self
     }
 
     fn se(&mut self, t: TaskId) -> &mut Entity {
@@ -277,10 +292,11 @@ impl Eevdf {
             // kernel computes it before the dequeue.
             let lag = self.leaving_lag(now, t);
             let v_after = self.avg_vruntime(rq, now);
+            let delay_dequeue = self.delay_dequeue;
             let e = self.se(t);
             e.vlag = lag;
             e.state = State::Off;
-            if e.vlag < 0 {
+            if e.vlag < 0 && delay_dequeue {
                 e.delayed_from = Some(v_after);
                 e.delayed_slice = e.deadline - e.vruntime;
             }
@@ -368,7 +384,10 @@ mod tests {
     /// A runs 3 ms while B waits, both placed at 0, then blocks: V with A
     /// counted is 1.5 ms, so A's lag is -1.5 ms; V without A is B's 0.
     fn a_hogs_then_blocks() -> Eevdf {
-        let mut e = Eevdf::new(3 * MS, 4 * MS, 1);
+        a_hogs_then_blocks_in(Eevdf::new(3 * MS, 4 * MS, 1))
+    }
+
+    fn a_hogs_then_blocks_in(mut e: Eevdf) -> Eevdf {
         e.wake(at(0), 0, 0);
         e.start(at(0), 0, 0);
         e.wake(at(0), 1, 0);
@@ -421,6 +440,28 @@ mod tests {
         e.wait(at(10), 0, 0);
         assert_eq!(e.lag(at(10), 0), 0);
         assert_eq!(e.deadline(0), 10 * MS as i64);
+    }
+
+    #[test]
+    fn without_delay_dequeue_a_negative_lag_is_kept_however_long_the_task_sleeps() {
+        // As in the test above, A is woken after B ran 7 ms; in 6.6-6.11
+        // A still has all of its -1.5 ms lag: placed at V + 1.5 ms x 2/1
+        // (the lag scaled by (n + 1) / n with B alone runnable), and once
+        // counted in V it is 1.5 ms behind it, ineligible, so B runs on.
+        let mut e = a_hogs_then_blocks_in(Eevdf::new(3 * MS, 4 * MS, 1).without_delay_dequeue());
+        e.start(at(3), 1, 0);
+        e.wake(at(10), 0, 0);
+        e.wait(at(10), 0, 0);
+        assert_eq!(e.lag(at(10), 0), -(3 * MS as i64) / 2);
+        // Its deadline is a full slice past its vruntime: 7 + 3 + 3 ms.
+        assert_eq!(e.deadline(0), 13 * MS as i64);
+        e.stop(at(10), 1, true);
+        e.wait(at(10), 1, 0);
+        let both = [(0, 0), (1, 1)];
+        assert_eq!(
+            e.pick(at(10), 0, both.into_iter()).map(|i| both[i].0),
+            Some(1)
+        );
     }
 
     #[test]

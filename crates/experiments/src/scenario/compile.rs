@@ -246,8 +246,12 @@ pub enum WakePlacement {
     First,
     /// As `First`, and it preempts a task's lock-free `cpu` step.
     Preempt,
-    /// In EEVDF's order, the time slice as its base slice.
+    /// In EEVDF's order (6.12 and later), the time slice as its base
+    /// slice.
     Eevdf,
+    /// In EEVDF's order as kernels 6.6 to 6.11 had it: no DELAY_DEQUEUE,
+    /// so a blocked task keeps a negative lag however long it sleeps.
+    Eevdf66,
     /// In CFS's order (kernels before 6.6), the time slice as its minimum
     /// granularity.
     Cfs,
@@ -1371,6 +1375,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             ("first", WakePlacement::First),
             ("preempt", WakePlacement::Preempt),
             ("eevdf", WakePlacement::Eevdf),
+            ("eevdf-6.6", WakePlacement::Eevdf66),
             ("cfs", WakePlacement::Cfs),
         ],
     )?;
@@ -1393,7 +1398,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
                 src.locate(Some(v.span())),
                 "scenario.wake_placement",
                 format!(
-                    "wake placement `{}` needs the shared run queue; with runqueue = \"percpu\" use fifo, first, eevdf or cfs",
+                    "wake placement `{}` needs the shared run queue; with runqueue = \"percpu\" use fifo, first, eevdf, eevdf-6.6 or cfs",
                     v.get_ref()
                 ),
             ));
