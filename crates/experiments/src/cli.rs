@@ -308,6 +308,7 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
     w.enable_trace(*from, *to);
     w.run(&mut |_| {})?;
     let trace = w.take_trace().expect("tracing was enabled");
+    let cut = trace.truncated_at().map(|at| (at, trace.len()));
     let title = format!("{} {variant} seed {seed}", c.experiment);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -320,6 +321,14 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     output::files::write_atomic(&dir, name, &trace.into_json(&title))?;
     println!("trace: {} ({variant}, replication 0)", path.display());
+    if let Some((at, kept)) = cut {
+        eprintln!(
+            "convoy: warning: --trace: {kept} events is all a trace holds; {} stops at {:.6} s, before the window's end at {:.6} s: narrow --trace-window to see the rest",
+            path.display(),
+            at.0 as f64 / 1e9,
+            to.0 as f64 / 1e9
+        );
+    }
     Ok(())
 }
 

@@ -45,7 +45,8 @@ pub struct Trace {
     from: SimTime,
     to: SimTime,
     events: Vec<Event>,
-    truncated: bool,
+    /// The time of the first event left out for want of room.
+    truncated_at: Option<SimTime>,
     /// Most events kept ([`MAX_EVENTS`] unless set lower).
     max_events: usize,
     next_flow: u64,
@@ -60,7 +61,7 @@ impl Trace {
             from,
             to,
             events: Vec::new(),
-            truncated: false,
+            truncated_at: None,
             max_events: MAX_EVENTS,
             next_flow: 0,
             queued: vec![0; locks],
@@ -72,15 +73,37 @@ impl Trace {
         self.max_events = n.min(MAX_EVENTS);
     }
 
-    fn keep(&mut self, at: SimTime) -> bool {
+    /// Whether an event at `at` is kept: in the window, and `room` more
+    /// events fit.
+    fn keep_n(&mut self, at: SimTime, room: usize) -> bool {
         if at < self.from || at >= self.to {
             return false;
         }
-        if self.events.len() >= self.max_events {
-            self.truncated = true;
+        if self.events.len() + room > self.max_events {
+            self.truncated_at.get_or_insert(at);
             return false;
         }
         true
+    }
+
+    fn keep(&mut self, at: SimTime) -> bool {
+        self.keep_n(at, 1)
+    }
+
+    /// Where the trace stops short of its window's end, if it does: the
+    /// time of the first event it had no room for.
+    pub fn truncated_at(&self) -> Option<SimTime> {
+        self.truncated_at
+    }
+
+    /// Events kept so far.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether no event was kept.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
     }
 
     /// Names a task's track.
@@ -127,7 +150,7 @@ impl Trace {
 
     /// An arrow from `from`'s track to `to`'s at `at`: `from` woke `to`.
     pub fn flow(&mut self, from: u32, to: u32, at: SimTime, lock: &str) {
-        if !self.keep(at) || self.events.len() + 2 > self.max_events {
+        if !self.keep_n(at, 2) {
             return;
         }
         self.next_flow += 1;
@@ -197,10 +220,49 @@ impl Trace {
             other_data: Other {
                 title,
                 window_us: [us(self.from), us(self.to)],
-                truncated: self.truncated,
+                truncated: self.truncated_at.is_some(),
             },
             trace_events: &self.events,
         };
         serde_json::to_vec(&doc).expect("trace events serialize")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(t: &mut Trace, end_ns: u64) {
+        t.slice(0, "cpu", "cpu".into(), SimTime(end_ns - 5), SimTime(end_ns));
+    }
+
+    #[test]
+    fn a_full_trace_says_where_it_stops() {
+        let mut t = Trace::new(SimTime(100), SimTime(1000), 1);
+        t.limit_events(3);
+        // Outside the window: neither kept nor a reason to stop.
+        cpu(&mut t, 2000);
+        for end in [110, 120, 130] {
+            cpu(&mut t, end);
+        }
+        assert_eq!((t.len(), t.truncated_at()), (3, None));
+        // The fourth has no room: the trace stops at 140 ns, and later
+        // events (a flow needs two) do not move that.
+        cpu(&mut t, 140);
+        cpu(&mut t, 150);
+        t.flow(0, 1, SimTime(160), "m");
+        assert_eq!((t.len(), t.truncated_at()), (3, Some(SimTime(140))));
+        let v: serde_json::Value = serde_json::from_slice(&t.into_json("x")).unwrap();
+        assert_eq!(v["otherData"]["truncated"], true);
+    }
+
+    #[test]
+    fn a_flow_that_does_not_fit_whole_stops_the_trace() {
+        let mut t = Trace::new(SimTime(0), SimTime(1000), 1);
+        t.limit_events(3);
+        cpu(&mut t, 10);
+        cpu(&mut t, 20);
+        t.flow(0, 1, SimTime(30), "m");
+        assert_eq!((t.len(), t.truncated_at()), (2, Some(SimTime(30))));
     }
 }
