@@ -811,6 +811,9 @@ impl<'c> World<'c> {
         if let Some(cpu) = self.tasks[t as usize].bound {
             let got = self.cpu.make_runnable_on(self.now, t, cpu);
             if got.is_none() {
+                // A bound kworker waits for its own CPU: traced as
+                // runnable like any other task.
+                self.tasks[t as usize].queued_at = Some(self.now);
                 self.blame_switch(t, crate::blame::Doing::Runnable);
             }
             return got;

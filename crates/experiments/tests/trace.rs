@@ -200,3 +200,43 @@ fn results_print_as_lock_stat_perf_lock_and_bpftrace() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("bpftrace, perf-lock, lock_stat"));
 }
+
+#[test]
+fn a_kworker_waiting_for_its_cpu_is_a_runnable_slice() {
+    // One CPU: q queues the item at 0 and burns 200 us; the kworker,
+    // bound to that CPU, waits for it until q sleeps.
+    let text = r#"
+[scenario]
+name = "kw"
+duration = "10ms"
+cpus = 1
+[workqueues.wq]
+kind = "percpu"
+max_active = 1
+[works.w]
+instances = 1
+program = ["cpu 10us"]
+[tasks.q]
+count = 1
+program = ["queue_work wq w[0]", "cpu 200us", "sleep 100ms"]
+"#;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("kw.toml"), text).unwrap();
+    convoy(
+        &["run", "kw.toml", "--out", "out", "--trace", "t.json"],
+        d.path(),
+    );
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("t.json")).unwrap()).unwrap();
+    let kworker = events(&v)
+        .iter()
+        .find(|e| e["ph"] == "M" && e["args"]["name"] == "kworker/wq/0")
+        .expect("the kworker's track")["tid"]
+        .clone();
+    let runnable: Vec<(f64, f64)> = events(&v)
+        .iter()
+        .filter(|e| e["name"] == "runnable" && e["tid"] == kworker)
+        .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(runnable, [(0.0, 200.0)]);
+}
