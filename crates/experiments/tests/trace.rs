@@ -30,6 +30,17 @@ fn trace_of(args: &[&str]) -> (Value, Vec<u8>) {
     (serde_json::from_slice(&bytes).unwrap(), bytes)
 }
 
+/// The trace of a whole run of scenario `text`.
+fn trace_of_scenario(text: &str) -> Value {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("s.toml"), text).unwrap();
+    convoy(
+        &["run", "s.toml", "--out", "out", "--trace", "t.json"],
+        d.path(),
+    );
+    serde_json::from_slice(&std::fs::read(d.path().join("t.json")).unwrap()).unwrap()
+}
+
 fn events(v: &Value) -> &Vec<Value> {
     v["traceEvents"].as_array().unwrap()
 }
@@ -119,14 +130,7 @@ fn time_waiting_for_a_cpu_is_a_runnable_slice() {
         "\"sleep 100ms\"]\n[tasks.waiter]",
         "\"cpu 200us\", \"sleep 100ms\"]\n[tasks.waiter]",
     );
-    let d = tempfile::tempdir().unwrap();
-    std::fs::write(d.path().join("h.toml"), one).unwrap();
-    convoy(
-        &["run", "h.toml", "--out", "out", "--trace", "t.json"],
-        d.path(),
-    );
-    let v: Value =
-        serde_json::from_slice(&std::fs::read(d.path().join("t.json")).unwrap()).unwrap();
+    let v = trace_of_scenario(&one);
     let runnable: Vec<(f64, f64, u64)> = events(&v)
         .iter()
         .filter(|e| e["name"] == "runnable")
@@ -220,14 +224,7 @@ program = ["cpu 10us"]
 count = 1
 program = ["queue_work wq w[0]", "cpu 200us", "sleep 100ms"]
 "#;
-    let d = tempfile::tempdir().unwrap();
-    std::fs::write(d.path().join("kw.toml"), text).unwrap();
-    convoy(
-        &["run", "kw.toml", "--out", "out", "--trace", "t.json"],
-        d.path(),
-    );
-    let v: Value =
-        serde_json::from_slice(&std::fs::read(d.path().join("t.json")).unwrap()).unwrap();
+    let v = trace_of_scenario(text);
     let kworker = events(&v)
         .iter()
         .find(|e| e["ph"] == "M" && e["args"]["name"] == "kworker/wq/0")
