@@ -500,10 +500,22 @@ pub fn format(rows: &[Row]) -> String {
         );
         if let Some((lo, hi, below)) = r.range {
             let line = match t.measure {
-                Measure::Window { windows, .. } => format!(
+                Measure::Window {
+                    windows,
+                    stat: WindowStat::Calls,
+                    ..
+                } => format!(
                     "measured {} and {}; model windows {} to {}",
                     num(windows[0]),
                     num(windows[1]),
+                    num(lo),
+                    num(hi)
+                ),
+                // As the script printed them (see WindowStat::contains).
+                Measure::Window { windows, .. } => format!(
+                    "measured {:.0} and {:.0} (whole us); model windows {} to {}",
+                    windows[0],
+                    windows[1],
                     num(lo),
                     num(hi)
                 ),
