@@ -148,6 +148,16 @@ impl Trace {
         });
     }
 
+    /// [`Self::slice`] with the CPU it ran or waited on as an argument
+    /// (`args.cpu`), so that a viewer can tell which tasks shared a CPU.
+    pub fn slice_on_cpu(&mut self, tid: u32, name: String, start: SimTime, end: SimTime, cpu: u32) {
+        let n = self.events.len();
+        self.slice(tid, "cpu", name, start, end);
+        if let Some(e) = self.events.get_mut(n) {
+            e.args = Some(serde_json::json!({ "cpu": cpu }));
+        }
+    }
+
     /// An arrow from `from`'s track to `to`'s at `at`: `from` woke `to`.
     pub fn flow(&mut self, from: u32, to: u32, at: SimTime, lock: &str) {
         if !self.keep_n(at, 2) {

@@ -978,7 +978,10 @@ impl<'c> World<'c> {
             let task = &mut self.tasks[t as usize];
             if let Some(since) = task.queued_at.take() {
                 if since < self.now {
-                    tr.slice(t, "cpu", "runnable".into(), since, self.now);
+                    match cpu {
+                        Cpu::ANY => tr.slice(t, "cpu", "runnable".into(), since, self.now),
+                        c => tr.slice_on_cpu(t, "runnable".into(), since, self.now, c.0),
+                    }
                 }
             }
         }
@@ -1778,7 +1781,10 @@ impl<'c> World<'c> {
                 (true, _) => "sleep",
                 (false, _) => "cpu",
             };
-            tr.slice(t, "cpu", name.into(), self.now, at);
+            match task.cpu {
+                c if sleep || c == Cpu::ANY => tr.slice(t, "cpu", name.into(), self.now, at),
+                c => tr.slice_on_cpu(t, name.into(), self.now, at, c.0),
+            }
         }
         if sleep {
             task.state = State::Sleeping;

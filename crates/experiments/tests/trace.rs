@@ -230,10 +230,23 @@ program = ["queue_work wq w[0]", "cpu 200us", "sleep 100ms"]
         .find(|e| e["ph"] == "M" && e["args"]["name"] == "kworker/wq/0")
         .expect("the kworker's track")["tid"]
         .clone();
-    let runnable: Vec<(f64, f64)> = events(&v)
+    // Each slice names the CPU: the kworker waited for CPU 0, which q ran on.
+    let on = |name: &str, tid: &Value| -> Vec<(f64, f64, u64)> {
+        events(&v)
+            .iter()
+            .filter(|e| e["name"] == name && e["tid"] == *tid)
+            .map(|e| {
+                let cpu = e["args"]["cpu"].as_u64().expect("args.cpu");
+                (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap(), cpu)
+            })
+            .collect()
+    };
+    assert_eq!(on("runnable", &kworker), [(0.0, 200.0, 0)]);
+    assert_eq!(on("cpu", &kworker), [(200.0, 10.0, 0)]);
+    let q = events(&v)
         .iter()
-        .filter(|e| e["name"] == "runnable" && e["tid"] == kworker)
-        .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
-        .collect();
-    assert_eq!(runnable, [(0.0, 200.0)]);
+        .find(|e| e["ph"] == "M" && e["args"]["name"] == "q[0]")
+        .unwrap()["tid"]
+        .clone();
+    assert_eq!(on("cpu", &q), [(0.0, 200.0, 0)]);
 }
