@@ -173,6 +173,7 @@ impl Eevdf {
         } else {
             self.avg_vruntime(old_rq, now)
         };
+        let lag_limit = self.lag_limit;
         let e = self.se(t);
         e.rq = rq as u32;
         let mut lag = e.vlag;
@@ -181,8 +182,11 @@ impl Eevdf {
             // DELAY_DEQUEUE: the lag decayed by how far V of the queue it
             // left moved on; back at or past zero it is zero (DELAY_ZERO),
             // else the task comes back with the rest, its deadline as far
-            // ahead of its vruntime as it was (ENQUEUE_DELAYED).
-            lag = (lag + (v_old - v0)).min(0);
+            // ahead of its vruntime as it was (ENQUEUE_DELAYED). V can
+            // also fall (a task placed with positive lag joins): the lag
+            // then grows, but no further than the clamp, as the kernel's
+            // update_entity_lag computes it when the task is requeued.
+            lag = (lag + (v_old - v0)).clamp(-lag_limit, 0);
             if lag < 0 {
                 vslice = e.delayed_slice;
             }
@@ -462,6 +466,30 @@ mod tests {
             e.pick(at(10), 0, both.into_iter()).map(|i| both[i].0),
             Some(1)
         );
+    }
+
+    #[test]
+    fn a_sleeping_negative_lag_grows_when_v_falls_but_only_to_the_clamp() {
+        // A blocks on queue 0 with lag -1.5 ms (V then 0), and B blocks
+        // with none: queue 0 is empty.
+        let mut e = a_hogs_then_blocks_in(Eevdf::new(3 * MS, 4 * MS, 2));
+        e.start(at(3), 1, 0);
+        e.stop(at(3), 1, false);
+        // On queue 1, D waits while E runs 12 ms: D's lag reaches the
+        // clamp, 6 ms (two slices). D moves to queue 0 and is placed 6 ms
+        // below its V: V falls from 0 to -6 ms.
+        e.wake(at(3), 3, 1);
+        e.start(at(3), 3, 1);
+        e.wake(at(3), 2, 1);
+        e.wait(at(3), 2, 1);
+        e.wait(at(15), 2, 0);
+        assert_eq!(e.lag(at(15), 2), 0);
+        // A wakes on queue 0: its lag grew by the 6 ms V fell, -7.5 ms,
+        // and is clamped to -6 ms; placed with it (scaled by 2/1 for D),
+        // A is 6 ms behind V once counted in it.
+        e.wake(at(15), 0, 0);
+        e.wait(at(15), 0, 0);
+        assert_eq!(e.lag(at(15), 0), -6 * MS as i64);
     }
 
     #[test]
