@@ -476,13 +476,13 @@ mod tests {
         e.start(at(3), 1, 0);
         e.stop(at(3), 1, false);
         // On queue 1, D waits while E runs 12 ms: D's lag reaches the
-        // clamp, 6 ms (two slices). D moves to queue 0 and is placed 6 ms
-        // below its V: V falls from 0 to -6 ms.
+        // clamp, 6 ms (two slices). Idle CPU 0 pulls D, placed 6 ms below
+        // its queue's V: V falls from 0 to -6 ms.
         e.wake(at(3), 3, 1);
         e.start(at(3), 3, 1);
         e.wake(at(3), 2, 1);
         e.wait(at(3), 2, 1);
-        e.wait(at(15), 2, 0);
+        e.start(at(15), 2, 0);
         assert_eq!(e.lag(at(15), 2), 0);
         // A wakes on queue 0: its lag grew by the 6 ms V fell, -7.5 ms,
         // and is clamped to -6 ms; placed with it (scaled by 2/1 for D),
