@@ -645,10 +645,11 @@ impl<'c> World<'c> {
         }
         let tick_ns = 1_000_000_000 / u64::from(c.hz.max(1));
         match c.wake_placement {
-            WakePlacement::Eevdf => cpu.set_eevdf(c.timeslice.unwrap_or(tick_ns), tick_ns),
-            WakePlacement::Eevdf66 => {
-                cpu.set_eevdf_without_delay_dequeue(c.timeslice.unwrap_or(tick_ns), tick_ns)
-            }
+            WakePlacement::Eevdf | WakePlacement::Eevdf66 => cpu.set_eevdf(
+                c.timeslice.unwrap_or(tick_ns),
+                tick_ns,
+                c.wake_placement == WakePlacement::Eevdf,
+            ),
             WakePlacement::Cfs => cpu.set_cfs(c.timeslice.unwrap_or(tick_ns)),
             _ => {}
         }

@@ -219,15 +219,16 @@ impl CpuPool {
 
     /// Orders the run queue as EEVDF does, with base slice `slice` and a
     /// scheduler tick of `tick` (ns); only with a limited number of CPUs.
-    pub fn set_eevdf(&mut self, slice: u64, tick: u64) {
-        self.set_fair(|queues| FairOrder::Eevdf(Eevdf::new(slice, tick, queues)));
-    }
-
-    /// [`Self::set_eevdf`] as kernels 6.6 to 6.11 had it, without
-    /// DELAY_DEQUEUE: a blocked task keeps a negative lag.
-    pub fn set_eevdf_without_delay_dequeue(&mut self, slice: u64, tick: u64) {
+    /// Without `delay_dequeue` (kernels 6.6 to 6.11) a blocked task keeps
+    /// a negative lag however long it sleeps.
+    pub fn set_eevdf(&mut self, slice: u64, tick: u64, delay_dequeue: bool) {
         self.set_fair(|queues| {
-            FairOrder::Eevdf(Eevdf::new(slice, tick, queues).without_delay_dequeue())
+            let e = Eevdf::new(slice, tick, queues);
+            FairOrder::Eevdf(if delay_dequeue {
+                e
+            } else {
+                e.without_delay_dequeue()
+            })
         });
     }
 
@@ -820,7 +821,7 @@ mod tests {
         const MS: u64 = 1_000_000;
         let at = |ms: u64| SimTime(ms * MS);
         let mut p = CpuPool::with_cpus(1);
-        p.set_eevdf(3 * MS, MS);
+        p.set_eevdf(3 * MS, MS, true);
         // Hogs 1 and 2 take turns of 3 ms.
         p.wake(at(0), 1);
         assert_eq!(p.try_take(), Some(Cpu(0)));
@@ -912,7 +913,7 @@ mod tests {
         let at = |ms: u64| SimTime(ms * MS);
         let mut p = CpuPool::with_cpus(2);
         p.set_percpu();
-        p.set_eevdf(3 * MS, MS);
+        p.set_eevdf(3 * MS, MS, true);
         // Hogs 1 (CPU 0) and 2 (CPU 1) run; 3 and 4 first placed on CPU 0
         // and CPU 1.
         for (t, cpu) in [(1, Some(Cpu(0))), (2, Some(Cpu(1))), (3, None), (4, None)] {
@@ -947,7 +948,7 @@ mod tests {
         let run = |wake_us: u64| {
             let mut p = CpuPool::with_cpus(1);
             p.set_percpu();
-            p.set_eevdf(3 * MS, MS);
+            p.set_eevdf(3 * MS, MS, true);
             p.wake(at(0), 2);
             assert_eq!(p.make_runnable(at(0), 2), Some(Cpu(0)));
             p.started(at(0), 2, Cpu(0));
