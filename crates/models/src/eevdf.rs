@@ -8,12 +8,15 @@
 //! - `V` is the average `vruntime` of the runnable tasks, running ones
 //!   included (`avg_vruntime`);
 //! - a task that blocks keeps its lag `V - vruntime`, clamped to
-//!   `max(2 * slice, TICK_NSEC)` either way (`update_entity_lag`); a
-//!   negative lag decays while it sleeps, by as much as `V` moves on,
-//!   and is gone once `V` has passed it (6.12's DELAY_DEQUEUE, which keeps
-//!   the task queued until then, and DELAY_ZERO); if it wakes before, it
-//!   comes back with what is left, its deadline as far ahead as it was
-//!   (ENQUEUE_DELAYED);
+//!   `max(2 * slice, TICK_NSEC)` either way (`update_entity_lag`);
+//! - one that blocks with a negative lag (not eligible) stays queued,
+//!   counted in `V`, until `V` reaches its `vruntime` (6.12's
+//!   DELAY_DEQUEUE, `dequeue_entity`): then it leaves with no lag
+//!   (DELAY_ZERO, `finish_delayed_dequeue_entity`). If it wakes before,
+//!   it is requeued as it was, `vruntime` and deadline unchanged
+//!   (`requeue_delayed_entity`). The kernel dequeues it when `pick_eevdf`
+//!   picks it, once eligible; the model does when it finds it eligible,
+//!   at the next look at that queue's `V`;
 //! - a task that becomes runnable is placed at `vruntime = V - lag`, the
 //!   lag scaled by `(n + 1) / n` for the `n` tasks already runnable, with
 //!   `deadline = vruntime + slice`, half a slice the first time
@@ -40,9 +43,11 @@
 //! sleeps ([`Eevdf::without_delay_dequeue`], `wake_placement =
 //! "eevdf-6.6"`).
 //!
-//! What is not here: weights other than nice 0; a delayed task is not
-//! counted in `V` while it sleeps (the kernel keeps it on the queue,
-//! ineligible). The pick scans the queue
+//! A delayed task that is woken onto another queue (the pool chose
+//! another CPU; the kernel wakes it where it is queued) leaves its queue
+//! with its lag and is placed on the new one with it, as a migration.
+//!
+//! What is not here: weights other than nice 0. The pick scans the queue
 //! (the kernel keeps an augmented rbtree): a handover costs O(tasks
 //! waiting), which 10,000 runnable hogs on 2 CPUs still run at 0.08 s per
 //! simulated 2 s.
@@ -59,19 +64,16 @@ struct Entity {
     /// When it last started running (ns).
     started: i64,
     placed_before: bool,
-    /// Blocked with negative lag (DELAY_DEQUEUE): `V` just after it left,
-    /// from which its lag decays as `V` moves on.
-    delayed_from: Option<i64>,
-    /// Its deadline less its vruntime when it blocked, kept if it comes
-    /// back still behind (ENQUEUE_DELAYED).
-    delayed_slice: i64,
+    /// Blocked with negative lag and still queued, counted in its
+    /// queue's `V` (DELAY_DEQUEUE): its state is `Off`.
+    delayed: bool,
     state: State,
     /// The run queue it is placed on (or was last).
     rq: u32,
 }
 
 /// One run queue's sums, from which its `V` follows.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Rq {
     /// Sum of `vruntime` over waiting tasks, and their number.
     sum_wait: i128,
@@ -82,6 +84,26 @@ struct Rq {
     n_run: i64,
     /// `V` when last computed over a non-empty set (an idle queue keeps it).
     last_v: i64,
+    /// Blocked tasks still queued (DELAY_DEQUEUE), counted in `sum_wait`
+    /// and `n_wait` (a few at a time: a plain list), and the least
+    /// `vruntime` among them (`i64::MAX` if none): none leaves while `V`
+    /// is below it.
+    delayed: Vec<TaskId>,
+    delayed_min: i64,
+}
+
+impl Default for Rq {
+    fn default() -> Rq {
+        Rq {
+            sum_wait: 0,
+            n_wait: 0,
+            sum_run: 0,
+            n_run: 0,
+            last_v: 0,
+            delayed: Vec::new(),
+            delayed_min: i64::MAX,
+        }
+    }
 }
 
 /// The EEVDF state of every task, and of every run queue.
@@ -147,50 +169,102 @@ impl Eevdf {
     }
 
     /// Queue `rq`'s `V` at `now`: the average `vruntime` of its runnable
-    /// tasks.
+    /// tasks and its delayed ones. A delayed task that `V` has reached
+    /// leaves first, with no lag (DELAY_ZERO).
     fn avg_vruntime(&mut self, rq: usize, now: SimTime) -> i64 {
-        let (sum, n) = self.runnable_sum(rq, now);
-        if n > 0 {
-            self.rqs[rq].last_v = div_floor(sum, i128::from(n));
+        loop {
+            let (sum, n) = self.runnable_sum(rq, now);
+            if n > 0 {
+                self.rqs[rq].last_v = div_floor(sum, i128::from(n));
+            }
+            let v = self.rqs[rq].last_v;
+            if !self.dequeue_eligible_delayed(rq, v) {
+                return v;
+            }
         }
-        self.rqs[rq].last_v
+    }
+
+    /// Dequeues queue `rq`'s delayed tasks that are eligible at `V = v`,
+    /// with their lag zeroed. Returns whether any left (`V` then moved).
+    fn dequeue_eligible_delayed(&mut self, rq: usize, v: i64) -> bool {
+        if self.rqs[rq].delayed_min > v {
+            return false;
+        }
+        let eligible: Vec<TaskId> = (self.rqs[rq].delayed.iter())
+            .copied()
+            .filter(|&t| self.get(t).vruntime <= v)
+            .collect();
+        for &t in &eligible {
+            self.leave_delayed(t);
+            self.se(t).vlag = 0;
+        }
+        !eligible.is_empty()
+    }
+
+    /// Delayed task `t` leaves its queue's sums and delayed list.
+    fn leave_delayed(&mut self, t: TaskId) {
+        let e = self.se(t);
+        e.delayed = false;
+        let (vr, rq) = (e.vruntime, e.rq as usize);
+        let q = &mut self.rqs[rq];
+        q.sum_wait -= i128::from(vr);
+        q.n_wait -= 1;
+        if let Some(i) = q.delayed.iter().position(|&d| d == t) {
+            q.delayed.swap_remove(i);
+        }
+        let se = &self.se;
+        self.rqs[rq].delayed_min = (self.rqs[rq].delayed.iter())
+            .map(|&d| se.get(d).vruntime)
+            .min()
+            .unwrap_or(i64::MAX);
     }
 
     /// `t` becomes runnable at `now` on queue `rq` (`place_entity`). A
     /// task already runnable is left as it is.
     pub fn wake(&mut self, now: SimTime, t: TaskId, rq: usize) {
-        if self.get(t).state != State::Off {
+        let e = self.get(t);
+        if e.state != State::Off {
             return;
         }
+        if e.delayed {
+            // Still queued where it blocked, unless V has reached it
+            // since (then it left with no lag).
+            let old_rq = e.rq as usize;
+            let v_old = self.avg_vruntime(old_rq, now);
+            let e = self.get(t);
+            if e.delayed {
+                self.leave_delayed(t);
+                if old_rq == rq {
+                    // requeue_delayed_entity: vruntime and deadline as
+                    // they were.
+                    self.se(t).state = State::Placed;
+                    return;
+                }
+                // Woken onto another queue: it takes its lag along, its
+                // deadline as far ahead of its vruntime as it was.
+                self.se(t).vlag = (v_old - e.vruntime).clamp(-self.lag_limit, self.lag_limit);
+                self.place(now, t, rq, e.deadline - e.vruntime);
+                return;
+            }
+        }
+        let vslice = if e.placed_before {
+            self.slice
+        } else {
+            self.slice / 2
+        };
+        self.place(now, t, rq, vslice);
+    }
+
+    /// Places `t` on queue `rq` at `vruntime = V - lag`, the lag scaled by
+    /// `(n + 1) / n` for the `n` tasks counted in `V`, with its deadline
+    /// `vslice` ahead (`place_entity`).
+    fn place(&mut self, now: SimTime, t: TaskId, rq: usize, vslice: i64) {
         let v = self.avg_vruntime(rq, now);
         let q = &self.rqs[rq];
         let n = q.n_wait + q.n_run;
-        let slice = self.slice;
-        // The queue it blocked on: a negative lag decays there.
-        let old_rq = self.get(t).rq as usize;
-        let v_old = if old_rq == rq {
-            v
-        } else {
-            self.avg_vruntime(old_rq, now)
-        };
-        let lag_limit = self.lag_limit;
         let e = self.se(t);
         e.rq = rq as u32;
         let mut lag = e.vlag;
-        let mut vslice = if e.placed_before { slice } else { slice / 2 };
-        if let Some(v0) = e.delayed_from.take() {
-            // DELAY_DEQUEUE: the lag decayed by how far V of the queue it
-            // left moved on; back at or past zero it is zero (DELAY_ZERO),
-            // else the task comes back with the rest, its deadline as far
-            // ahead of its vruntime as it was (ENQUEUE_DELAYED). V can
-            // also fall (a task placed with positive lag joins): the lag
-            // then grows, but no further than the clamp, as the kernel's
-            // update_entity_lag computes it when the task is requeued.
-            lag = (lag + (v_old - v0)).clamp(-lag_limit, 0);
-            if lag < 0 {
-                vslice = e.delayed_slice;
-            }
-        }
         if n > 0 {
             // Truncated toward zero, as the kernel's div_s64.
             let scaled = i128::from(lag) * i128::from(n + 1);
@@ -232,7 +306,6 @@ impl Eevdf {
         }
         let e = self.se(t);
         e.vlag = lag;
-        e.delayed_from = None;
         e.state = State::Off;
         self.wake(now, t, rq);
     }
@@ -295,14 +368,19 @@ impl Eevdf {
             // The lag against V with this task still counted, as the
             // kernel computes it before the dequeue.
             let lag = self.leaving_lag(now, t);
-            let v_after = self.avg_vruntime(rq, now);
-            let delay_dequeue = self.delay_dequeue;
+            let delay = lag < 0 && self.delay_dequeue;
             let e = self.se(t);
             e.vlag = lag;
             e.state = State::Off;
-            if e.vlag < 0 && delay_dequeue {
-                e.delayed_from = Some(v_after);
-                e.delayed_slice = e.deadline - e.vruntime;
+            if delay {
+                // Not eligible: it stays queued (DELAY_DEQUEUE).
+                e.delayed = true;
+                let vr = e.vruntime;
+                let q = &mut self.rqs[rq];
+                q.sum_wait += i128::from(vr);
+                q.n_wait += 1;
+                q.delayed.push(t);
+                q.delayed_min = q.delayed_min.min(vr);
             }
         }
     }
@@ -361,6 +439,15 @@ impl Eevdf {
     fn lag(&mut self, now: SimTime, t: TaskId) -> i64 {
         let e = self.get(t);
         match e.state {
+            State::Off if e.delayed => {
+                // Its place in its queue: the stored lag is computed
+                // (and clamped) only when it leaves.
+                let v = self.avg_vruntime(e.rq as usize, now);
+                match self.get(t).delayed {
+                    true => v - e.vruntime,
+                    false => 0,
+                }
+            }
             State::Off => e.vlag,
             State::Running => {
                 self.avg_vruntime(e.rq as usize, now) - (e.vruntime + now.0 as i64 - e.started)
@@ -430,17 +517,25 @@ mod tests {
 
     #[test]
     fn a_negative_lag_decays_while_the_task_sleeps_as_v_moves_on() {
-        // Woken after B ran 0.5 ms, A has 1 ms of its lag left ...
+        // A blocked with lag -1.5 ms stays queued (DELAY_DEQUEUE), counted
+        // in V: V = (B's 0 + A's 3 ms) / 2 = 1.5 ms. After B ran 0.5 ms,
+        // V is 1.75 ms: woken then, A is requeued as it was (vruntime
+        // 3 ms, deadline 6 ms), 1.25 ms behind V.
         let mut e = a_hogs_then_blocks();
         e.start(at(3), 1, 0);
         let half = SimTime(3 * MS + MS / 2);
+        assert_eq!(e.lag(half, 0), -(MS as i64) - (MS as i64) / 4);
         e.wake(half, 0, 0);
         e.wait(half, 0, 0);
-        assert_eq!(e.lag(half, 0), -(MS as i64));
-        // ... woken after B ran 7 ms, none (DELAY_ZERO): A comes back
-        // even, at V, with a full slice.
+        assert_eq!(e.lag(half, 0), -(MS as i64) - (MS as i64) / 4);
+        assert_eq!(e.deadline(0), 6 * MS as i64);
+        // V reaches A's 3 ms when B has run 3 ms: A leaves the queue with
+        // no lag (DELAY_ZERO). Woken at 10 ms it is placed at V (B's
+        // 7 ms) with a full slice.
         let mut e = a_hogs_then_blocks();
         e.start(at(3), 1, 0);
+        assert_eq!(e.lag(SimTime(6 * MS - 1), 0), -1);
+        assert_eq!(e.lag(at(6), 0), 0);
         e.wake(at(10), 0, 0);
         e.wait(at(10), 0, 0);
         assert_eq!(e.lag(at(10), 0), 0);
@@ -466,45 +561,58 @@ mod tests {
     }
 
     #[test]
-    fn a_sleeping_negative_lag_grows_when_v_falls_but_only_to_the_clamp() {
-        // A blocks on queue 0 with lag -1.5 ms (V then 0), and B blocks
-        // with none: queue 0 is empty.
-        let mut e = a_hogs_then_blocks_in(Eevdf::new(3 * MS, 4 * MS, 2));
-        e.start(at(3), 1, 0);
-        e.stop(at(3), 1, false);
-        // On queue 1, D waits while E runs 12 ms: D's lag reaches the
-        // clamp, 6 ms (two slices). Idle CPU 0 pulls D, placed 6 ms below
-        // its queue's V: V falls from 0 to -6 ms.
+    fn a_delayed_task_is_counted_in_v_and_requeued_as_it_was() {
+        // Slice 1 ms, tick 1 ms: lags are clamped to 2 ms. A blocks on
+        // queue 0 with lag -1.5 ms and stays queued; B waits at 0, so
+        // V = 1.5 ms.
+        let mut e = a_hogs_then_blocks_in(Eevdf::new(MS, MS, 2));
+        // On queue 1, C waits while D runs 4 ms: C's lag is +2 ms. Idle
+        // CPU 0 pulls C at 7 ms: placed with its lag scaled by 3/2 (A and
+        // B counted), at -1.5 ms, V falls to 0.5 ms.
         e.wake(at(3), 3, 1);
         e.start(at(3), 3, 1);
         e.wake(at(3), 2, 1);
         e.wait(at(3), 2, 1);
-        e.start(at(15), 2, 0);
-        assert_eq!(e.lag(at(15), 2), 0);
-        // A wakes on queue 0: its lag grew by the 6 ms V fell, -7.5 ms,
-        // and is clamped to -6 ms; placed with it (scaled by 2/1 for D),
-        // A is 6 ms behind V once counted in it.
-        e.wake(at(15), 0, 0);
-        e.wait(at(15), 0, 0);
-        assert_eq!(e.lag(at(15), 0), -6 * MS as i64);
+        e.start(at(7), 2, 0);
+        assert_eq!(e.lag(at(7), 2), 2 * MS as i64);
+        // A, still delayed, is 2.5 ms behind V. Woken on queue 0 it is
+        // requeued where it is: vruntime and deadline (3 + 1 ms) as they
+        // were, its lag past the 2 ms clamp, which applies to a lag that
+        // is stored, not to a task that stays queued.
+        assert_eq!(e.lag(at(7), 0), -(5 * MS as i64) / 2);
+        e.wake(at(7), 0, 0);
+        e.wait(at(7), 0, 0);
+        assert_eq!(e.lag(at(7), 0), -(5 * MS as i64) / 2);
+        assert_eq!(e.deadline(0), 4 * MS as i64);
     }
 
     #[test]
     fn lag_is_clamped_to_two_slices_or_a_tick() {
-        let mut e = Eevdf::new(MS, 4 * MS, 1);
-        // 10 tasks wait while task 0 runs 100 ms, then blocks.
-        e.wake(at(0), 0, 0);
-        e.start(at(0), 0, 0);
-        for t in 1..=10 {
-            e.wake(at(0), t, 0);
-            e.wait(at(0), t, 0);
-        }
-        e.stop(at(100), 0, false);
-        assert_eq!(
-            e.lag(at(100), 0),
-            -4 * MS as i64,
-            "max(2 x 1 ms, 4 ms tick)"
-        );
+        // 10 tasks wait on queue 0 while task 0 runs 100 ms, then blocks.
+        let hog = |mut e: Eevdf| {
+            e.wake(at(0), 0, 0);
+            e.start(at(0), 0, 0);
+            for t in 1..=10 {
+                e.wake(at(0), t, 0);
+                e.wait(at(0), t, 0);
+            }
+            e.stop(at(100), 0, false);
+            e
+        };
+        // 6.6: the lag it keeps is clamped to max(2 x 1 ms, 4 ms tick).
+        let mut e = hog(Eevdf::new(MS, 4 * MS, 2).without_delay_dequeue());
+        assert_eq!(e.lag(at(100), 0), -4 * MS as i64);
+        // 6.12: it stays queued 90.9 ms behind V (100 ms / 11); woken
+        // onto queue 1, where task 11 waits, it takes the clamped lag
+        // along.
+        let mut e = hog(Eevdf::new(MS, 4 * MS, 2));
+        let v = (100 * MS as i64) / 11;
+        assert_eq!(e.lag(at(100), 0), v - 100 * MS as i64);
+        e.wake(at(100), 11, 1);
+        e.wait(at(100), 11, 1);
+        e.wake(at(100), 0, 1);
+        e.wait(at(100), 0, 1);
+        assert_eq!(e.lag(at(100), 0), -4 * MS as i64);
     }
 
     #[test]
