@@ -141,6 +141,8 @@ struct Task {
     /// When the task began to wait for a CPU (until it gets one), and when
     /// a kworker began its item (for traces).
     queued_at: Option<SimTime>,
+    /// The CPU a per-CPU kworker last ran an item on.
+    home: Option<Cpu>,
     work_start: SimTime,
     /// Asleep in a lock's wait queue (counted in the trace's queue length).
     in_lock_queue: bool,
@@ -205,6 +207,7 @@ impl Task {
             on_cpu_since: SimTime::ZERO,
             bound: None,
             queued_at: None,
+            home: None,
             work_start: SimTime::ZERO,
             in_lock_queue: false,
             off: crate::blame::Doing::Sleep,
@@ -1370,13 +1373,30 @@ impl<'c> World<'c> {
         self.leave_cpu(t);
     }
 
+    /// An idle kworker of workqueue `q` for an item on `cpu`: one that
+    /// last ran on `cpu` if there is one (a per-CPU pool's kworkers stay
+    /// on their CPU, R38), else the longest idle.
+    fn idle_worker(&mut self, q: u32, cpu: Cpu) -> Option<TaskId> {
+        let idle = &mut self.idle_workers[q as usize];
+        if cpu != Cpu::ANY {
+            let tasks = &self.tasks;
+            if let Some(i) = idle
+                .iter()
+                .position(|&w| tasks[w as usize].home == Some(cpu))
+            {
+                return idle.remove(i);
+            }
+        }
+        idle.pop_front()
+    }
+
     /// Carries out what a workqueue said: start items on kworkers, arm
     /// timers, release flushers.
     fn apply_wq_actions(&mut self, q: u32, mut out: Vec<models::workqueue::Action>) {
         use models::workqueue::Action;
         for a in out.drain(..) {
             match a {
-                Action::Start(id, cpu) => match self.idle_workers[q as usize].pop_front() {
+                Action::Start(id, cpu) => match self.idle_worker(q, cpu) {
                     Some(w) => self.start_work(w, q, id, cpu),
                     None => self.start_backlog[q as usize].push_back((id, cpu)),
                 },
@@ -1417,6 +1437,17 @@ impl<'c> World<'c> {
         task.work = Some(id);
         task.work_start = self.now;
         task.bound = (cpu != Cpu::ANY && !self.cpu.is_unlimited()).then_some(cpu);
+        if task.bound.is_some() && task.home != task.bound {
+            // Each CPU has its own pool of kworkers (R37): one that moves
+            // to another CPU stands for that CPU's kworker, which has its
+            // own scheduling history, not this one's.
+            let moved = task.home.is_some();
+            task.home = task.bound;
+            if moved {
+                self.cpu.forget_fair(w);
+            }
+        }
+        let task = &mut self.tasks[w as usize];
         task.state = State::Blocked;
         debug_assert_eq!(task.worker_of, Some(q));
         if std::mem::take(&mut task.cold) {

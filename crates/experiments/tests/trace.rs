@@ -250,3 +250,60 @@ program = ["queue_work wq w[0]", "cpu 200us", "sleep 100ms"]
         .clone();
     assert_eq!(on("cpu", &q), [(0.0, 200.0, 0)]);
 }
+
+#[test]
+fn r37_a_per_cpu_item_runs_on_the_kworker_of_its_cpu() {
+    // Two CPUs. a queues w[0] on its CPU at 0 and every 1.1 ms; b queues
+    // w[1] on its CPU at 10 us and every 2.03 ms. b's kworker is done
+    // first, so it is the longest idle when a queues again: a pool of
+    // kworkers shared across CPUs would send it to a's CPU. A per-CPU
+    // pool's kworkers stay on their CPU (R37): each kworker's slices are
+    // all on one CPU, and each CPU's items run on one kworker.
+    let text = r#"
+[scenario]
+name = "kw-home"
+duration = "12ms"
+cpus = 2
+runqueue = "percpu"
+[workqueues.wq]
+kind = "percpu"
+max_active = 1
+[works.w]
+instances = 2
+program = ["cpu 10us"]
+[tasks.a]
+count = 1
+program = ["loop", "  queue_work wq w[0]", "  cpu 100us", "  sleep 1ms", "end"]
+[tasks.b]
+count = 1
+program = ["sleep 10us", "loop", "  queue_work wq w[1]", "  cpu 20us", "  sleep 2ms", "end"]
+"#;
+    let v = trace_of_scenario(text);
+    let tid = |name: &str| {
+        events(&v)
+            .iter()
+            .find(|e| e["ph"] == "M" && e["args"]["name"] == name)
+            .unwrap_or_else(|| panic!("no track {name}"))["tid"]
+            .clone()
+    };
+    let cpus_of = |name: &str| -> std::collections::BTreeSet<u64> {
+        let t = tid(name);
+        events(&v)
+            .iter()
+            .filter(|e| e["name"] == "cpu" && e["tid"] == t)
+            .map(|e| e["args"]["cpu"].as_u64().expect("args.cpu"))
+            .collect()
+    };
+    let (k0, k1) = (cpus_of("kworker/wq/0"), cpus_of("kworker/wq/1"));
+    assert_eq!((k0.len(), k1.len()), (1, 1), "{k0:?} {k1:?}");
+    assert_ne!(k0, k1);
+    // Both items ran many times (about 11 and 6).
+    let runs = |name: &str| {
+        let t = tid(name);
+        events(&v)
+            .iter()
+            .filter(|e| e["name"] == "cpu" && e["tid"] == t)
+            .count()
+    };
+    assert!(runs("kworker/wq/0") >= 5 && runs("kworker/wq/1") >= 5);
+}

@@ -221,6 +221,14 @@ impl CpuPool {
     /// scheduler tick of `tick` (ns); only with a limited number of CPUs.
     /// Without `delay_dequeue` (kernels 6.6 to 6.11) a blocked task keeps
     /// a negative lag however long it sleeps.
+    /// `t`, blocked, stands for another task from now on (a kworker that
+    /// moved to another CPU's pool): its fair-order history is dropped.
+    pub fn forget_fair(&mut self, t: TaskId) {
+        if let Some(f) = self.fair.as_mut() {
+            f.forget(t);
+        }
+    }
+
     pub fn set_eevdf(&mut self, slice: u64, tick: u64, delay_dequeue: bool) {
         self.set_fair(|queues| {
             let e = Eevdf::new(slice, tick, queues);

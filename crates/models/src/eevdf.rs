@@ -43,6 +43,10 @@
 //! sleeps ([`Eevdf::without_delay_dequeue`], `wake_placement =
 //! "eevdf-6.6"`).
 //!
+//! A blocked task can be forgotten ([`Eevdf::forget`]): a kworker that
+//! moves to another CPU stands for that CPU's kworker from then on, so it
+//! leaves its old queue and carries no lag.
+//!
 //! A delayed task that is woken onto another queue (the pool chose
 //! another CPU; the kernel wakes it where it is queued) leaves its queue
 //! with its lag and is placed on the new one with it, as a migration.
@@ -277,6 +281,18 @@ impl Eevdf {
         e.deadline = e.vruntime + vslice;
         e.placed_before = true;
         e.state = State::Placed;
+    }
+
+    /// `t`, blocked, now stands for another task with no lag: it leaves
+    /// its queue if it is delayed there.
+    pub fn forget(&mut self, t: TaskId) {
+        if self.get(t).state != State::Off {
+            return;
+        }
+        if self.get(t).delayed {
+            self.leave_delayed(t);
+        }
+        self.se(t).vlag = 0;
     }
 
     /// `t`'s lag on its queue at `now`, counting it in `V` whether or not
@@ -584,6 +600,22 @@ mod tests {
         e.wait(at(7), 0, 0);
         assert_eq!(e.lag(at(7), 0), -(5 * MS as i64) / 2);
         assert_eq!(e.deadline(0), 4 * MS as i64);
+    }
+
+    #[test]
+    fn a_forgotten_task_leaves_its_queue_and_comes_back_with_no_lag() {
+        // A blocks delayed (lag -1.5 ms, V = 1.5 ms with B at 0). Forgotten
+        // (a kworker that will stand for another CPU's), it leaves queue
+        // 0, whose V is B's alone again, and is placed even on queue 1.
+        let mut e = a_hogs_then_blocks_in(Eevdf::new(3 * MS, 4 * MS, 2));
+        e.forget(0);
+        assert_eq!(e.lag(at(3), 1), 0);
+        e.wake(at(3), 2, 1);
+        e.wait(at(3), 2, 1);
+        e.wake(at(3), 0, 1);
+        e.wait(at(3), 0, 1);
+        assert_eq!(e.lag(at(3), 0), 0);
+        assert_eq!(e.deadline(0), e.get(0).vruntime + 3 * MS as i64);
     }
 
     #[test]

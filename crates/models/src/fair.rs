@@ -77,6 +77,14 @@ impl FairOrder {
         }
     }
 
+    /// `t`, blocked, now stands for another task with no history.
+    pub fn forget(&mut self, t: TaskId) {
+        match self {
+            FairOrder::Eevdf(e) => e.forget(t),
+            FairOrder::Cfs(_) => {}
+        }
+    }
+
     /// The position of the task to run next among `candidates`.
     pub fn pick(
         &mut self,
