@@ -135,6 +135,16 @@ impl Cfs {
         e.state = State::Placed;
     }
 
+    /// `t`, blocked, now stands for another task that has slept long: on
+    /// its next wake it gets the full sleeper credit on whatever queue.
+    pub fn forget(&mut self, t: TaskId) {
+        let e = self.se(t);
+        if e.state == State::Off && e.placed_before {
+            e.vruntime = i64::MIN / 4;
+            e.rq = 0;
+        }
+    }
+
     /// `t`, runnable, moves to queue `rq` at `now`, keeping its vruntime
     /// relative to `min_vruntime`; it is placed there (not waiting).
     fn migrate(&mut self, now: SimTime, t: TaskId, rq: usize) {
@@ -236,9 +246,14 @@ mod tests {
 
     /// Runs `t` on queue 0 from `from` to `to` (ms), still runnable after.
     fn run(c: &mut Cfs, t: TaskId, from: u64, to: u64) {
-        c.start(at(from), t, 0);
+        run_on(c, t, 0, from, to);
+    }
+
+    /// [`run`] on queue `rq`.
+    fn run_on(c: &mut Cfs, t: TaskId, rq: usize, from: u64, to: u64) {
+        c.start(at(from), t, rq);
         c.stop(at(to), t, true);
-        c.wait(at(to), t, 0);
+        c.wait(at(to), t, rq);
     }
 
     #[test]
@@ -309,6 +324,25 @@ mod tests {
         assert!(c.wakeup_preempts(SimTime(4 * MS + 1), 0, 1, 0));
         // Not running on that queue: never.
         assert!(!c.wakeup_preempts(at(9), 1, 0, 0));
+    }
+
+    #[test]
+    fn cfs_a_forgotten_task_wakes_as_a_long_sleeper_on_any_queue() {
+        // 0 ran 20 ms on queue 0 and blocked; forgotten (a kworker moving
+        // to another CPU's pool), it wakes on queue 1, whose task has run
+        // 10 ms, at that min_vruntime less the whole credit (12 ms at
+        // slice 3 ms): -2 ms, as a task that slept long. Not forgotten, it
+        // would come back 10 ms past queue 1's min_vruntime.
+        let mut c = Cfs::new(3 * MS, 2);
+        c.wake(at(0), 0, 0);
+        c.start(at(0), 0, 0);
+        c.stop(at(20), 0, false);
+        c.wake(at(0), 1, 1);
+        c.wait(at(0), 1, 1);
+        run_on(&mut c, 1, 1, 0, 10);
+        c.forget(0);
+        c.wake(at(20), 0, 1);
+        assert_eq!(c.get(0).vruntime, -2 * MS as i64);
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl FairOrder {
     pub fn forget(&mut self, t: TaskId) {
         match self {
             FairOrder::Eevdf(e) => e.forget(t),
-            FairOrder::Cfs(_) => {}
+            FairOrder::Cfs(c) => c.forget(t),
         }
     }
 
