@@ -45,6 +45,23 @@ fn events(v: &Value) -> &Vec<Value> {
     v["traceEvents"].as_array().unwrap()
 }
 
+/// The slices named `name` on the track of task `task` (e.g. `q[0]`).
+fn slices_of<'a>(v: &'a Value, task: &str, name: &str) -> Vec<&'a Value> {
+    let tid = &events(v)
+        .iter()
+        .find(|e| e["ph"] == "M" && e["args"]["name"] == task)
+        .unwrap_or_else(|| panic!("no track {task}"))["tid"];
+    events(v)
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == name && e["tid"] == *tid)
+        .collect()
+}
+
+/// The CPU a slice says it ran or waited on (`args.cpu`).
+fn cpu_of(e: &Value) -> u64 {
+    e["args"]["cpu"].as_u64().expect("args.cpu")
+}
+
 fn slice<'a>(v: &'a Value, name: &str) -> &'a Value {
     events(v)
         .iter()
@@ -225,30 +242,16 @@ count = 1
 program = ["queue_work wq w[0]", "cpu 200us", "sleep 100ms"]
 "#;
     let v = trace_of_scenario(text);
-    let kworker = events(&v)
-        .iter()
-        .find(|e| e["ph"] == "M" && e["args"]["name"] == "kworker/wq/0")
-        .expect("the kworker's track")["tid"]
-        .clone();
     // Each slice names the CPU: the kworker waited for CPU 0, which q ran on.
-    let on = |name: &str, tid: &Value| -> Vec<(f64, f64, u64)> {
-        events(&v)
+    let on = |task: &str, name: &str| -> Vec<(f64, f64, u64)> {
+        slices_of(&v, task, name)
             .iter()
-            .filter(|e| e["name"] == name && e["tid"] == *tid)
-            .map(|e| {
-                let cpu = e["args"]["cpu"].as_u64().expect("args.cpu");
-                (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap(), cpu)
-            })
+            .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap(), cpu_of(e)))
             .collect()
     };
-    assert_eq!(on("runnable", &kworker), [(0.0, 200.0, 0)]);
-    assert_eq!(on("cpu", &kworker), [(200.0, 10.0, 0)]);
-    let q = events(&v)
-        .iter()
-        .find(|e| e["ph"] == "M" && e["args"]["name"] == "q[0]")
-        .unwrap()["tid"]
-        .clone();
-    assert_eq!(on("cpu", &q), [(0.0, 200.0, 0)]);
+    assert_eq!(on("kworker/wq/0", "runnable"), [(0.0, 200.0, 0)]);
+    assert_eq!(on("kworker/wq/0", "cpu"), [(200.0, 10.0, 0)]);
+    assert_eq!(on("q[0]", "cpu"), [(0.0, 200.0, 0)]);
 }
 
 #[test]
@@ -279,31 +282,13 @@ count = 1
 program = ["sleep 10us", "loop", "  queue_work wq w[1]", "  cpu 20us", "  sleep 2ms", "end"]
 "#;
     let v = trace_of_scenario(text);
-    let tid = |name: &str| {
-        events(&v)
-            .iter()
-            .find(|e| e["ph"] == "M" && e["args"]["name"] == name)
-            .unwrap_or_else(|| panic!("no track {name}"))["tid"]
-            .clone()
-    };
-    let cpus_of = |name: &str| -> std::collections::BTreeSet<u64> {
-        let t = tid(name);
-        events(&v)
-            .iter()
-            .filter(|e| e["name"] == "cpu" && e["tid"] == t)
-            .map(|e| e["args"]["cpu"].as_u64().expect("args.cpu"))
-            .collect()
+    let cpus_of = |kworker: &str| -> std::collections::BTreeSet<u64> {
+        slices_of(&v, kworker, "cpu").into_iter().map(cpu_of).collect()
     };
     let (k0, k1) = (cpus_of("kworker/wq/0"), cpus_of("kworker/wq/1"));
     assert_eq!((k0.len(), k1.len()), (1, 1), "{k0:?} {k1:?}");
     assert_ne!(k0, k1);
     // Both items ran many times (about 11 and 6).
-    let runs = |name: &str| {
-        let t = tid(name);
-        events(&v)
-            .iter()
-            .filter(|e| e["name"] == "cpu" && e["tid"] == t)
-            .count()
-    };
+    let runs = |kworker: &str| slices_of(&v, kworker, "cpu").len();
     assert!(runs("kworker/wq/0") >= 5 && runs("kworker/wq/1") >= 5);
 }
