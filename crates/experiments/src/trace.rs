@@ -148,12 +148,20 @@ impl Trace {
         });
     }
 
-    /// [`Self::slice`] with the CPU it ran or waited on as an argument
-    /// (`args.cpu`), so that a viewer can tell which tasks shared a CPU.
-    pub fn slice_on_cpu(&mut self, tid: u32, name: String, start: SimTime, end: SimTime, cpu: u32) {
+    /// A slice of category `cpu` with the CPU it ran or waited on, when
+    /// there is one, as an argument (`args.cpu`), so that a viewer can
+    /// tell which tasks shared a CPU.
+    pub fn slice_on_cpu(
+        &mut self,
+        tid: u32,
+        name: String,
+        start: SimTime,
+        end: SimTime,
+        cpu: Option<u32>,
+    ) {
         let n = self.events.len();
         self.slice(tid, "cpu", name, start, end);
-        if let Some(e) = self.events.get_mut(n) {
+        if let (Some(e), Some(cpu)) = (self.events.get_mut(n), cpu) {
             e.args = Some(serde_json::json!({ "cpu": cpu }));
         }
     }

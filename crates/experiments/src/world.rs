@@ -982,10 +982,8 @@ impl<'c> World<'c> {
             let task = &mut self.tasks[t as usize];
             if let Some(since) = task.queued_at.take() {
                 if since < self.now {
-                    match cpu {
-                        Cpu::ANY => tr.slice(t, "cpu", "runnable".into(), since, self.now),
-                        c => tr.slice_on_cpu(t, "runnable".into(), since, self.now, c.0),
-                    }
+                    let on = (cpu != Cpu::ANY).then_some(cpu.0);
+                    tr.slice_on_cpu(t, "runnable".into(), since, self.now, on);
                 }
             }
         }
@@ -1374,8 +1372,8 @@ impl<'c> World<'c> {
     }
 
     /// An idle kworker of workqueue `q` for an item on `cpu`: one that
-    /// last ran on `cpu` if there is one (a per-CPU pool's kworkers stay
-    /// on their CPU, R38), else the longest idle.
+    /// last ran on `cpu` if there is one (each CPU has its own pool of
+    /// kworkers, R37), else the longest idle.
     fn idle_worker(&mut self, q: u32, cpu: Cpu) -> Option<TaskId> {
         let idle = &mut self.idle_workers[q as usize];
         if cpu != Cpu::ANY {
@@ -1813,10 +1811,8 @@ impl<'c> World<'c> {
                 (true, _) => "sleep",
                 (false, _) => "cpu",
             };
-            match task.cpu {
-                c if sleep || c == Cpu::ANY => tr.slice(t, "cpu", name.into(), self.now, at),
-                c => tr.slice_on_cpu(t, name.into(), self.now, at, c.0),
-            }
+            let on = (!sleep && task.cpu != Cpu::ANY).then_some(task.cpu.0);
+            tr.slice_on_cpu(t, name.into(), self.now, at, on);
         }
         if sleep {
             task.state = State::Sleeping;

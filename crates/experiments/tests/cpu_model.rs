@@ -552,8 +552,9 @@ program = ["repeat 29", "  cpu 100us", "end", "span_begin q", "sleep 20050us", "
 count = 1
 program = ["loop", "  cpu 100us", "end"]
 "#;
-    // 6.12 (DELAY_DEQUEUE): the lag decayed while V moved 20 ms; a is
-    // placed at V, eligible (b is 0.05 ms past it) and runs at 23.0 ms.
+    // 6.12 (DELAY_DEQUEUE): a stayed queued, counted in V, until V
+    // reached its vruntime, and left with no lag; woken, it is placed at
+    // V, eligible (b is 0.05 ms past it) and runs at 23.0 ms.
     let r = run_text(&text.replace("ORDER", "eevdf"));
     assert_eq!(span(&r, "q/a"), 20_110 * US);
     // 6.6-6.11: a keeps -1.45 ms, placed at V + 2.9 ms (the lag scaled by

@@ -246,7 +246,13 @@ program = ["queue_work wq w[0]", "cpu 200us", "sleep 100ms"]
     let on = |task: &str, name: &str| -> Vec<(f64, f64, u64)> {
         slices_of(&v, task, name)
             .iter()
-            .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap(), cpu_of(e)))
+            .map(|e| {
+                (
+                    e["ts"].as_f64().unwrap(),
+                    e["dur"].as_f64().unwrap(),
+                    cpu_of(e),
+                )
+            })
             .collect()
     };
     assert_eq!(on("kworker/wq/0", "runnable"), [(0.0, 200.0, 0)]);
@@ -283,7 +289,10 @@ program = ["sleep 10us", "loop", "  queue_work wq w[1]", "  cpu 20us", "  sleep 
 "#;
     let v = trace_of_scenario(text);
     let cpus_of = |kworker: &str| -> std::collections::BTreeSet<u64> {
-        slices_of(&v, kworker, "cpu").into_iter().map(cpu_of).collect()
+        slices_of(&v, kworker, "cpu")
+            .into_iter()
+            .map(cpu_of)
+            .collect()
     };
     let (k0, k1) = (cpus_of("kworker/wq/0"), cpus_of("kworker/wq/1"));
     assert_eq!((k0.len(), k1.len()), (1, 1), "{k0:?} {k1:?}");

@@ -140,8 +140,9 @@ impl Cfs {
     pub fn forget(&mut self, t: TaskId) {
         let e = self.se(t);
         if e.state == State::Off && e.placed_before {
+            // Far behind any queue's min_vruntime: `wake` then places it
+            // at min_vruntime less the whole credit.
             e.vruntime = i64::MIN / 4;
-            e.rq = 0;
         }
     }
 

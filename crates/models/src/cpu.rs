@@ -217,10 +217,6 @@ impl CpuPool {
         self.wake_first = on;
     }
 
-    /// Orders the run queue as EEVDF does, with base slice `slice` and a
-    /// scheduler tick of `tick` (ns); only with a limited number of CPUs.
-    /// Without `delay_dequeue` (kernels 6.6 to 6.11) a blocked task keeps
-    /// a negative lag however long it sleeps.
     /// `t`, blocked, stands for another task from now on (a kworker that
     /// moved to another CPU's pool): its fair-order history is dropped.
     pub fn forget_fair(&mut self, t: TaskId) {
@@ -229,6 +225,10 @@ impl CpuPool {
         }
     }
 
+    /// Orders the run queue as EEVDF does, with base slice `slice` and a
+    /// scheduler tick of `tick` (ns); only with a limited number of CPUs.
+    /// Without `delay_dequeue` (kernels 6.6 to 6.11) a blocked task keeps
+    /// a negative lag however long it sleeps.
     pub fn set_eevdf(&mut self, slice: u64, tick: u64, delay_dequeue: bool) {
         self.set_fair(|queues| {
             let e = Eevdf::new(slice, tick, queues);
