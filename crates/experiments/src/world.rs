@@ -21,6 +21,7 @@
 //! holding the lock, as `lock_stat` and `perf lock contention` see it; with
 //! unlimited CPUs that is the instant of the grant.
 
+use crate::idle_kworkers::IdleKworkers;
 use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId, WakePlacement};
 use models::cpu::{Cpu, CpuPool};
 use models::policy::AnyLock;
@@ -125,7 +126,9 @@ struct Task {
     rt: bool,
     /// Draws of scheduling delays (wake latency), apart from the program's
     /// draws so that common random numbers hold; only with a latency.
-    sched: Option<Stream>,
+    /// Boxed, as `mem_rng`: a stream is ~300 bytes, and most runs have
+    /// neither, so the hot fields of the task stay on fewer cache lines.
+    sched: Option<Box<Stream>>,
     /// The current `cpu` burst: when it began and ends (preemption picks
     /// the task that has run longest; a preempted burst resumes with the
     /// rest).
@@ -152,7 +155,7 @@ struct Task {
     /// A memcg charge in progress across reclaim attempts (R45).
     charging: Option<(u32, models::memcg::Charge)>,
     /// Draws of memcg reclaim (time, success), apart from the program's.
-    mem_rng: Option<Stream>,
+    mem_rng: Option<Box<Stream>>,
     /// Pages over memory.high not yet paid for (R48).
     over_high: u64,
     /// Killed by the OOM killer of this memcg; exits at its next step.
@@ -199,7 +202,7 @@ impl Task {
             since: SimTime::ZERO,
             rng: own("task"),
             rt: c.groups.get(group as usize).is_some_and(|g| g.rt),
-            sched: c.wake_latency.as_ref().map(|_| own("sched")),
+            sched: c.wake_latency.as_ref().map(|_| Box::new(own("sched"))),
             burst_start: SimTime::ZERO,
             burst_end: SimTime::ZERO,
             in_burst: false,
@@ -213,7 +216,7 @@ impl Task {
             off: crate::blame::Doing::Sleep,
             atomic_done: false,
             charging: None,
-            mem_rng: (!c.memcgs.is_empty()).then(|| own("memcg")),
+            mem_rng: (!c.memcgs.is_empty()).then(|| Box::new(own("memcg"))),
             over_high: 0,
             killed: None,
             self_key: index,
@@ -394,7 +397,7 @@ pub struct World<'c> {
     /// Uses of each `key next` step so far (a cgroup id allocator each).
     key_next: Vec<u32>,
     wqs: Vec<models::workqueue::Workqueue>,
-    idle_workers: Vec<std::collections::VecDeque<TaskId>>,
+    idle_workers: Vec<IdleKworkers>,
     /// Items a workqueue started while all its kworkers were busy.
     start_backlog: Vec<std::collections::VecDeque<(models::workqueue::WorkId, Cpu)>>,
     /// The workqueue of each item's armed timer.
@@ -612,9 +615,8 @@ impl<'c> World<'c> {
         );
         let mut idle_workers = Vec::new();
         for (q, wq) in c.workqueues.iter().enumerate() {
-            let mut idle = std::collections::VecDeque::new();
+            idle_workers.push(IdleKworkers::new(tasks.len() as TaskId, wq.workers));
             for i in 0..wq.workers {
-                idle.push_back(tasks.len() as TaskId);
                 let mut w = Task::new(
                     c,
                     (seed, replication),
@@ -633,7 +635,6 @@ impl<'c> World<'c> {
                 spans += ws;
                 reps += wr;
             }
-            idle_workers.push(idle);
         }
         let ntasks = tasks.len();
         let nitems = c.works.iter().map(|w| w.instances as usize).sum::<usize>();
@@ -1375,17 +1376,7 @@ impl<'c> World<'c> {
     /// last ran on `cpu` if there is one (each CPU has its own pool of
     /// kworkers, R37), else the longest idle.
     fn idle_worker(&mut self, q: u32, cpu: Cpu) -> Option<TaskId> {
-        let idle = &mut self.idle_workers[q as usize];
-        if cpu != Cpu::ANY {
-            let tasks = &self.tasks;
-            if let Some(i) = idle
-                .iter()
-                .position(|&w| tasks[w as usize].home == Some(cpu))
-            {
-                return idle.remove(i);
-            }
-        }
-        idle.pop_front()
+        self.idle_workers[q as usize].take(cpu)
     }
 
     /// Carries out what a workqueue said: start items on kworkers, arm
@@ -1499,7 +1490,7 @@ impl<'c> World<'c> {
         self.tasks[w as usize].bound = None;
         match self.start_backlog[q as usize].pop_front() {
             Some((next, cpu)) => self.start_work(w, q, next, cpu),
-            None => self.idle_workers[q as usize].push_back(w),
+            None => self.idle_workers[q as usize].push(w, self.tasks[w as usize].home),
         }
         self.apply_wq_actions(q, out);
     }
