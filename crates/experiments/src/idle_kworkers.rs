@@ -33,19 +33,24 @@ impl IdleKworkers {
     /// `n` kworkers, `first ..  first + n`, all idle and never run, in
     /// that order.
     pub fn new(first: TaskId, n: u32) -> Self {
-        let mut pool = IdleKworkers {
-            first,
-            stamp: vec![0; n as usize],
-            next_stamp: 1,
-            live: 0,
-            all: VecDeque::with_capacity(n as usize),
-            by_home: Vec::new(),
-            entries: 0,
-        };
+        let mut pool = Self::empty(first, n);
         for w in first..first + n {
             pool.push(w, None);
         }
         pool
+    }
+
+    /// Room for kworkers `first .. first + n`, none of them idle yet.
+    pub fn empty(first: TaskId, n: u32) -> Self {
+        IdleKworkers {
+            first,
+            stamp: vec![0; n as usize],
+            next_stamp: 1,
+            live: 0,
+            all: VecDeque::new(),
+            by_home: Vec::new(),
+            entries: 0,
+        }
     }
 
     /// Kworker `w`, which last ran on `home`, goes idle.

@@ -5,6 +5,7 @@
 //!   that name file, line and field;
 //! - [`world`]: one replication of one variant, single-threaded;
 //! - [`idle_kworkers`]: which idle kworker runs a work item (R37);
+//! - [`worker_pools`]: per-CPU worker pools of bound workqueues (R37);
 //! - [`runner`]: variants x replications, in parallel, merged in a fixed
 //!   order, plus the manifest;
 //! - [`builtin`]: the experiments shipped in `scenarios/`;
@@ -23,4 +24,5 @@ pub mod scenario;
 pub mod sweep;
 pub mod trace;
 pub mod validate;
+pub mod worker_pools;
 pub mod world;

@@ -23,6 +23,7 @@
 
 use crate::idle_kworkers::IdleKworkers;
 use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId, WakePlacement};
+use crate::worker_pools::{PoolState, WorkerPools};
 use models::cpu::{Cpu, CpuPool};
 use models::policy::AnyLock;
 use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};
@@ -170,6 +171,11 @@ struct Task {
     /// Uses of `[seq]` work keys so far.
     seq: u32,
     work: Option<models::workqueue::WorkId>,
+    /// The workqueue `work` was queued on (a pool kworker runs items of
+    /// every per-CPU workqueue, R37).
+    item_wq: u32,
+    /// Where a kworker of a per-CPU pool is in R37's accounting.
+    pool: PoolState,
     /// The atomic on the current lock step's cache line is done (the step
     /// waited for the line and now takes effect).
     atomic_done: bool,
@@ -221,6 +227,8 @@ impl Task {
             killed: None,
             self_key: index,
             worker_of: None,
+            item_wq: 0,
+            pool: PoolState::No,
             cold: false,
             seq: 0,
             work: None,
@@ -398,7 +406,11 @@ pub struct World<'c> {
     key_next: Vec<u32>,
     wqs: Vec<models::workqueue::Workqueue>,
     idle_workers: Vec<IdleKworkers>,
-    /// Items a workqueue started while all its kworkers were busy.
+    /// The per-CPU worker pools that run per-CPU workqueues' items, with
+    /// limited CPUs (R37).
+    pools: Option<WorkerPools>,
+    /// Items a workqueue started while all its kworkers were busy (not
+    /// for per-CPU workqueues when pools run them: their worklists are).
     start_backlog: Vec<std::collections::VecDeque<(models::workqueue::WorkId, Cpu)>>,
     /// The workqueue of each item's armed timer.
     timer_wq: Vec<u32>,
@@ -614,8 +626,24 @@ impl<'c> World<'c> {
             wslots(|g| g.repeat_slots),
         );
         let mut idle_workers = Vec::new();
+        // R37: with limited CPUs, the kworkers of every per-CPU workqueue
+        // form the per-CPU pools; the others keep to their workqueue.
+        let pooled = |wq: &crate::scenario::compile::WorkqueueSpec| {
+            c.cpus.is_some() && matches!(wq.kind, models::workqueue::WqKind::PerCpu { .. })
+        };
+        let first_kworker = tasks.len() as TaskId;
+        let nkworkers = c.workqueues.iter().map(|w| w.workers).sum::<u32>();
+        let mut pool_idle = IdleKworkers::empty(first_kworker, nkworkers);
         for (q, wq) in c.workqueues.iter().enumerate() {
-            idle_workers.push(IdleKworkers::new(tasks.len() as TaskId, wq.workers));
+            let first = tasks.len() as TaskId;
+            if pooled(wq) {
+                for w in first..first + wq.workers {
+                    pool_idle.push(w, None);
+                }
+                idle_workers.push(IdleKworkers::empty(first, wq.workers));
+            } else {
+                idle_workers.push(IdleKworkers::new(first, wq.workers));
+            }
             for i in 0..wq.workers {
                 let mut w = Task::new(
                     c,
@@ -663,6 +691,11 @@ impl<'c> World<'c> {
             }
         }
         let running_on = vec![NONE; c.cpus.unwrap_or(0) as usize];
+        let pools = c
+            .workqueues
+            .iter()
+            .any(pooled)
+            .then(|| WorkerPools::new(c.cpus.unwrap_or(0) as usize, pool_idle));
         World {
             c,
             holds: vec![SimTime::ZERO; holds],
@@ -715,6 +748,7 @@ impl<'c> World<'c> {
                 .map(|w| models::workqueue::Workqueue::new(w.name.clone(), w.kind, w.max_active))
                 .collect(),
             idle_workers,
+            pools,
             start_backlog: vec![std::collections::VecDeque::new(); c.workqueues.len()],
             timer_wq: vec![0; nitems],
             flushers: std::collections::BTreeMap::new(),
@@ -1075,6 +1109,13 @@ impl<'c> World<'c> {
             self.cpu.stopped(self.now, t, runnable);
             self.release_cpu(t);
         }
+        // A pool kworker that sleeps inside its item (not one preempted)
+        // leaves nr_running, once its CPU is free for whom it may wake.
+        let task = &self.tasks[t as usize];
+        if task.pool == PoolState::Running && matches!(task.state, State::Blocked | State::Sleeping)
+        {
+            self.pool_worker_sleeps(t);
+        }
     }
 
     /// `t`'s CPU goes to the next task waiting for it, if any.
@@ -1379,12 +1420,95 @@ impl<'c> World<'c> {
         self.idle_workers[q as usize].take(cpu)
     }
 
+    /// Items of workqueue `q` run on the per-CPU pools (R37).
+    fn pooled(&self, q: u32) -> bool {
+        self.pools.is_some()
+            && matches!(
+                self.c.workqueues[q as usize].kind,
+                models::workqueue::WqKind::PerCpu { .. }
+            )
+    }
+
+    /// `kick_pool` (R37): wakes an idle kworker for `cpu`'s pool, bound to
+    /// that CPU; it takes an item when it runs.
+    fn kick_pool(&mut self, cpu: Cpu) {
+        let Some(w) = self.pools.as_mut().and_then(|p| p.kick(cpu)) else {
+            return;
+        };
+        self.tasks[w as usize].pool = PoolState::Kicked;
+        self.bind_worker(w, cpu);
+        self.wake_worker(w);
+    }
+
+    /// A kworker of a pool gets its CPU (R37, `worker_thread` and
+    /// `wq_worker_running`). Returns false if it went back to sleep.
+    #[inline(never)]
+    fn pool_worker_runs(&mut self, w: TaskId) -> bool {
+        let cpu = self.tasks[w as usize]
+            .bound
+            .expect("pool kworkers are bound");
+        let pools = self.pools.as_mut().expect("pooled");
+        match self.tasks[w as usize].pool {
+            PoolState::Kicked => match pools.kicked_runs(w, cpu) {
+                Some((q, id)) => {
+                    self.tasks[w as usize].pool = PoolState::Running;
+                    self.begin_item(w, q, id);
+                }
+                None => {
+                    self.pool_worker_idles(w);
+                    return false;
+                }
+            },
+            PoolState::Sleeping => {
+                pools.running(cpu);
+                self.tasks[w as usize].pool = PoolState::Running;
+            }
+            PoolState::Running | PoolState::No => {}
+        }
+        true
+    }
+
+    /// Pool kworker `w` has no item and sleeps on the idle list.
+    fn pool_worker_idles(&mut self, w: TaskId) {
+        let task = &mut self.tasks[w as usize];
+        task.pool = PoolState::No;
+        task.state = State::Idle;
+        self.leave_cpu(w);
+        let task = &mut self.tasks[w as usize];
+        task.bound = None;
+        let home = task.home;
+        let pools = self.pools.as_mut().expect("pooled");
+        pools.idle.push(w, home);
+        if let Some(cpu) = pools.next_starved() {
+            self.kick_pool(cpu);
+        }
+    }
+
+    /// `wq_worker_sleeping` (R37): pool kworker `w` sleeps inside its
+    /// item; the pool may wake another for its worklist.
+    #[inline(never)]
+    fn pool_worker_sleeps(&mut self, w: TaskId) {
+        let cpu = self.tasks[w as usize]
+            .bound
+            .expect("pool kworkers are bound");
+        self.tasks[w as usize].pool = PoolState::Sleeping;
+        if self.pools.as_mut().expect("pooled").sleeping(cpu) {
+            self.kick_pool(cpu);
+        }
+    }
+
     /// Carries out what a workqueue said: start items on kworkers, arm
     /// timers, release flushers.
     fn apply_wq_actions(&mut self, q: u32, mut out: Vec<models::workqueue::Action>) {
         use models::workqueue::Action;
         for a in out.drain(..) {
             match a {
+                Action::Start(id, cpu) if self.pooled(q) => {
+                    let pools = self.pools.as_mut().expect("pooled");
+                    if pools.insert_work(cpu, q, id) {
+                        self.kick_pool(cpu);
+                    }
+                }
                 Action::Start(id, cpu) => match self.idle_worker(q, cpu) {
                     Some(w) => self.start_work(w, q, id, cpu),
                     None => self.start_backlog[q as usize].push_back((id, cpu)),
@@ -1418,13 +1542,28 @@ impl<'c> World<'c> {
     /// kworker `w` runs item `id`: the item's program from the top, on
     /// `cpu` for a per-CPU workqueue.
     fn start_work(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId, cpu: Cpu) {
+        debug_assert_eq!(self.tasks[w as usize].worker_of, Some(q));
+        self.begin_item(w, q, id);
+        self.bind_worker(w, cpu);
+        self.wake_worker(w);
+    }
+
+    /// Kworker `w` takes item `id` of workqueue `q` (`process_one_work`
+    /// begins): its program runs from the start.
+    fn begin_item(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
         let spec = self.work_spec(id);
         let task = &mut self.tasks[w as usize];
         task.group = spec.group;
         task.pc = 0;
         task.self_key = id.0 - spec.offset;
         task.work = Some(id);
+        task.item_wq = q;
         task.work_start = self.now;
+    }
+
+    /// Kworker `w` will run on `cpu` ([`Cpu::ANY`]: unbound).
+    fn bind_worker(&mut self, w: TaskId, cpu: Cpu) {
+        let task = &mut self.tasks[w as usize];
         task.bound = (cpu != Cpu::ANY && !self.cpu.is_unlimited()).then_some(cpu);
         if task.bound.is_some() && task.home != task.bound {
             // Each CPU has its own pool of kworkers (R37): one that moves
@@ -1436,9 +1575,14 @@ impl<'c> World<'c> {
                 self.cpu.forget_fair(w);
             }
         }
+    }
+
+    /// Idle kworker `w` is woken (after its creation, if it is the first
+    /// time it is needed).
+    fn wake_worker(&mut self, w: TaskId) {
         let task = &mut self.tasks[w as usize];
         task.state = State::Blocked;
-        debug_assert_eq!(task.worker_of, Some(q));
+        let q = task.worker_of.expect("a kworker");
         if std::mem::take(&mut task.cold) {
             // The manager creates this kworker first (R38).
             let lat = &self.c.workqueues[q as usize].create_latency;
@@ -1485,6 +1629,22 @@ impl<'c> World<'c> {
             }
             _ => true,
         });
+        if self.tasks[w as usize].pool == PoolState::Running {
+            // R37: items this one activated join the worklist first; then
+            // keep_working, or idle.
+            self.apply_wq_actions(q, out);
+            let cpu = self.tasks[w as usize]
+                .bound
+                .expect("pool kworkers are bound");
+            match self.pools.as_mut().expect("pooled").finished(cpu) {
+                Some((q2, id2)) => {
+                    self.begin_item(w, q2, id2);
+                    self.schedule(w, self.now, Ev::Run);
+                }
+                None => self.pool_worker_idles(w),
+            }
+            return;
+        }
         self.tasks[w as usize].state = State::Idle;
         self.leave_cpu(w);
         self.tasks[w as usize].bound = None;
@@ -1829,6 +1989,10 @@ impl<'c> World<'c> {
         let task = &mut self.tasks[ti];
         task.state = State::Running;
         task.in_burst = false;
+        if task.pool != PoolState::No && !self.pool_worker_runs(t) {
+            return Ok(());
+        }
+        let task = &mut self.tasks[ti];
         if task.remaining > 0 {
             // Back on a CPU after a preemption: finish the burst.
             let d = std::mem::take(&mut task.remaining);
@@ -2211,7 +2375,8 @@ impl<'c> World<'c> {
                 Instr::Exit => {
                     let task = &mut self.tasks[ti];
                     task.pc = pc;
-                    if let (Some(q), Some(id)) = (task.worker_of, task.work.take()) {
+                    if let (Some(_), Some(id)) = (task.worker_of, task.work.take()) {
+                        let q = task.item_wq;
                         self.work_done(t, q, id);
                         return Ok(());
                     }
@@ -2412,6 +2577,18 @@ impl<'c> World<'c> {
             for (k, v) in wq.counters() {
                 counters.push(Counter {
                     subject: format!("wq/{}/{k}", c.workqueues[q].name),
+                    value: v,
+                });
+            }
+        }
+        if let Some(p) = &self.pools {
+            for (k, v) in [
+                ("kicks", p.kicks),
+                ("keep_working", p.keep_working),
+                ("idle_wakeups", p.idle_wakeups),
+            ] {
+                counters.push(Counter {
+                    subject: format!("worker_pools/{k}"),
                     value: v,
                 });
             }

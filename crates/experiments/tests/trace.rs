@@ -301,3 +301,70 @@ program = ["sleep 10us", "loop", "  queue_work wq w[1]", "  cpu 20us", "  sleep 
     let runs = |kworker: &str| slices_of(&v, kworker, "cpu").len();
     assert!(runs("kworker/wq/0") >= 5 && runs("kworker/wq/1") >= 5);
 }
+
+/// `(ts, dur)` of the slices named `name` on `task`'s track, in us.
+fn spans(v: &Value, task: &str, name: &str) -> Vec<(f64, f64)> {
+    slices_of(v, task, name)
+        .iter()
+        .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+        .collect()
+}
+
+/// Two per-CPU workqueues, one CPU's pool (R37); `x_program` is the
+/// program of a's item x, y (on b) burns 50 us. q queues x then y on
+/// CPU 0 at 0 and sleeps.
+fn two_workqueues_one_pool(x_program: &str) -> Value {
+    trace_of_scenario(&format!(
+        r#"
+[scenario]
+name = "pool"
+duration = "10ms"
+cpus = 2
+runqueue = "percpu"
+[workqueues.a]
+kind = "percpu"
+max_active = 1
+[workqueues.b]
+kind = "percpu"
+max_active = 1
+[works.x]
+program = {x_program}
+[works.y]
+program = ["cpu 50us"]
+[tasks.q]
+count = 1
+program = ["queue_work a x[0]", "queue_work b y[0]", "sleep 100ms"]
+"#
+    ))
+}
+
+#[test]
+fn r37_a_running_kworker_keeps_working_on_its_pools_next_item() {
+    // x queued first kicks one kworker; y, queued before that one runs,
+    // kicks no other (the kicked one has not run). It takes x, then y
+    // without sleeping (keep_working): the kworker of workqueue a runs
+    // b's item, as a CPU's pool serves every per-CPU workqueue.
+    let v = two_workqueues_one_pool(r#"["cpu 100us"]"#);
+    assert_eq!(spans(&v, "kworker/a/0", "work x[0]"), [(0.0, 100.0)]);
+    assert_eq!(spans(&v, "kworker/a/0", "work y[0]"), [(100.0, 50.0)]);
+    for other in ["kworker/a/1", "kworker/b/0", "kworker/b/1"] {
+        assert!(spans(&v, other, "work y[0]").is_empty(), "{other} ran y");
+    }
+}
+
+#[test]
+fn r37_a_kworker_that_sleeps_in_its_item_lets_the_pool_wake_another() {
+    // x sleeps 1 ms at once: its kworker leaves nr_running, the pool
+    // wakes the next idle kworker, which runs y at 0 on the CPU x left.
+    let v = two_workqueues_one_pool(r#"["sleep 1ms", "cpu 10us"]"#);
+    assert_eq!(spans(&v, "kworker/a/0", "work x[0]"), [(0.0, 1010.0)]);
+    assert_eq!(spans(&v, "kworker/a/1", "work y[0]"), [(0.0, 50.0)]);
+    assert_eq!(
+        slices_of(&v, "kworker/a/1", "cpu")
+            .into_iter()
+            .map(cpu_of)
+            .collect::<Vec<_>>(),
+        [0],
+        "bound to the pool's CPU"
+    );
+}

@@ -48,12 +48,13 @@
 //!   second run waiting behind its own executing instance stays pending on
 //!   the worklist, and can be grabbed.
 //! - Concurrency management (R37: nr_running, `need_more_worker`, idle
-//!   workers, CPU_INTENSIVE) and worker creation (R38: the manager,
+//!   workers) and worker creation (R38: the manager,
 //!   `maybe_create_worker`, CREATE_COOLDOWN, mayday and rescuers) are not
-//!   modeled: they decide *when* an active item gets a worker, never
-//!   *whether* it is active, and a world that wants them can delay the
-//!   start of what [`Action::Start`] names. `max_active` accounting, which
-//!   decides whether an item may run at all, is exact.
+//!   here: they decide *when* an active item gets a worker, never
+//!   *whether* it is active, so the world does them with the start of
+//!   what [`Action::Start`] names (the per-CPU pools of R37 are
+//!   `experiments::worker_pools`). `max_active` accounting, which decides
+//!   whether an item may run at all, is exact.
 //! - Unbound workqueues have one node, so one pwq with the whole
 //!   `max_active` (R32 splits it over NUMA nodes). Its items start on
 //!   [`Cpu::ANY`]: unbound workers are not bound to a CPU.
