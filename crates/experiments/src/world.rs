@@ -2060,7 +2060,12 @@ impl<'c> World<'c> {
         // A task's step boundary holding no lock is a preemption point (the
         // return to user space); a kworker's is not (a work item is kernel
         // code throughout); under PREEMPT_FULL every boundary is.
-        if self.resched_due(t) && (self.c.preempt_full || self.at_user_boundary(t)) {
+        // The boundary test before the slow part of resched_due: it is
+        // cheaper, and most steps of a task that holds a lock end there.
+        if self.may_resched
+            && (self.c.preempt_full || self.at_user_boundary(t))
+            && self.resched_due_slow(t)
+        {
             let pc = self.tasks[ti].pc;
             self.yield_cpu(t, pc);
             return Ok(());
