@@ -1,6 +1,10 @@
-//! The idle kworkers of one workqueue, in the order the world takes them
-//! (R37): for an item on a CPU, the longest idle kworker that last ran on
-//! that CPU; else (or for an unbound item) the longest idle of all.
+//! Idle kworkers, in the order the world takes them (R37). A pool's idle
+//! list is LIFO in the kernel (`worker_enter_idle` adds at the head,
+//! `first_idle_worker` takes the head): for a CPU, the kworker that went
+//! idle last among those that last ran there; for an unbound item, the
+//! one that went idle last. A CPU none of whose kworkers is idle borrows
+//! the longest idle of all, with no scheduling history (the world forgets
+//! it): it stands for the kworker the kernel would create (R38).
 //!
 //! A scan of one idle list for a matching home CPU touched one task per
 //! idle kworker: at 64 CPUs that was a tenth of a churn-heavy run. Here
@@ -13,6 +17,9 @@ use models::cpu::Cpu;
 use models::TaskId;
 use std::collections::VecDeque;
 
+/// An idle list: (kworker, stamp) in the order they went idle.
+type List = VecDeque<(TaskId, u64)>;
+
 #[derive(Clone, Debug)]
 pub struct IdleKworkers {
     /// The kworkers of this workqueue are `first .. first + stamp.len()`.
@@ -22,9 +29,9 @@ pub struct IdleKworkers {
     next_stamp: u64,
     live: usize,
     /// Every idle kworker, longest idle first.
-    all: VecDeque<(TaskId, u64)>,
+    all: List,
     /// Idle kworkers by the CPU they last ran on, longest idle first.
-    by_home: Vec<VecDeque<(TaskId, u64)>>,
+    by_home: Vec<List>,
     /// Entries of `all` and `by_home` together.
     entries: usize,
 }
@@ -73,15 +80,15 @@ impl IdleKworkers {
     /// The kworker to run an item on `cpu` ([`Cpu::ANY`]: unbound), taken
     /// off the idle lists; `None` if none is idle.
     pub fn take(&mut self, cpu: Cpu) -> Option<TaskId> {
-        if cpu != Cpu::ANY {
-            if let Some(list) = self.by_home.get_mut(cpu.0 as usize) {
-                if let Some(w) = Self::first_live(list, &self.stamp, self.first, &mut self.entries)
-                {
-                    return Some(self.took(w));
-                }
-            }
-        }
-        let w = Self::first_live(&mut self.all, &self.stamp, self.first, &mut self.entries)?;
+        let (stamp, first, entries) = (&self.stamp, self.first, &mut self.entries);
+        let w = if cpu == Cpu::ANY {
+            Self::live(&mut self.all, stamp, first, entries, VecDeque::pop_back)
+        } else {
+            self.by_home
+                .get_mut(cpu.0 as usize)
+                .and_then(|list| Self::live(list, stamp, first, entries, VecDeque::pop_back))
+                .or_else(|| Self::live(&mut self.all, stamp, first, entries, VecDeque::pop_front))
+        }?;
         Some(self.took(w))
     }
 
@@ -98,14 +105,15 @@ impl IdleKworkers {
         w
     }
 
-    /// Pops stale entries off the front of `list`, then the first live one.
-    fn first_live(
-        list: &mut VecDeque<(TaskId, u64)>,
+    /// Pops entries off one end of `list` (`pop`) until a live one.
+    fn live(
+        list: &mut List,
         stamp: &[u64],
         first: TaskId,
         entries: &mut usize,
+        pop: fn(&mut List) -> Option<(TaskId, u64)>,
     ) -> Option<TaskId> {
-        while let Some((w, s)) = list.pop_front() {
+        while let Some((w, s)) = pop(list) {
             *entries -= 1;
             if stamp[(w - first) as usize] == s {
                 return Some(w);
@@ -131,34 +139,31 @@ impl IdleKworkers {
 mod tests {
     use super::*;
 
-    /// The order of the scan this replaces: the first idle kworker (in
-    /// the order they went idle) whose home is `cpu`, else the first.
+    /// The order as a scan of one list (in the order they went idle): the
+    /// last whose home is `cpu`, else the first; for no CPU, the last.
     fn reference(idle: &mut VecDeque<(TaskId, Option<Cpu>)>, cpu: Cpu) -> Option<TaskId> {
-        if cpu != Cpu::ANY {
-            if let Some(i) = idle.iter().position(|&(_, h)| h == Some(cpu)) {
-                return idle.remove(i).map(|(w, _)| w);
-            }
+        if cpu == Cpu::ANY {
+            return idle.pop_back().map(|(w, _)| w);
+        }
+        if let Some(i) = idle.iter().rposition(|&(_, h)| h == Some(cpu)) {
+            return idle.remove(i).map(|(w, _)| w);
         }
         idle.pop_front().map(|(w, _)| w)
     }
 
     #[test]
-    fn r37_takes_the_longest_idle_kworker_of_the_cpu_else_the_longest_idle() {
+    fn r37_takes_the_last_idle_kworker_of_the_cpu_else_the_longest_idle() {
         let mut p = IdleKworkers::new(10, 4);
         assert_eq!(p.take(Cpu(1)), Some(10), "none ran yet: longest idle");
-        assert_eq!(p.take(Cpu::ANY), Some(11));
-        p.push(11, Some(Cpu(1)));
+        assert_eq!(p.take(Cpu::ANY), Some(13), "unbound: the last idle");
+        p.push(13, Some(Cpu(0)));
         p.push(10, Some(Cpu(0)));
-        assert_eq!(p.take(Cpu(0)), Some(10), "its own CPU's kworker");
-        assert_eq!(
-            p.take(Cpu(3)),
-            Some(12),
-            "no kworker of CPU 3: longest idle"
-        );
-        assert_eq!(p.take(Cpu::ANY), Some(13));
-        assert_eq!(p.take(Cpu(2)), Some(11));
+        assert_eq!(p.take(Cpu(0)), Some(10), "its CPU's last idle kworker");
+        assert_eq!(p.take(Cpu(3)), Some(11), "none of CPU 3: longest idle");
+        assert_eq!(p.take(Cpu::ANY), Some(13), "the stale 10 skipped");
+        assert_eq!(p.take(Cpu(0)), Some(12), "CPU 0's entries are stale");
         assert!(p.is_empty());
-        assert_eq!(p.take(Cpu(1)), None, "the entry under CPU 1 was stale");
+        assert_eq!(p.take(Cpu(1)), None);
     }
 
     #[test]
