@@ -368,3 +368,48 @@ fn r37_a_kworker_that_sleeps_in_its_item_lets_the_pool_wake_another() {
         "bound to the pool's CPU"
     );
 }
+
+#[test]
+fn r37_a_preempted_kworker_still_counts_as_running() {
+    // One CPU, PREEMPT_VOLUNTARY, a 100 us slice seen at 1 ms ticks. The
+    // kworker running x (30 x 100 us, a lock at each step: a preemption
+    // point) yields at 1 ms to q, woken at 50 us, which queues y on the
+    // same CPU and sleeps. The pool wakes no other kworker (a preempted one
+    // is still in nr_running), so y waits for x and runs on x's kworker
+    // after it (keep_working).
+    let v = trace_of_scenario(
+        r#"
+[scenario]
+name = "pool-preempt"
+duration = "10ms"
+cpus = 1
+hz = 1000
+preemption = "voluntary"
+timeslice = "100us"
+[locks.m]
+kind = "mutex"
+[workqueues.a]
+kind = "percpu"
+max_active = 1
+[workqueues.b]
+kind = "percpu"
+max_active = 1
+[works.x]
+program = ["repeat 30", "  cpu 100us", "  mutex_lock m", "  mutex_unlock m", "end"]
+[works.y]
+program = ["cpu 50us"]
+[tasks.q]
+count = 1
+program = ["queue_work a x[0]", "sleep 50us", "queue_work b y[0]", "sleep 100ms"]
+"#,
+    );
+    // q got the CPU at 1 ms, when the kworker yielded at a tick.
+    assert_eq!(
+        spans(&v, "q[0]", "sleep"),
+        [(0.0, 50.0), (1000.0, 100000.0)]
+    );
+    assert_eq!(spans(&v, "kworker/a/0", "work x[0]"), [(0.0, 3000.0)]);
+    assert_eq!(spans(&v, "kworker/a/0", "work y[0]"), [(3000.0, 50.0)]);
+    // The other kworker (one per workqueue on one CPU) was never woken.
+    assert!(spans(&v, "kworker/b/0", "runnable").is_empty());
+}
