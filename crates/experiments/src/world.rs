@@ -1413,9 +1413,8 @@ impl<'c> World<'c> {
         self.leave_cpu(t);
     }
 
-    /// An idle kworker of workqueue `q` for an item on `cpu`: one that
-    /// last ran on `cpu` if there is one (each CPU has its own pool of
-    /// kworkers, R37), else the longest idle.
+    /// An idle kworker of workqueue `q` (not run by the pools) for an item
+    /// on `cpu`, in [`IdleKworkers::take`]'s order.
     fn idle_worker(&mut self, q: u32, cpu: Cpu) -> Option<TaskId> {
         self.idle_workers[q as usize].take(cpu)
     }
