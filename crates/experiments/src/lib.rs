@@ -10,7 +10,7 @@
 //!   order, plus the manifest;
 //! - [`builtin`]: the experiments shipped in `scenarios/`;
 //! - [`sweep`]: parameter sweeps, shards, resume and merge;
-//! - [`bench`]: the `bench-convoy` benchmark (BENCH-CONVOY.md);
+//! - [`bench`](mod@bench): the `bench-convoy` benchmark (BENCH-CONVOY.md);
 //! - [`validate`]: the model against the calibration targets of CASES.md;
 //! - [`cli`]: flags to a validated plan to a run.
 

@@ -111,7 +111,7 @@ const fn window(
     }
 }
 
-/// Replications behind a [`Measure::WorstMs`] target (5% outside by chance).
+/// Replications behind a `Measure::WorstMs` target (5% outside by chance).
 pub const WORST_REPS: u64 = 39;
 
 /// One calibration number of CASES.md.

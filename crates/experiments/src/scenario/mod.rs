@@ -8,7 +8,7 @@
 //!    `--set key=value`, and deserialize the typed document [`doc::Doc`];
 //! 3. [`steps`]: parse each step string (`down_read kernfs_rwsem`) and
 //!    nest blocks (`repeat`/`loop`/`with_prob` ... `end`);
-//! 4. [`compile`]: expand `call`s, resolve names, check the program
+//! 4. [`compile`](mod@compile): expand `call`s, resolve names, check the program
 //!    statically (locks held, blocks balanced, loops advance time), and
 //!    lower it to the flat instruction list the world runs.
 

@@ -7,7 +7,7 @@
 //! - [`store`]: the sweep directory (header, one file per point,
 //!   `points.csv`, plots), written atomically;
 //! - [`run`]: running a sweep or a shard, skipping finished points;
-//! - [`merge`]: joining shards;
+//! - [`merge`](mod@merge): joining shards;
 //! - [`check`]: a fleet report (a sweep with an observation and an
 //!   exposure) judged against the runs.
 
