@@ -1656,7 +1656,8 @@ impl<'c> World<'c> {
 
     /// Tasks the OOM killer of memcg `m` may kill, preferred first: the
     /// configured groups in order (else every task that charged it), the
-    /// task with the most pages first (R46: the largest).
+    /// task with the most pages first (R46: the largest). Never a kworker:
+    /// kernel threads are unkillable (`oom_unkillable_task`).
     fn oom_candidates(&self, m: usize) -> Vec<TaskId> {
         let spec = &self.c.memcgs[m];
         let nm = self.memcgs.len();
@@ -1665,6 +1666,7 @@ impl<'c> World<'c> {
             .iter()
             .enumerate()
             .filter(|(_, k)| k.state != State::Exited && k.killed.is_none())
+            .filter(|(_, k)| k.worker_of.is_none())
             .filter_map(|(i, k)| {
                 let pages = self.task_pages[i * nm + m];
                 let pref = if spec.oom_victims.is_empty() {

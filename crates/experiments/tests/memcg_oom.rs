@@ -174,3 +174,44 @@ program = ["span_begin alloc", "charge box 1 page", "span_end alloc"]
     );
     assert_eq!(r.counter("memcg/box/reclaims"), Some(2));
 }
+
+#[test]
+fn the_oom_killer_never_picks_a_kworker() {
+    // A work item charges 900 pages of a 1000-page memcg and keeps them;
+    // `user` charges 50. The charger's 100 pages fail every reclaim, and
+    // the OOM killer (R46) must pick among the memcg's tasks: kernel
+    // threads are unkillable (oom_unkillable_task), so it kills `user`
+    // though the kworker holds more.
+    let text = r#"
+[scenario]
+name = "oom-kworker"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+reclaim = "1ms"
+reclaim_success = 0.0
+[workqueues.wq]
+kind = "percpu"
+[works.w]
+program = ["charge box 900 pages", "sleep 200ms", "span_begin kw", "sleep 1ms", "span_end kw"]
+[tasks.q]
+count = 1
+program = ["queue_work wq w[0]", "sleep 100s"]
+[tasks.user]
+count = 1
+program = ["sleep 1ms", "charge box 50 pages", "span_begin alive", "sleep 100s", "span_end alive"]
+[tasks.charger]
+count = 1
+program = ["sleep 5ms", "span_begin alloc", "charge box 100 pages", "span_end alloc", "sleep 100s"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(r.counter("memcg/box/oom_exits"), Some(1));
+    let kw = r.series(Metric::Span, "kw/w").map(|s| s.hist.count());
+    assert_eq!(kw, Some(1), "the kworker lived on");
+    let alloc = &r.series(Metric::Span, "alloc/charger").unwrap().hist;
+    assert_eq!(
+        alloc.count(),
+        1,
+        "the charge went through once user was gone"
+    );
+}
