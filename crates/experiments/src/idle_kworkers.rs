@@ -22,7 +22,7 @@ type List = VecDeque<(TaskId, u64)>;
 
 #[derive(Clone, Debug)]
 pub struct IdleKworkers {
-    /// The kworkers of this workqueue are `first .. first + stamp.len()`.
+    /// The kworkers it may list are `first .. first + stamp.len()`.
     first: TaskId,
     /// Each kworker's stamp while idle, 0 while busy.
     stamp: Vec<u64>,
@@ -92,10 +92,6 @@ impl IdleKworkers {
         Some(self.took(w))
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.live == 0
-    }
-
     fn took(&mut self, w: TaskId) -> TaskId {
         self.stamp[(w - self.first) as usize] = 0;
         self.live -= 1;
@@ -162,7 +158,7 @@ mod tests {
         assert_eq!(p.take(Cpu(3)), Some(11), "none of CPU 3: longest idle");
         assert_eq!(p.take(Cpu::ANY), Some(13), "the stale 10 skipped");
         assert_eq!(p.take(Cpu(0)), Some(12), "CPU 0's entries are stale");
-        assert!(p.is_empty());
+        assert_eq!(p.live, 0);
         assert_eq!(p.take(Cpu(1)), None);
     }
 

@@ -186,6 +186,12 @@ struct Task {
     rep_base: u32,
 }
 
+/// Whether workqueue `wq`'s items run on the per-CPU worker pools (R37):
+/// a per-CPU workqueue, with a limited number of CPUs.
+fn runs_on_pools(c: &Compiled, wq: &crate::scenario::compile::WorkqueueSpec) -> bool {
+    c.cpus.is_some() && matches!(wq.kind, models::workqueue::WqKind::PerCpu { .. })
+}
+
 impl Task {
     /// A task of `group` (or a kworker, whose group changes per item) with
     /// its streams keyed by `name` and `index`, and its slot bases.
@@ -626,11 +632,9 @@ impl<'c> World<'c> {
             wslots(|g| g.repeat_slots),
         );
         let mut idle_workers = Vec::new();
-        // R37: with limited CPUs, the kworkers of every per-CPU workqueue
-        // form the per-CPU pools; the others keep to their workqueue.
-        let pooled = |wq: &crate::scenario::compile::WorkqueueSpec| {
-            c.cpus.is_some() && matches!(wq.kind, models::workqueue::WqKind::PerCpu { .. })
-        };
+        // R37: the kworkers of every pooled workqueue form the per-CPU
+        // pools; the others keep to their workqueue.
+        let pooled = |wq| runs_on_pools(c, wq);
         let first_kworker = tasks.len() as TaskId;
         let nkworkers = c.workqueues.iter().map(|w| w.workers).sum::<u32>();
         let mut pool_idle = IdleKworkers::empty(first_kworker, nkworkers);
@@ -1421,11 +1425,7 @@ impl<'c> World<'c> {
 
     /// Items of workqueue `q` run on the per-CPU pools (R37).
     fn pooled(&self, q: u32) -> bool {
-        self.pools.is_some()
-            && matches!(
-                self.c.workqueues[q as usize].kind,
-                models::workqueue::WqKind::PerCpu { .. }
-            )
+        runs_on_pools(self.c, &self.c.workqueues[q as usize])
     }
 
     /// `kick_pool` (R37): wakes an idle kworker for `cpu`'s pool, bound to
