@@ -10,7 +10,9 @@
 //!
 //! A task that spins on a lock keeps its CPU. The world tells a lock when
 //! one of its holders leaves its CPU (spinners on it stop), and when a task
-//! finds no free CPU while others spin (need_resched: one spinner yields).
+//! finds no free CPU while others spin (need_resched): with per-CPU run
+//! queues the spinner on the CPU it waits for yields, others spin on; with
+//! one shared queue, one spinner yields.
 //!
 //! Ordering contract: a lock's wakeups become `Run` events in the order the
 //! lock issued them, at the instant of the release, after the releasing
@@ -520,7 +522,7 @@ fn pending(r: Resume, lock: u32, granted: bool) -> Resume {
 /// The task table as lock policies see it.
 struct TasksView<'a> {
     tasks: &'a [Task],
-    need_resched: bool,
+    cpu: &'a CpuPool,
 }
 
 impl TaskView for TasksView<'_> {
@@ -533,8 +535,10 @@ impl TaskView for TasksView<'_> {
             State::Running | State::Spinning
         )
     }
-    fn need_resched(&self) -> bool {
-        self.need_resched
+    /// A task waits for `t`'s CPU: with per-CPU run queues one queued
+    /// there (or an RT task anywhere); with one shared queue, any.
+    fn need_resched(&self, t: TaskId) -> bool {
+        self.cpu.waiting_for(self.tasks[t as usize].cpu) > 0
     }
 }
 
@@ -546,7 +550,7 @@ macro_rules! with_lock {
     ($w:ident, $lock:expr, |$l:ident, $ctx:ident, $wakes:ident| $body:expr) => {{
         let view = TasksView {
             tasks: &$w.tasks,
-            need_resched: $w.cpu.runnable_waiting() > 0,
+            cpu: &$w.cpu,
         };
         let $ctx = &LockCtx {
             now: $w.now,
@@ -858,6 +862,9 @@ impl<'c> World<'c> {
                 // runnable like any other task.
                 self.tasks[t as usize].queued_at = Some(self.now);
                 self.blame_switch(t, crate::blame::Doing::Runnable);
+                if self.spinning > 0 {
+                    self.resched_cpu(cpu);
+                }
             }
             return got;
         }
@@ -873,7 +880,10 @@ impl<'c> World<'c> {
         self.tasks[t as usize].queued_at = Some(self.now);
         self.blame_switch(t, crate::blame::Doing::Runnable);
         if self.spinning > 0 {
-            self.resched();
+            match self.cpu.queued_on(t) {
+                Some(cpu) => self.resched_cpu(cpu),
+                None => self.resched(),
+            }
         }
         None
     }
@@ -954,18 +964,36 @@ impl<'c> World<'c> {
         }
     }
 
-    /// A task waits for a CPU while others spin: need_resched makes one
-    /// spinner give up (R8/R9 stop on need_resched), freeing its CPU.
+    /// A task waits for any CPU (one shared run queue, or an RT task)
+    /// while others spin: need_resched makes one spinner give up (R8/R9
+    /// stop on need_resched), freeing its CPU.
     fn resched(&mut self) {
         for lock in 0..self.locks.len() as u32 {
             if self.locks[lock as usize].has_spinners() {
-                let stopped = with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, wakes));
+                let stopped = with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, None, wakes));
                 self.apply_wakes(lock);
                 if stopped {
                     return;
                 }
             }
         }
+    }
+
+    /// A task now waits for `cpu` (per-CPU run queues, or a bound kworker):
+    /// need_resched there makes the task spinning on it, if any, give up
+    /// (R8/R9, R28). Spinners on other CPUs go on.
+    fn resched_cpu(&mut self, cpu: Cpu) {
+        let Some(&v) = self.running_on.get(cpu.0 as usize) else {
+            return;
+        };
+        if v == NONE || self.tasks[v as usize].state != State::Spinning {
+            return;
+        }
+        let Resume::Acquired { lock, .. } = self.tasks[v as usize].resume else {
+            unreachable!("a spinner has a pending acquisition")
+        };
+        with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, Some(v), wakes));
+        self.apply_wakes(lock);
     }
 
     /// The indices of `t`'s hold slots in `holds` and `held`.

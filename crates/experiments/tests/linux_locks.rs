@@ -142,3 +142,77 @@ program = ["loop", "sleep exp(2ms)", "mutex_lock m", "cpu exp(100us)", "mutex_un
     );
     assert_eq!(r.counter("m/barges"), Some(0));
 }
+
+/// Per-CPU run queues, two CPUs: w1 holds `l` computing 5 ms on CPU 0 and
+/// w2 spins on it on CPU 1. With `same_cpu`, w2 first sleeps 1 ms and a
+/// worker, placed on CPU 1, wakes at 2 ms to find both CPUs busy; else w2
+/// spins from the start and the worker, placed on CPU 0, waits for it.
+fn percpu_spin_text(kind: &str, same_cpu: bool) -> String {
+    let (lock, unlock) = match kind {
+        "mutex" => ("mutex_lock l", "mutex_unlock l"),
+        _ => ("down_write l", "up_write l"),
+    };
+    let (w2_sleep, worker_sleep) = if same_cpu {
+        ("\"sleep 1ms\", ", "\"sleep 2ms\", ")
+    } else {
+        ("", "")
+    };
+    format!(
+        r#"
+[scenario]
+name = "percpu-resched"
+duration = "1s"
+cpus = 2
+runqueue = "percpu"
+wake_placement = "fifo"
+[locks.l]
+kind = "{kind}"
+[tasks.w1]
+count = 1
+program = ["{lock}", "cpu 5ms", "{unlock}"]
+[tasks.w2]
+count = 1
+program = [{w2_sleep}"{lock}", "cpu 1ms", "{unlock}"]
+[tasks.worker]
+count = 1
+program = ["span_begin work", {worker_sleep}"cpu 1ms", "span_end work"]
+"#
+    )
+}
+
+#[test]
+fn r8_r28_need_resched_is_per_cpu_a_task_waiting_for_another_cpu_leaves_the_spinner_be() {
+    for kind in ["rwsem", "mutex"] {
+        let wait_w2 = |r: &output::VariantResult| {
+            let name = if kind == "mutex" {
+                "l/lock/w2"
+            } else {
+                "l/write/w2"
+            };
+            r.series(Metric::Wait, name).unwrap().hist.max()
+        };
+        // The worker waits for CPU 1, where w2 spins: need_resched there
+        // stops the spin, w2 sleeps and the worker runs at once (span 3 ms:
+        // 2 asleep, 1 on CPU). w2 is woken at 5 ms.
+        let r = run_text(&percpu_spin_text(kind, true), 1);
+        let span = r.series(Metric::Span, "work/worker").unwrap().hist.max();
+        assert_eq!(span, 3 * MS, "{kind}: the worker did not take w2's CPU");
+        assert_eq!(r.counter("l/spins"), Some(1), "{kind}");
+        assert_eq!(r.counter("l/spin_successes"), Some(0), "{kind}");
+        assert_eq!(wait_w2(&r), 4 * MS, "{kind}");
+        // The worker waits for CPU 0, where w1 computes: w2's CPU is not
+        // wanted, so w2 spins on until w1 releases at 5 ms and takes the
+        // lock then; the worker waits for CPU 0 until w1 is done. A global
+        // need_resched would stop w2's spin at once, and the worker would
+        // run on w2's CPU without waiting.
+        let r = run_text(&percpu_spin_text(kind, false), 1);
+        assert_eq!(
+            r.counter("cpu/runqueue_wait_ns"),
+            Some(5 * MS),
+            "{kind}: the worker should wait 5 ms for CPU 0, and nobody else"
+        );
+        assert_eq!(r.counter("l/spins"), Some(1), "{kind}");
+        assert_eq!(r.counter("l/spin_successes"), Some(1), "{kind}");
+        assert_eq!(wait_w2(&r), 5 * MS, "{kind}");
+    }
+}

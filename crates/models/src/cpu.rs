@@ -704,6 +704,17 @@ impl CpuPool {
         }
     }
 
+    /// With per-CPU queues, the CPU whose queue the waiting fair task
+    /// `task` is in (its home); `None` with one shared queue, or for an RT
+    /// task (RT tasks wait for any CPU).
+    pub fn queued_on(&self, task: TaskId) -> Option<Cpu> {
+        if self.is_rt(task) {
+            return None;
+        }
+        let h = *self.percpu.as_ref()?.home.get(task as usize)?;
+        (h != u32::MAX).then_some(Cpu(h))
+    }
+
     /// Tasks waiting that `cpu`'s scheduler would run next: with per-CPU
     /// queues its own, bound and RT ones; else every waiting task.
     #[inline]

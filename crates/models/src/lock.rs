@@ -12,7 +12,9 @@
 //! tells the policy when the deadline passes ([`LockPolicy::spin_timeout`]),
 //! when a holder leaves its CPU ([`LockPolicy::owner_off_cpu`]: spinning on
 //! a sleeping owner is pointless, R8/R9) and when a CPU is wanted
-//! ([`LockPolicy::resched`]: need_resched ends a spin).
+//! ([`LockPolicy::resched`]: need_resched ends a spin). need_resched is
+//! per CPU, as the kernel's TIF_NEED_RESCHED is a flag of the task on a
+//! CPU: a task waiting for CPU 3 does not end a spin on CPU 5.
 //!
 //! Wakeups come in these kinds, because the kernel has all of them:
 //! - [`Wake::Granted`]: the lock was handed to a sleeping task before it
@@ -133,8 +135,11 @@ pub trait TaskView {
     /// The task is on a CPU (running or spinning), not asleep or waiting for
     /// a CPU (R8: spinning on an owner that is off CPU is refused).
     fn on_cpu(&self, t: TaskId) -> bool;
-    /// Some task waits for a CPU (need_resched: spinners stop, R8/R9).
-    fn need_resched(&self) -> bool;
+    /// Task `t`'s CPU is wanted: a task waits for it (need_resched on that
+    /// CPU; `t` spins or is about to, and stops or does not start, R8/R9,
+    /// R27/R28). With one shared run queue every waiting task wants every
+    /// CPU.
+    fn need_resched(&self, t: TaskId) -> bool;
 }
 
 /// A view for tests and for worlds without tasks of interest: nobody is RT,
@@ -148,7 +153,7 @@ impl TaskView for AllOnCpu {
     fn on_cpu(&self, _: TaskId) -> bool {
         true
     }
-    fn need_resched(&self) -> bool {
+    fn need_resched(&self, _: TaskId) -> bool {
         false
     }
 }
@@ -213,10 +218,13 @@ pub trait LockPolicy: Send {
         let _ = (ctx, holder, wakes);
     }
 
-    /// A CPU is wanted: one spinner (if any) stops and sleeps; returns
-    /// whether one did.
-    fn resched(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) -> bool {
-        let _ = (ctx, wakes);
+    /// A CPU is wanted: the task spinning on it, `Some(t)`, stops if it
+    /// spins on this lock; with `None` (one shared run queue: any CPU will
+    /// do) the last spinner stops. A stopped spinner sleeps in the wait
+    /// queue, or takes the lock if the slowpath finds it free. Returns
+    /// whether one stopped.
+    fn resched(&mut self, ctx: &LockCtx, spinner: Option<TaskId>, wakes: &mut Vec<Wake>) -> bool {
+        let _ = (ctx, spinner, wakes);
         false
     }
 

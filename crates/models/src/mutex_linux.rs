@@ -89,9 +89,9 @@ impl LinuxMutex {
         true
     }
 
-    /// `mutex_can_spin_on_owner` (R27 step 2).
-    fn can_spin(&self, ctx: &LockCtx) -> bool {
-        self.spin_on_owner && !ctx.tasks.need_resched() && self.owner_runs(ctx)
+    /// `mutex_can_spin_on_owner` (R27 step 2) for `t`.
+    fn can_spin(&self, ctx: &LockCtx, t: TaskId) -> bool {
+        self.spin_on_owner && !ctx.tasks.need_resched(t) && self.owner_runs(ctx)
     }
 
     /// Enqueues `t` at the FIFO tail (R27 step 4), after one more trylock
@@ -112,7 +112,7 @@ impl LinuxMutex {
     /// looks); the handoff-spinning head gives up likewise.
     fn update_spinners(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) {
         if let Some(t) = self.head_spinner {
-            if self.owner.is_none() || !self.owner_runs(ctx) || ctx.tasks.need_resched() {
+            if self.owner.is_none() || !self.owner_runs(ctx) || ctx.tasks.need_resched(t) {
                 self.head_spinner = None;
                 if self.owner.is_none() && self.queue.front().is_some_and(|w| w.task == t) {
                     self.queue.pop_front();
@@ -132,7 +132,7 @@ impl LinuxMutex {
                     self.n.barges += 1;
                 }
                 wakes.push(Wake::SpinGranted(t));
-            } else if !self.owner_runs(ctx) || ctx.tasks.need_resched() {
+            } else if !self.owner_runs(ctx) || ctx.tasks.need_resched(t) {
                 self.osq.pop_front();
                 if self.enqueue(t) {
                     wakes.push(Wake::SpinGranted(t));
@@ -157,7 +157,7 @@ impl LockPolicy for LinuxMutex {
             return Acquire::Granted;
         }
         // R27 step 2: optimistic spinning while the owner runs.
-        if self.can_spin(ctx) {
+        if self.can_spin(ctx, t) {
             self.n.spins += 1;
             self.osq.push_back(t);
             return Acquire::Spin { until: None };
@@ -222,7 +222,7 @@ impl LockPolicy for LinuxMutex {
             self.n.handoffs += 1;
         }
         // The head spins on the owner directly, without the OSQ.
-        if self.spin_on_owner && self.owner_runs(ctx) && !ctx.tasks.need_resched() {
+        if self.spin_on_owner && self.owner_runs(ctx) && !ctx.tasks.need_resched(t) {
             self.head_spinner = Some(t);
             Acquire::Spin { until: None }
         } else {
@@ -234,8 +234,14 @@ impl LockPolicy for LinuxMutex {
         self.update_spinners(ctx, wakes);
     }
 
-    fn resched(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) -> bool {
-        if let Some(t) = self.osq.pop_back() {
+    fn resched(&mut self, ctx: &LockCtx, spinner: Option<TaskId>, wakes: &mut Vec<Wake>) -> bool {
+        // R28: a queued OSQ node unqueues on need_resched: the one on the
+        // wanted CPU, or the last one.
+        let node = match spinner {
+            Some(t) => self.osq.iter().position(|&s| s == t),
+            None => self.osq.len().checked_sub(1),
+        };
+        if let Some(t) = node.and_then(|i| self.osq.remove(i)) {
             if self.enqueue(t) {
                 wakes.push(Wake::SpinGranted(t));
             } else {
@@ -244,7 +250,12 @@ impl LockPolicy for LinuxMutex {
             self.update_spinners(ctx, wakes);
             return true;
         }
-        if let Some(t) = self.head_spinner.take() {
+        // The woken head spinning on the owner (R29) stops likewise.
+        if let Some(t) = self
+            .head_spinner
+            .filter(|&h| spinner.is_none_or(|s| s == h))
+        {
+            self.head_spinner = None;
             wakes.push(Wake::SpinSlept(t));
             return true;
         }
@@ -299,6 +310,8 @@ mod tests {
     #[derive(Default)]
     struct View {
         off_cpu: RefCell<BTreeSet<TaskId>>,
+        /// Tasks whose CPU is wanted (need_resched there).
+        wanted: BTreeSet<TaskId>,
     }
     impl TaskView for View {
         fn is_rt(&self, _: TaskId) -> bool {
@@ -307,8 +320,8 @@ mod tests {
         fn on_cpu(&self, t: TaskId) -> bool {
             !self.off_cpu.borrow().contains(&t)
         }
-        fn need_resched(&self) -> bool {
-            false
+        fn need_resched(&self, t: TaskId) -> bool {
+            self.wanted.contains(&t)
         }
     }
 
@@ -394,6 +407,31 @@ mod tests {
         assert_eq!(h.unlock(1), vec![Wake::SpinGranted(2)]);
         assert_eq!(h.unlock(2), vec![Wake::SpinGranted(3)]);
         assert_eq!(h.counter("spin_successes"), 2);
+    }
+
+    #[test]
+    fn r27_r28_need_resched_is_per_cpu_only_the_spinner_whose_cpu_is_wanted_stops() {
+        let mut h = H::new(true);
+        assert_eq!(h.lock(1).0, Granted);
+        // 2's CPU is wanted: it may not spin (R27 step 2) and sleeps.
+        h.view.wanted.insert(2);
+        assert_eq!(h.lock(2), (Queued, vec![]));
+        assert_eq!(h.lock(3).0, Acquire::Spin { until: None });
+        assert_eq!(h.lock(4).0, Acquire::Spin { until: None });
+        // 4's CPU becomes wanted: its OSQ node unqueues (R28) and 4 sleeps;
+        // 3 spins on. No spinner runs on 9's CPU.
+        h.view.wanted.insert(4);
+        let ctx = LockCtx {
+            now: SimTime(0),
+            hz: 250,
+            tasks: &h.view,
+        };
+        let mut w = Vec::new();
+        assert!(!h.m.resched(&ctx, Some(9), &mut w));
+        assert!(h.m.resched(&ctx, Some(4), &mut w));
+        assert_eq!(w, vec![Wake::SpinSlept(4)]);
+        // 3 takes it at release; the first sleeper, 2, is woken.
+        assert_eq!(h.unlock(1), vec![Wake::SpinGranted(3), Wake::Retry(2)]);
     }
 
     #[test]

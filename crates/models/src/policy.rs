@@ -160,8 +160,8 @@ impl LockPolicy for AnyLock {
     fn owner_off_cpu(&mut self, ctx: &LockCtx, holder: TaskId, wakes: &mut Vec<Wake>) {
         each!(self, l => l.owner_off_cpu(ctx, holder, wakes))
     }
-    fn resched(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) -> bool {
-        each!(self, l => l.resched(ctx, wakes))
+    fn resched(&mut self, ctx: &LockCtx, spinner: Option<TaskId>, wakes: &mut Vec<Wake>) -> bool {
+        each!(self, l => l.resched(ctx, spinner, wakes))
     }
     #[inline]
     fn has_spinners(&self) -> bool {

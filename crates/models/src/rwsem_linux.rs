@@ -362,22 +362,27 @@ impl LinuxRwsem {
         }
     }
 
-    /// `rwsem_can_spin_on_owner` (R8).
-    fn rwsem_can_spin_on_owner(&self, ctx: &LockCtx) -> bool {
-        if !self.cfg.spin_on_owner || ctx.tasks.need_resched() || self.nonspinnable {
+    /// `rwsem_can_spin_on_owner` (R8) for `t`.
+    fn rwsem_can_spin_on_owner(&self, ctx: &LockCtx, t: TaskId) -> bool {
+        if !self.cfg.spin_on_owner || ctx.tasks.need_resched(t) || self.nonspinnable {
             return false;
         }
         !matches!(self.owner, Owner::Writer(o) if self.writer_locked && !ctx.tasks.on_cpu(o))
     }
 
     /// One look of the OSQ head at the lock (R9-R11, R15).
-    fn rwsem_optimistic_spin_step(&mut self, ctx: &LockCtx, deadline: Option<SimTime>) -> SpinStep {
+    fn rwsem_optimistic_spin_step(
+        &mut self,
+        ctx: &LockCtx,
+        t: TaskId,
+        deadline: Option<SimTime>,
+    ) -> SpinStep {
         // rwsem_try_write_lock_unqueued: no holders and no handoff; WAITERS
         // does not stop it, so spinners barge past sleepers (R9).
         if self.is_free() && !self.handoff {
             return SpinStep::Took;
         }
-        if self.handoff || ctx.tasks.need_resched() || self.nonspinnable {
+        if self.handoff || ctx.tasks.need_resched(t) || self.nonspinnable {
             return SpinStep::Stop;
         }
         match self.owner {
@@ -433,7 +438,7 @@ impl LinuxRwsem {
             }
         }
         while let Some(&(t, deadline)) = self.osq.front() {
-            match self.rwsem_optimistic_spin_step(ctx, deadline) {
+            match self.rwsem_optimistic_spin_step(ctx, t, deadline) {
                 SpinStep::Took => {
                     self.osq.pop_front();
                     self.take_unqueued(t);
@@ -508,13 +513,13 @@ impl LockPolicy for LinuxRwsem {
                     return Acquire::Granted;
                 }
                 // R8/R9: spin if the owner allows; join the OSQ.
-                if self.rwsem_can_spin_on_owner(ctx) {
+                if self.rwsem_can_spin_on_owner(ctx, t) {
                     self.n.spins += 1;
                     self.osq.push_back((t, None));
                     if self.osq.len() > 1 {
                         return Acquire::Spin { until: None };
                     }
-                    return match self.rwsem_optimistic_spin_step(ctx, None) {
+                    return match self.rwsem_optimistic_spin_step(ctx, t, None) {
                         SpinStep::Took => {
                             self.osq.pop_front();
                             self.take_unqueued(t);
@@ -587,7 +592,7 @@ impl LockPolicy for LinuxRwsem {
         // Only the OSQ head has a deadline (the reader-owned budget, R10).
         debug_assert_eq!(self.osq.front().map(|s| s.0), Some(t));
         let deadline = self.osq.front().and_then(|s| s.1);
-        let r = match self.rwsem_optimistic_spin_step(ctx, deadline) {
+        let r = match self.rwsem_optimistic_spin_step(ctx, t, deadline) {
             SpinStep::Took => {
                 self.osq.pop_front();
                 self.take_unqueued(t);
@@ -610,15 +615,24 @@ impl LockPolicy for LinuxRwsem {
         self.update_spinners(ctx, wakes);
     }
 
-    fn resched(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) -> bool {
-        // The last OSQ node unqueues (R28); it goes to the slowpath.
-        if let Some((t, _)) = self.osq.pop_back() {
+    fn resched(&mut self, ctx: &LockCtx, spinner: Option<TaskId>, wakes: &mut Vec<Wake>) -> bool {
+        // An OSQ node unqueues on need_resched (R28): the one on the wanted
+        // CPU, or the last one; it goes to the slowpath.
+        let node = match spinner {
+            Some(t) => self.osq.iter().position(|&(s, _)| s == t),
+            None => self.osq.len().checked_sub(1),
+        };
+        if let Some((t, _)) = node.and_then(|i| self.osq.remove(i)) {
             let w = self.stop_spinning(ctx, t, wakes);
             wakes.push(w);
             self.update_spinners(ctx, wakes);
             return true;
         }
-        if let Some(t) = self.handoff_spinner.take() {
+        if let Some(t) = self
+            .handoff_spinner
+            .filter(|&h| spinner.is_none_or(|s| s == h))
+        {
+            self.handoff_spinner = None;
             wakes.push(Wake::SpinSlept(t));
             return true;
         }
@@ -711,7 +725,8 @@ mod tests {
     struct View {
         off_cpu: RefCell<BTreeSet<TaskId>>,
         rt: BTreeSet<TaskId>,
-        resched: bool,
+        /// Tasks whose CPU is wanted (need_resched there).
+        wanted: BTreeSet<TaskId>,
     }
     impl TaskView for View {
         fn is_rt(&self, t: TaskId) -> bool {
@@ -720,8 +735,8 @@ mod tests {
         fn on_cpu(&self, t: TaskId) -> bool {
             !self.off_cpu.borrow().contains(&t)
         }
-        fn need_resched(&self) -> bool {
-            self.resched
+        fn need_resched(&self, t: TaskId) -> bool {
+            self.wanted.contains(&t)
         }
     }
 
@@ -1162,10 +1177,35 @@ mod tests {
             hz: 250,
             tasks: &h.view,
         };
-        assert!(h.l.resched(&ctx, &mut w));
+        assert!(h.l.resched(&ctx, None, &mut w));
         assert_eq!(w, vec![Wake::SpinSlept(3)]);
         // The head spinner still gets the lock at release; 3 is woken after.
         assert_eq!(h.rel(1, W), vec![Wake::SpinGranted(2), Wake::Retry(3)]);
+    }
+
+    #[test]
+    fn r8_r28_need_resched_is_per_cpu_only_the_spinner_whose_cpu_is_wanted_stops() {
+        let mut h = H::new(true);
+        assert_eq!(h.acq(1, W).0, Granted);
+        // 4's CPU is wanted: it may not spin (R8) and sleeps.
+        h.view.wanted.insert(4);
+        assert_eq!(h.acq(4, W).0, Queued);
+        assert_eq!(h.acq(2, W).0, Acquire::Spin { until: None });
+        assert_eq!(h.acq(3, W).0, Acquire::Spin { until: None });
+        // 2's CPU becomes wanted: 2, the OSQ head, unqueues (R28) and
+        // sleeps; 3 heads the OSQ and spins on. No spinner runs on 9's CPU.
+        h.view.wanted.insert(2);
+        let mut w = Vec::new();
+        let ctx = LockCtx {
+            now: h.now,
+            hz: 250,
+            tasks: &h.view,
+        };
+        assert!(!h.l.resched(&ctx, Some(9), &mut w));
+        assert!(h.l.resched(&ctx, Some(2), &mut w));
+        assert_eq!(w, vec![Wake::SpinSlept(2)]);
+        // 3 takes the lock at release; 4, the first sleeper, is woken.
+        assert_eq!(h.rel(1, W), vec![Wake::SpinGranted(3), Wake::Retry(4)]);
     }
 
     #[test]

@@ -126,7 +126,7 @@ mod tests {
         fn on_cpu(&self, _: TaskId) -> bool {
             true
         }
-        fn need_resched(&self) -> bool {
+        fn need_resched(&self, _: TaskId) -> bool {
             false
         }
     }
