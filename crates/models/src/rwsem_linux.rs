@@ -346,14 +346,17 @@ impl LinuxRwsem {
     }
 
     /// After a failed `rwsem_try_write_lock`, a writer that set handoff
-    /// spins on a writer owner that is on CPU (R15); otherwise it sleeps.
+    /// spins on a writer owner that is on CPU (R15), unless its own CPU is
+    /// wanted (`rwsem_spin_on_owner` stops on need_resched, R8); otherwise
+    /// it sleeps.
     fn writer_waits(&mut self, ctx: &LockCtx, t: TaskId) -> Acquire {
         let spins = self
             .queue
             .front()
             .is_some_and(|w| w.task == t && w.handoff_set)
             && matches!(self.owner, Owner::Writer(o) if self.writer_locked && ctx.tasks.on_cpu(o))
-            && self.cfg.spin_on_owner;
+            && self.cfg.spin_on_owner
+            && !ctx.tasks.need_resched(t);
         if spins {
             self.handoff_spinner = Some(t);
             Acquire::Spin { until: None }
@@ -1044,6 +1047,29 @@ mod tests {
         h.view.off_cpu.borrow_mut().remove(&1);
         // An optimistic spinner fails at once under HANDOFF (R15) and queues.
         assert_eq!(h.acq(3, W), (Queued, none()));
+    }
+
+    #[test]
+    fn r15_r8_the_handoff_setter_spins_on_the_owner_only_while_its_cpu_is_not_wanted() {
+        for wanted in [false, true] {
+            let mut h = H::new(true);
+            h.view.rt.insert(2);
+            assert_eq!(h.acq(1, W).0, Granted);
+            h.view.off_cpu.borrow_mut().insert(1);
+            assert_eq!(h.acq(2, W), (Queued, none())); // RT: handoff set at enqueue
+            h.view.off_cpu.borrow_mut().remove(&1);
+            if wanted {
+                h.view.wanted.insert(2);
+            }
+            // Woken while 1 runs again: the head that set handoff spins on
+            // the owner (R15), unless need_resched is set on its CPU (R8).
+            let expect = if wanted {
+                Queued
+            } else {
+                Acquire::Spin { until: None }
+            };
+            assert_eq!(h.retry(2), (expect, none()), "wanted: {wanted}");
+        }
     }
 
     #[test]
