@@ -1,0 +1,458 @@
+//! The interpreter: runs a task's compiled program on its CPU until it
+//! blocks, sleeps, spins, burns CPU time or exits.
+
+use super::*;
+
+impl<'c> World<'c> {
+    /// Task `t` (at a delay step) advances time by `d`, on its CPU or off it
+    /// asleep, and will go on at `next`. Returns false for a zero delay (the
+    /// task goes on at once).
+    #[inline(always)]
+    pub(super) fn delay(&mut self, t: TaskId, d: u64, sleep: bool, next: u32) -> bool {
+        let task = &mut self.tasks[t as usize];
+        task.pc = next;
+        if let Some(log) = &mut self.draw_log {
+            log.push((t, d));
+        }
+        if d == 0 {
+            return false;
+        }
+        let at = self.now + sim::Dur(d);
+        if let Some(tr) = self.trace.as_mut() {
+            let name = match (sleep, task.off) {
+                (true, crate::blame::Doing::Reclaim { .. }) => "memcg reclaim",
+                (true, crate::blame::Doing::Throttle { .. }) => "memory.high throttle",
+                (true, _) => "sleep",
+                (false, _) => "cpu",
+            };
+            let on = (!sleep && task.cpu != Cpu::ANY).then_some(task.cpu.0);
+            tr.slice_on_cpu(t, name.into(), self.now, at, on);
+        }
+        if sleep {
+            task.state = State::Sleeping;
+            self.schedule(t, at, Ev::Wake);
+            self.leave_cpu(t);
+            // Said once, for this sleep (blame and the trace read it).
+            self.tasks[t as usize].off = crate::blame::Doing::Sleep;
+        } else {
+            task.in_burst = true;
+            task.burst_start = self.now;
+            task.burst_end = at;
+            self.schedule(t, at, Ev::Run);
+        }
+        true
+    }
+
+    /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
+    /// time or exits.
+    #[inline(always)]
+    pub(super) fn run_task(&mut self, t: TaskId) -> Result<(), RunError> {
+        let ti = t as usize;
+        self.current = t;
+        let task = &mut self.tasks[ti];
+        task.state = State::Running;
+        task.in_burst = false;
+        if task.pool != PoolState::No && !self.pool_worker_runs(t) {
+            return Ok(());
+        }
+        let task = &mut self.tasks[ti];
+        if task.remaining > 0 {
+            // Back on a CPU after a preemption: finish the burst.
+            let d = std::mem::take(&mut task.remaining);
+            task.in_burst = true;
+            task.burst_start = self.now;
+            task.burst_end = self.now + sim::Dur(d);
+            self.schedule(t, self.now + sim::Dur(d), Ev::Run);
+            return Ok(());
+        }
+        match self.tasks[ti].resume {
+            Resume::Nothing => {}
+            Resume::Acquired {
+                lock,
+                mode,
+                wait,
+                slot,
+            } => {
+                self.tasks[ti].resume = Resume::Nothing;
+                self.acquired(t, lock, mode, wait, slot);
+            }
+            Resume::Retry {
+                lock,
+                mode,
+                wait,
+                slot,
+            } => {
+                let r = with_lock!(self, lock, |l, ctx, wakes| l.retry(ctx, t, mode, wakes));
+                self.apply_wakes(lock);
+                match r {
+                    Acquire::Granted => {
+                        self.tasks[ti].resume = Resume::Nothing;
+                        self.acquired(t, lock, mode, wait, slot);
+                    }
+                    Acquire::Queued => {
+                        self.tasks[ti].resume = Resume::Acquired {
+                            lock,
+                            mode,
+                            wait,
+                            slot,
+                        };
+                        self.tasks[ti].state = State::Blocked;
+                        self.leave_cpu(t);
+                        return Ok(());
+                    }
+                    Acquire::Spin { until } => {
+                        self.tasks[ti].resume = Resume::Acquired {
+                            lock,
+                            mode,
+                            wait,
+                            slot,
+                        };
+                        self.start_spin(t, until);
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        // A kill lands while the victim is not executing (only one task runs
+        // at a time), so it is seen here, when the victim next runs, after
+        // it took any lock it was granted (it exits releasing that too).
+        if self.tasks[ti].killed.is_some() {
+            self.exit_killed(t);
+            return Ok(());
+        }
+        // A task's step boundary holding no lock is a preemption point (the
+        // return to user space); a kworker's is not (a work item is kernel
+        // code throughout); under PREEMPT_FULL every boundary is.
+        // The boundary test before the slow part of resched_due: it is
+        // cheaper, and most steps of a task that holds a lock end there.
+        if self.may_resched
+            && (self.c.preempt_full || self.at_user_boundary(t))
+            && self.resched_due_slow(t)
+        {
+            let pc = self.tasks[ti].pc;
+            self.yield_cpu(t, pc);
+            return Ok(());
+        }
+        let c: &'c Compiled = self.c;
+        let code = &c.groups[self.tasks[ti].group as usize].code;
+        let mut pc = self.tasks[ti].pc;
+        // Steps taken at this instant, counted on back edges only (a program
+        // can only run forever at one instant through a loop or a repeat).
+        let mut steps: u64 = 0;
+        loop {
+            if steps > self.limits.max_steps_per_instant {
+                let g = &self.c.groups[self.tasks[ti].group as usize];
+                return Err(RunError::Livelock {
+                    task: self.task_name(t),
+                    location: g
+                        .origins
+                        .get(pc as usize)
+                        .map(|o| o.location.clone())
+                        .unwrap_or_default(),
+                    at: self.now,
+                    holding: self.held_names(t),
+                });
+            }
+            match code[pc as usize] {
+                Instr::QueueWork {
+                    wq,
+                    work,
+                    key,
+                    delay,
+                } => {
+                    pc += 1;
+                    let id = self.work_id(t, work, key);
+                    let cpu = self.wq_cpu(t, wq);
+                    let mut out = std::mem::take(&mut self.wq_actions);
+                    let now = self.now;
+                    match delay {
+                        None => {
+                            self.wqs[wq as usize].queue_work(now, id, cpu, &mut out);
+                        }
+                        Some(d) => {
+                            let d = sim::Dur(c.dists[d as usize].sample(&mut self.tasks[ti].rng));
+                            self.wqs[wq as usize].queue_delayed_work(now, id, cpu, d, &mut out);
+                        }
+                    }
+                    self.apply_wq_actions(wq, out);
+                }
+                Instr::ModDelayedWork {
+                    wq,
+                    work,
+                    key,
+                    delay,
+                } => {
+                    pc += 1;
+                    let id = self.work_id(t, work, key);
+                    let cpu = self.wq_cpu(t, wq);
+                    let d = sim::Dur(c.dists[delay as usize].sample(&mut self.tasks[ti].rng));
+                    let mut out = std::mem::take(&mut self.wq_actions);
+                    self.wqs[wq as usize].mod_delayed_work(self.now, id, cpu, d, &mut out);
+                    self.apply_wq_actions(wq, out);
+                }
+                Instr::CancelWorkSync { wq, work, key } => {
+                    pc += 1;
+                    let id = self.work_id(t, work, key);
+                    let mut out = std::mem::take(&mut self.wq_actions);
+                    self.wqs[wq as usize].cancel_delayed_work(self.now, id, &mut out);
+                    self.apply_wq_actions(wq, out);
+                    if self.wqs[wq as usize].work_running(id) {
+                        self.work_waiters.entry((wq, id.0)).or_default().push(t);
+                        self.block_waiting(t, pc, crate::blame::Doing::WorkWait { wq });
+                        return Ok(());
+                    }
+                }
+                Instr::Count { counter } => {
+                    pc += 1;
+                    self.user_counts[counter as usize] += 1;
+                }
+                Instr::MightResched => {
+                    pc += 1;
+                    if self.c.voluntary && self.resched_due(t) {
+                        self.yield_cpu(t, pc);
+                        return Ok(());
+                    }
+                }
+                Instr::SetKey { lo, span, next } => {
+                    pc += 1;
+                    let k = match next {
+                        _ if span == 0 => 0,
+                        Some(n) => {
+                            let c = &mut self.key_next[n as usize];
+                            *c = c.wrapping_add(1);
+                            (*c - 1) % span
+                        }
+                        None => sim::rng::below(&mut self.tasks[ti].rng, span),
+                    };
+                    self.tasks[ti].self_key = lo + k;
+                }
+                Instr::FlushWorkqueue { wq } => {
+                    pc += 1;
+                    match self.wqs[wq as usize].flush_workqueue(self.now) {
+                        models::workqueue::FlushOutcome::Done => {}
+                        models::workqueue::FlushOutcome::Wait(f) => {
+                            self.flushers.entry((wq, f.0)).or_default().push(t);
+                            self.block_waiting(t, pc, crate::blame::Doing::Flush { wq });
+                            return Ok(());
+                        }
+                    }
+                }
+                Instr::Charge { memcg, pages } => {
+                    if self.charge(t, pc, memcg, pages) {
+                        return Ok(());
+                    }
+                    pc += 1;
+                }
+                Instr::Uncharge { memcg, pages } => {
+                    pc += 1;
+                    let i = ti * self.memcgs.len() + memcg as usize;
+                    let n = pages.min(self.task_pages[i]);
+                    self.task_pages[i] -= n;
+                    self.memcgs[memcg as usize].uncharge(n);
+                }
+                Instr::Delay { dist, sleep, next } => {
+                    let d = c.dists[dist as usize].sample(&mut self.tasks[ti].rng);
+                    if self.delay(t, d, sleep, next) {
+                        return Ok(());
+                    }
+                    steps += u64::from(next <= pc);
+                    pc = next;
+                }
+                Instr::DelayExp { mean, sleep, next } => {
+                    let d = sim::dist::sample_exp(mean, &mut self.tasks[ti].rng);
+                    if self.delay(t, d, sleep, next) {
+                        return Ok(());
+                    }
+                    steps += u64::from(next <= pc);
+                    pc = next;
+                }
+                Instr::DelayConst { ns, sleep, next } => {
+                    if self.delay(t, ns, sleep, next) {
+                        return Ok(());
+                    }
+                    steps += u64::from(next <= pc);
+                    pc = next;
+                }
+                Instr::Acquire {
+                    lock,
+                    mode,
+                    wait,
+                    slot,
+                    dynamic,
+                    site,
+                } => {
+                    // might_sleep() in down_*/mutex_lock: a voluntary
+                    // preemption point, even holding other locks.
+                    if self.c.voluntary && !self.tasks[ti].atomic_done && self.resched_due(t) {
+                        self.yield_cpu(t, pc);
+                        return Ok(());
+                    }
+                    if let Some(site) = site {
+                        if !self.tasks[ti].atomic_done {
+                            self.user_counts[site as usize] += 1;
+                        }
+                    }
+                    let lock = if dynamic {
+                        lock + self.tasks[ti].self_key
+                    } else {
+                        lock
+                    };
+                    if !self.tasks[ti].atomic_done {
+                        self.tasks[ti].since = self.now;
+                    }
+                    if self.line_atomic(t, lock) > 0 {
+                        self.tasks[ti].pc = pc;
+                        return Ok(());
+                    }
+                    pc += 1;
+                    let r = with_lock!(self, lock, |l, ctx, wakes| l.acquire(ctx, t, mode, wakes));
+                    self.apply_wakes(lock);
+                    match r {
+                        Acquire::Granted => self.acquired(t, lock, mode, wait, slot),
+                        Acquire::Spin { until } => {
+                            self.contentions[lock as usize][mode_index(mode)] += 1;
+                            let task = &mut self.tasks[ti];
+                            task.pc = pc;
+                            task.resume = Resume::Acquired {
+                                lock,
+                                mode,
+                                wait,
+                                slot,
+                            };
+                            self.start_spin(t, until);
+                            return Ok(());
+                        }
+                        Acquire::Queued => {
+                            self.contentions[lock as usize][mode_index(mode)] += 1;
+                            if self.trace.is_some() {
+                                self.trace_queue(t, lock, true);
+                            }
+                            let task = &mut self.tasks[ti];
+                            task.pc = pc;
+                            task.state = State::Blocked;
+                            task.resume = Resume::Acquired {
+                                lock,
+                                mode,
+                                wait,
+                                slot,
+                            };
+                            self.leave_cpu(t);
+                            return Ok(());
+                        }
+                    }
+                }
+                Instr::Release {
+                    lock,
+                    mode,
+                    hold,
+                    slot,
+                    dynamic,
+                } => {
+                    let lock = if dynamic {
+                        lock + self.tasks[ti].self_key
+                    } else {
+                        lock
+                    };
+                    if self.line_atomic(t, lock) > 0 {
+                        self.tasks[ti].pc = pc;
+                        return Ok(());
+                    }
+                    pc += 1;
+                    let base = self.tasks[ti].hold_base as usize;
+                    let start = self.holds[base + slot as usize];
+                    let held = self.now.since(start).0;
+                    self.held[base + slot as usize] = 0;
+                    self.record(hold, held);
+                    if self.trace.is_some() {
+                        self.trace_lock(t, "hold", lock, mode, start);
+                    }
+                    if let Some(r) = self.recorder.as_mut() {
+                        r.hold(t, lock, mode, start, self.now);
+                    }
+                    with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
+                    self.apply_wakes(lock);
+                }
+                Instr::Downgrade {
+                    lock,
+                    slot,
+                    hold,
+                    dynamic,
+                } => {
+                    let lock = if dynamic {
+                        lock + self.tasks[ti].self_key
+                    } else {
+                        lock
+                    };
+                    pc += 1;
+                    let base = self.tasks[ti].hold_base as usize;
+                    let held = self.now.since(self.holds[base + slot as usize]).0;
+                    self.record(hold, held);
+                    self.holds[base + slot as usize] = self.now;
+                    self.held[base + slot as usize] = held_code(lock, Mode::Read);
+                    with_lock!(self, lock, |l, ctx, wakes| l.downgrade(ctx, t, wakes));
+                    self.apply_wakes(lock);
+                }
+                Instr::SpanBegin { slot } => {
+                    let base = self.tasks[ti].span_base as usize;
+                    self.spans[base + slot as usize] = self.now;
+                    pc += 1;
+                }
+                Instr::SpanEnd { stat, slot } => {
+                    pc += 1;
+                    let base = self.tasks[ti].span_base as usize;
+                    let start = self.spans[base + slot as usize];
+                    let d = self.now.since(start).0;
+                    self.record(stat, d);
+                    if let Some(tr) = self.trace.as_mut() {
+                        let name = self.c.stats[stat as usize].subject.clone();
+                        tr.slice(t, "span", name, start, self.now);
+                    }
+                }
+                Instr::RepeatBegin { count, end, depth } => {
+                    if count == 0 {
+                        pc = end;
+                    } else {
+                        let base = self.tasks[ti].rep_base as usize;
+                        self.reps[base + depth as usize] = count;
+                        pc += 1;
+                    }
+                }
+                Instr::RepeatEnd { begin, depth } => {
+                    let base = self.tasks[ti].rep_base as usize;
+                    let left = &mut self.reps[base + depth as usize];
+                    *left -= 1;
+                    pc = if *left > 0 { begin + 1 } else { pc + 1 };
+                    steps += 1;
+                }
+                Instr::WithProb { p, end } => {
+                    let u = sim::rng::unit(&mut self.tasks[ti].rng);
+                    pc = if u < p { pc + 1 } else { end };
+                }
+                Instr::IfWorkBusy { wq, work, key, end } => {
+                    let id = self.work_id(t, work, key);
+                    pc = if self.wqs[wq as usize].work_busy(id) {
+                        pc + 1
+                    } else {
+                        end
+                    };
+                }
+                Instr::Jump { to } => {
+                    pc = to;
+                    steps += 1;
+                }
+                Instr::Exit => {
+                    let task = &mut self.tasks[ti];
+                    task.pc = pc;
+                    if let (Some(_), Some(id)) = (task.worker_of, task.work.take()) {
+                        let q = task.item_wq;
+                        self.work_done(t, q, id);
+                        return Ok(());
+                    }
+                    task.state = State::Exited;
+                    self.leave_cpu(t);
+                    return Ok(());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The world and its locks: a lock's wakes applied to tasks, spinning,
+//! the cache-line cost of a lock word, and a lock taken.
+
+use super::*;
+
+impl<'c> World<'c> {
+    /// The indices of `t`'s hold slots in `holds` and `held`.
+    pub(super) fn hold_slots(&self, t: TaskId) -> std::ops::Range<usize> {
+        let task = &self.tasks[t as usize];
+        let base = task.hold_base as usize;
+        base..base + self.c.groups[task.group as usize].hold_slots as usize
+    }
+
+    /// `t` leaves its CPU holding locks: locks with spinners are told, since
+    /// spinning on an owner that is off CPU is refused (R8/R9, R27).
+    pub(super) fn holder_off_cpu(&mut self, t: TaskId) {
+        for i in self.hold_slots(t) {
+            let Some((lock, _)) = held_decode(self.held[i]) else {
+                continue;
+            };
+            if self.locks[lock as usize].has_spinners() {
+                with_lock!(self, lock, |l, ctx, wakes| l.owner_off_cpu(ctx, t, wakes));
+                self.apply_wakes(lock);
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn apply_wakes(&mut self, lock: u32) {
+        if !self.wakes.is_empty() {
+            self.apply_wakes_slow(lock);
+        }
+    }
+
+    pub(super) fn apply_wakes_slow(&mut self, lock: u32) {
+        let mut wakes = std::mem::take(&mut self.wakes);
+        for w in &wakes {
+            match *w {
+                Wake::Granted(t) | Wake::Retry(t) => {
+                    let granted = matches!(w, Wake::Granted(_));
+                    // No waking task when a timer's wakeup makes a spinner
+                    // give up (need_resched): then no flow and no waker.
+                    if self.current != NONE {
+                        if let Some(tr) = self.trace.as_mut() {
+                            tr.flow(self.current, t, self.now, &self.c.locks[lock as usize].name);
+                        }
+                        if let Some(r) = self.recorder.as_mut() {
+                            r.woken_by(t, self.current);
+                        }
+                    }
+                    let task = &mut self.tasks[t as usize];
+                    debug_assert_eq!(task.state, State::Blocked, "only sleepers are woken");
+                    task.resume = pending(task.resume, lock, granted);
+                    self.wakeup(t, false);
+                }
+                Wake::SpinGranted(t) => {
+                    let task = &mut self.tasks[t as usize];
+                    debug_assert_eq!(task.state, State::Spinning);
+                    task.resume = pending(task.resume, lock, true);
+                    task.state = State::Running;
+                    self.spinning -= 1;
+                    self.blame_switch(t, crate::blame::Doing::OnCpu);
+                    // Replaces a pending spin deadline, if any.
+                    self.queue.set(t as usize, self.now, Ev::Run);
+                }
+                Wake::SpinUntil(t, at) => {
+                    debug_assert_eq!(self.tasks[t as usize].state, State::Spinning);
+                    if at == SimTime::MAX {
+                        self.queue.clear(t as usize);
+                    } else {
+                        self.queue.set(t as usize, at, Ev::SpinEnd);
+                    }
+                }
+                Wake::SpinSlept(t) => {
+                    if self.trace.is_some() {
+                        self.trace_queue(t, lock, true);
+                    }
+                    let task = &mut self.tasks[t as usize];
+                    debug_assert_eq!(task.state, State::Spinning);
+                    task.state = State::Blocked;
+                    self.spinning -= 1;
+                    self.queue.clear(t as usize);
+                    self.leave_cpu(t);
+                }
+            }
+        }
+        wakes.clear();
+        if self.wakes.is_empty() {
+            self.wakes = wakes;
+        }
+    }
+
+    /// `t` spins on `lock` (on its CPU) until a wake or `until`.
+    pub(super) fn start_spin(&mut self, t: TaskId, until: Option<SimTime>) {
+        if self.recorder.is_some() {
+            if let Resume::Acquired { lock, mode, .. } = self.tasks[t as usize].resume {
+                self.blame_switch(t, crate::blame::Doing::Spin { lock, mode });
+            }
+        }
+        self.tasks[t as usize].state = State::Spinning;
+        self.spinning += 1;
+        match until {
+            Some(at) => self.queue.set(t as usize, at, Ev::SpinEnd),
+            None => self.queue.clear(t as usize),
+        }
+    }
+
+    /// A spinner's deadline passed: ask its lock again.
+    pub(super) fn spin_end(&mut self, t: TaskId) -> Result<(), RunError> {
+        self.current = t;
+        let Resume::Acquired { lock, mode, .. } = self.tasks[t as usize].resume else {
+            unreachable!("a spinner has a pending acquisition")
+        };
+        self.spinning -= 1;
+        self.tasks[t as usize].state = State::Running;
+        self.blame_switch(t, crate::blame::Doing::OnCpu);
+        let r = with_lock!(self, lock, |l, ctx, wakes| l
+            .spin_timeout(ctx, t, mode, wakes));
+        self.apply_wakes(lock);
+        match r {
+            Acquire::Granted => self.run_task(t),
+            Acquire::Queued => {
+                self.tasks[t as usize].state = State::Blocked;
+                self.leave_cpu(t);
+                Ok(())
+            }
+            Acquire::Spin { until } => {
+                self.start_spin(t, until);
+                Ok(())
+            }
+        }
+    }
+
+    /// The cache-line model (KERNEL-SEMANTICS.md "Cache-line contention"):
+    /// `t` does an atomic on `lock`'s word. It waits for the line to be free,
+    /// then pays a transfer if another CPU wrote it last (a local cost
+    /// otherwise); atomics on one line complete one at a time. Returns how
+    /// long `t` spends on it; 0 for locks without the model or after the
+    /// atomic is done (then the step takes effect).
+    #[inline(always)]
+    pub(super) fn line_atomic(&mut self, t: TaskId, lock: u32) -> u64 {
+        match self.line_costs[lock as usize] {
+            None => 0,
+            Some((transfer, local)) => self.line_atomic_slow(t, lock, transfer, local),
+        }
+    }
+
+    pub(super) fn line_atomic_slow(
+        &mut self,
+        t: TaskId,
+        lock: u32,
+        transfer: sim::Dur,
+        local: sim::Dur,
+    ) -> u64 {
+        let task = &mut self.tasks[t as usize];
+        if std::mem::take(&mut task.atomic_done) {
+            return 0;
+        }
+        // With unlimited CPUs each task is its own CPU.
+        let cpu = if task.cpu == Cpu::ANY { t } else { task.cpu.0 };
+        let (owner, free_at) = self.lines[lock as usize];
+        let start = free_at.max(self.now);
+        let cost = if owner == cpu { local } else { transfer };
+        if owner != cpu {
+            self.line_transfers[lock as usize] += 1;
+        }
+        let done = start + cost;
+        self.lines[lock as usize] = (cpu, done);
+        let d = done.since(self.now).0;
+        self.line_wait_ns[lock as usize] += start.since(self.now).0;
+        if d > 0 {
+            let task = &mut self.tasks[t as usize];
+            task.atomic_done = true;
+            task.in_burst = true;
+            task.burst_start = self.now;
+            task.burst_end = done;
+            self.schedule(t, done, Ev::Run);
+        }
+        d
+    }
+
+    /// Finishes an acquisition for `t`: wait, hold start, counters.
+    #[inline(always)]
+    pub(super) fn acquired(&mut self, t: TaskId, lock: u32, mode: Mode, wait: StatId, slot: u8) {
+        let since = self.tasks[t as usize].since;
+        let waited = self.now.since(since).0;
+        self.record(wait, waited);
+        if waited > 0 && (self.trace.is_some() || self.picker.is_some()) {
+            self.observe_wait(t, lock, mode, wait, since);
+        }
+        let base = self.tasks[t as usize].hold_base as usize;
+        self.holds[base + slot as usize] = self.now;
+        self.held[base + slot as usize] = held_code(lock, mode);
+        self.acquisitions[lock as usize][mode_index(mode)] += 1;
+    }
+}

@@ -1,0 +1,184 @@
+//! The world and its memory cgroups: charges, reclaim sleeps, OOM kills
+//! and the OOM reaper.
+
+use super::*;
+
+impl<'c> World<'c> {
+    /// Runs the charge step at `pc` for `t` (R45-R48). Returns true if the
+    /// task now sleeps (a reclaim attempt or a memory.high throttle) and
+    /// false once the charge is done (charged, or failed with -ENOMEM).
+    pub(super) fn charge(&mut self, t: TaskId, pc: u32, m: u32, pages: u64) -> bool {
+        use models::memcg::{Charge, ChargeStep, Gfp, OomOutcome};
+        let (ti, mi) = (t as usize, m as usize);
+        let spec = &self.c.memcgs[mi];
+        let cpu = self.tasks[ti].cpu;
+        let cpu = if cpu == Cpu::ANY { 0 } else { cpu.0 };
+        let (mut ch, mut step) = match self.tasks[ti].charging.take() {
+            None => {
+                let mut ch = Charge::new(pages, cpu, Gfp::default());
+                let st = self.memcgs[mi].try_charge_memcg(&mut ch);
+                (ch, st)
+            }
+            Some((_, mut ch)) => {
+                // Back from a reclaim attempt: did it free a batch?
+                let rng = self.tasks[ti].mem_rng.as_mut().expect("memcg stream");
+                let ok = sim::rng::unit(rng) < spec.reclaim_success;
+                let freed = if ok { spec.reclaim_pages } else { 0 };
+                let st = self.memcgs[mi].after_reclaim(&mut ch, freed);
+                (ch, st)
+            }
+        };
+        loop {
+            match step {
+                ChargeStep::Charged { .. } => {
+                    self.task_pages[ti * self.memcgs.len() + mi] += pages;
+                    // memory.high, handled in the charge above a batch (R48).
+                    let usage_over = spec.high.is_some_and(|h| self.memcgs[mi].usage() > h);
+                    if !usage_over {
+                        self.tasks[ti].over_high = 0;
+                        return false;
+                    }
+                    self.tasks[ti].over_high += pages.max(models::memcg::MEMCG_CHARGE_BATCH);
+                    let debt = self.tasks[ti].over_high;
+                    let (_, jiffies) = self.memcgs[mi].over_high(debt, self.c.hz);
+                    if jiffies == 0 {
+                        return false;
+                    }
+                    self.tasks[ti].over_high = 0;
+                    self.tasks[ti].off = crate::blame::Doing::Throttle { memcg: m };
+                    let d = jiffies * 1_000_000_000 / u64::from(self.c.hz);
+                    self.mem_stats[mi][1] += d;
+                    return self.delay(t, d, true, pc + 1);
+                }
+                ChargeStep::Reclaim => {
+                    let rng = self.tasks[ti].mem_rng.as_mut().expect("memcg stream");
+                    let d = spec.reclaim.sample(rng);
+                    self.mem_stats[mi][0] += d;
+                    if d == 0 {
+                        let ok = sim::rng::unit(rng) < spec.reclaim_success;
+                        let freed = if ok { spec.reclaim_pages } else { 0 };
+                        step = self.memcgs[mi].after_reclaim(&mut ch, freed);
+                        continue;
+                    }
+                    self.tasks[ti].charging = Some((m, ch));
+                    self.tasks[ti].off = crate::blame::Doing::Reclaim { memcg: m };
+                    // Direct reclaim sleeps (I/O, swap) with the task's locks held.
+                    return self.delay(t, d, true, pc);
+                }
+                ChargeStep::Oom => {
+                    // Under oom_lock (instantaneous here: the OOM scan takes no
+                    // modelled time, so the lock is never contended).
+                    let cands = self.oom_candidates(mi);
+                    step = match self.memcgs[mi].mem_cgroup_oom(&mut ch, 0, &cands) {
+                        OomOutcome::Retry => self.memcgs[mi].try_charge_memcg(&mut ch),
+                        OomOutcome::Kill(v) => {
+                            self.kill(v, m);
+                            if v == t {
+                                // The charger killed itself: it exits now.
+                                self.tasks[ti].pc = pc;
+                                self.exit_killed(t);
+                                return true;
+                            }
+                            self.memcgs[mi].try_charge_memcg(&mut ch)
+                        }
+                        OomOutcome::NoMem => self.memcgs[mi].oom_failed(&ch),
+                    };
+                }
+                ChargeStep::NoMem => return false,
+            }
+        }
+    }
+
+    /// Tasks the OOM killer of memcg `m` may kill, preferred first: the
+    /// configured groups in order (else every task that charged it), the
+    /// task with the most pages first (R46: the largest). Never a kworker:
+    /// kernel threads are unkillable (`oom_unkillable_task`).
+    pub(super) fn oom_candidates(&self, m: usize) -> Vec<TaskId> {
+        let spec = &self.c.memcgs[m];
+        let nm = self.memcgs.len();
+        let mut v: Vec<(usize, std::cmp::Reverse<u64>, TaskId)> = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.state != State::Exited && k.killed.is_none())
+            .filter(|(_, k)| k.worker_of.is_none())
+            .filter_map(|(i, k)| {
+                let pages = self.task_pages[i * nm + m];
+                let pref = if spec.oom_victims.is_empty() {
+                    (pages > 0).then_some(0)
+                } else {
+                    spec.oom_victims.iter().position(|&g| g == k.group)
+                };
+                pref.map(|p| (p, std::cmp::Reverse(pages), i as TaskId))
+            })
+            .collect();
+        v.sort();
+        v.into_iter().map(|x| x.2).collect()
+    }
+
+    /// The OOM killer of memcg `m` kills `v`: it exits at its next step; a
+    /// sleep is cut short (killable), a lock wait is not (D state, R47).
+    /// The reaper frees its memory after OOM_REAPER_DELAY if it has not
+    /// exited by then.
+    pub(super) fn kill(&mut self, v: TaskId, m: u32) {
+        let task = &mut self.tasks[v as usize];
+        task.killed = Some(m);
+        if task.state == State::Sleeping {
+            self.queue.set(v as usize, self.now, Ev::Wake);
+        }
+        let slot = self.tasks.len() + m as usize;
+        self.queue.set(slot, self.now + OOM_REAPER_DELAY, Ev::Reap);
+    }
+
+    /// A killed task exits: it releases its locks (as the syscall unwinds),
+    /// frees the pages it charged, and is gone.
+    pub(super) fn exit_killed(&mut self, t: TaskId) {
+        let ti = t as usize;
+        for i in self.hold_slots(t) {
+            if let Some((lock, mode)) = held_decode(self.held[i]) {
+                self.held[i] = 0;
+                if let Some(r) = self.recorder.as_mut() {
+                    r.hold(t, lock, mode, self.holds[i], self.now);
+                }
+                with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
+                self.apply_wakes(lock);
+            }
+        }
+        let nm = self.memcgs.len();
+        for m in 0..nm {
+            let pages = std::mem::take(&mut self.task_pages[ti * nm + m]);
+            self.memcgs[m].victim_gone(t, pages);
+        }
+        if let Some(m) = self.tasks[ti].killed {
+            self.mem_stats[m as usize][2] += 1;
+            if self.memcgs[m as usize].pending_victim().is_none() {
+                self.queue.clear(self.tasks.len() + m as usize);
+            }
+        }
+        self.tasks[ti].charging = None;
+        self.tasks[ti].state = State::Exited;
+        self.leave_cpu(t);
+    }
+
+    /// Background release of memcg `m`: `release_rate` pages per second,
+    /// applied every tick; the next tick is scheduled in `slot`.
+    pub(super) fn release_tick(&mut self, m: usize, slot: usize) {
+        let owed = self.released[m] + self.c.memcgs[m].release_rate * RELEASE_TICK.as_secs_f64();
+        let pages = owed.floor();
+        self.released[m] = owed - pages;
+        self.memcgs[m].uncharge(pages as u64);
+        self.queue.set(slot, self.now + RELEASE_TICK, Ev::Release);
+    }
+
+    /// The OOM reaper of memcg `m` (R47): the victim has not exited; its
+    /// memory is freed anyway and a later OOM may choose another victim.
+    pub(super) fn oom_reap(&mut self, m: usize) {
+        let Some(v) = self.memcgs[m].pending_victim() else {
+            return;
+        };
+        let i = v as usize * self.memcgs.len() + m;
+        let pages = std::mem::take(&mut self.task_pages[i]);
+        self.memcgs[m].victim_gone(v, pages);
+        self.mem_stats[m][3] += 1;
+    }
+}

@@ -1,0 +1,968 @@
+//! The world: tasks running compiled programs against locks and CPUs.
+//!
+//! One run is single-threaded (DESIGN invariant 6). The world owns the
+//! event queue, the task table, one [`LockPolicy`] per lock, the CPU pool
+//! and the statistics. Three event kinds drive it:
+//! - `Run(t)`: task `t` is on a CPU and executes steps until it blocks,
+//!   sleeps, spins, burns CPU time or exits;
+//! - `Wake(t)`: `t`'s sleep is over; it becomes runnable;
+//! - `SpinEnd(t)`: `t`'s spin deadline on a lock passed.
+//!
+//! A task that spins on a lock keeps its CPU. The world tells a lock when
+//! one of its holders leaves its CPU (spinners on it stop), and when a task
+//! finds no free CPU while others spin (need_resched): with per-CPU run
+//! queues the spinner on the CPU it waits for yields, others spin on; with
+//! one shared queue, one spinner yields.
+//!
+//! Ordering contract: a lock's wakeups become `Run` events in the order the
+//! lock issued them, at the instant of the release, after the releasing
+//! task has gone on. Zero-time steps (lock operations, spans, block heads)
+//! run inline without events.
+//!
+//! A lock wait is measured from the request until the waiter runs again
+//! holding the lock, as `lock_stat` and `perf lock contention` see it; with
+//! unlimited CPUs that is the instant of the grant.
+//!
+//! This module holds the world's state, its construction and the event
+//! loop; each concern the world drives has a submodule of `impl World`
+//! methods: `interp` (programs), `cpu`, `locks`, `workqueues`,
+//! `memcg`, `observe` (trace and blame) and `results`.
+
+use crate::idle_kworkers::IdleKworkers;
+use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId, WakePlacement};
+use crate::worker_pools::{PoolState, WorkerPools};
+use models::cpu::{Cpu, CpuPool};
+use models::policy::AnyLock;
+use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};
+use output::{Counter, Series, VariantResult};
+use sim::rng::{stream, Stream};
+use sim::stats::{HdrCounts, Windows};
+use sim::{SimTime, SlotQueue};
+use std::fmt;
+
+/// A task's pending event (each task has at most one: it is sleeping,
+/// burning CPU, or about to run).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Ev {
+    /// The task is on a CPU and continues its program.
+    Run,
+    /// The task's sleep is over; it becomes runnable.
+    Wake,
+    /// The task's spin deadline on the lock it asked for passed.
+    SpinEnd,
+    /// The task's wake-to-run latency is over; it may take a CPU.
+    Ready,
+    /// (A memcg's slot) the OOM reaper's delay after a kill is over (R47).
+    Reap,
+    /// (A work item's slot) its delayed-work timer fired (R35).
+    Timer,
+    /// (A memcg's second slot) background release tick.
+    Release,
+}
+
+/// Period of a memcg's background release.
+const RELEASE_TICK: sim::Dur = sim::Dur(10_000_000);
+
+/// `OOM_REAPER_DELAY` = 2 HZ (R47).
+const OOM_REAPER_DELAY: sim::Dur = sim::Dur(2_000_000_000);
+
+/// A hold slot's content: 0 for none, else the lock and its mode.
+/// No task (an idle CPU in `World::running_on`).
+const NONE: TaskId = TaskId::MAX;
+
+fn held_code(lock: u32, mode: Mode) -> u32 {
+    ((lock + 1) << 1) | u32::from(mode == Mode::Write)
+}
+
+fn held_decode(code: u32) -> Option<(u32, Mode)> {
+    (code != 0).then(|| {
+        (
+            (code >> 1) - 1,
+            if code & 1 == 1 {
+                Mode::Write
+            } else {
+                Mode::Read
+            },
+        )
+    })
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum State {
+    Running,
+    /// On its CPU, spinning for a lock.
+    Spinning,
+    /// A kworker with no work item.
+    Idle,
+    Runnable,
+    Sleeping,
+    Blocked,
+    Exited,
+}
+
+/// What a task must finish when it next runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Resume {
+    Nothing,
+    /// It was granted a lock while asleep: record the wait and the hold start.
+    Acquired {
+        lock: u32,
+        mode: Mode,
+        wait: StatId,
+        slot: u8,
+    },
+    /// It was woken to try again (`Wake::Retry`).
+    Retry {
+        lock: u32,
+        mode: Mode,
+        wait: StatId,
+        slot: u8,
+    },
+}
+
+struct Task {
+    group: u32,
+    index: u32,
+    pc: u32,
+    cpu: Cpu,
+    state: State,
+    resume: Resume,
+    /// When the current lock request was made.
+    since: SimTime,
+    rng: Stream,
+    /// Real-time scheduling class.
+    rt: bool,
+    /// Draws of scheduling delays (wake latency), apart from the program's
+    /// draws so that common random numbers hold; only with a latency.
+    /// Boxed, as `mem_rng`: a stream is ~300 bytes, and most runs have
+    /// neither, so the hot fields of the task stay on fewer cache lines.
+    sched: Option<Box<Stream>>,
+    /// The current `cpu` burst: when it began and ends (preemption picks
+    /// the task that has run longest; a preempted burst resumes with the
+    /// rest).
+    burst_start: SimTime,
+    burst_end: SimTime,
+    in_burst: bool,
+    /// Burst time left after a preemption (0: none).
+    remaining: u64,
+    /// When the task last got a CPU (its time slice started).
+    on_cpu_since: SimTime,
+    /// The CPU a per-CPU kworker is bound to for its current item.
+    bound: Option<Cpu>,
+    /// When the task began to wait for a CPU (until it gets one), and when
+    /// a kworker began its item (for traces).
+    queued_at: Option<SimTime>,
+    /// The CPU a per-CPU kworker last ran an item on.
+    home: Option<Cpu>,
+    work_start: SimTime,
+    /// Asleep in a lock's wait queue (counted in the trace's queue length).
+    in_lock_queue: bool,
+    /// Why it is about to leave its CPU asleep, when a lock wait does not
+    /// say (reclaim, throttle, flush, work): for `--blame`.
+    off: crate::blame::Doing,
+    /// A memcg charge in progress across reclaim attempts (R45).
+    charging: Option<(u32, models::memcg::Charge)>,
+    /// Draws of memcg reclaim (time, success), apart from the program's.
+    mem_rng: Option<Box<Stream>>,
+    /// Pages over memory.high not yet paid for (R48).
+    over_high: u64,
+    /// Killed by the OOM killer of this memcg; exits at its next step.
+    killed: Option<u32>,
+    /// What `self` means in a work key: the task's index in its group, or
+    /// a kworker's current item's instance.
+    self_key: u32,
+    /// A kworker's workqueue, and the item it runs.
+    worker_of: Option<u32>,
+    /// A kworker not yet created: its first item waits for its creation.
+    cold: bool,
+    /// Uses of `[seq]` work keys so far.
+    seq: u32,
+    work: Option<models::workqueue::WorkId>,
+    /// The workqueue `work` was queued on (a pool kworker runs items of
+    /// every per-CPU workqueue, R37).
+    item_wq: u32,
+    /// Where a kworker of a per-CPU pool is in R37's accounting.
+    pool: PoolState,
+    /// The atomic on the current lock step's cache line is done (the step
+    /// waited for the line and now takes effect).
+    atomic_done: bool,
+    /// This task's hold starts are `World::holds[hold_base..]` (one per
+    /// lock its program can hold at once), likewise spans and repeats.
+    hold_base: u32,
+    span_base: u32,
+    rep_base: u32,
+}
+
+/// Whether workqueue `wq`'s items run on the per-CPU worker pools (R37):
+/// a per-CPU workqueue, with a limited number of CPUs.
+fn runs_on_pools(c: &Compiled, wq: &crate::scenario::compile::WorkqueueSpec) -> bool {
+    c.cpus.is_some() && matches!(wq.kind, models::workqueue::WqKind::PerCpu { .. })
+}
+
+impl Task {
+    /// A task of `group` (or a kworker, whose group changes per item) with
+    /// its streams keyed by `name` and `index`, and its slot bases.
+    fn new(
+        c: &Compiled,
+        (seed, rep): (u64, u64),
+        name: &str,
+        group: u32,
+        index: u32,
+        (hold_base, span_base, rep_base): (usize, usize, usize),
+    ) -> Task {
+        let own = |kind: &str| stream(seed, rep, &format!("{kind}/{name}"), u64::from(index));
+        Task {
+            group,
+            index,
+            pc: 0,
+            cpu: Cpu::ANY,
+            state: State::Runnable,
+            resume: Resume::Nothing,
+            since: SimTime::ZERO,
+            rng: own("task"),
+            rt: c.groups.get(group as usize).is_some_and(|g| g.rt),
+            sched: c.wake_latency.as_ref().map(|_| Box::new(own("sched"))),
+            burst_start: SimTime::ZERO,
+            burst_end: SimTime::ZERO,
+            in_burst: false,
+            remaining: 0,
+            on_cpu_since: SimTime::ZERO,
+            bound: None,
+            queued_at: None,
+            home: None,
+            work_start: SimTime::ZERO,
+            in_lock_queue: false,
+            off: crate::blame::Doing::Sleep,
+            atomic_done: false,
+            charging: None,
+            mem_rng: (!c.memcgs.is_empty()).then(|| Box::new(own("memcg"))),
+            over_high: 0,
+            killed: None,
+            self_key: index,
+            worker_of: None,
+            item_wq: 0,
+            pool: PoolState::No,
+            cold: false,
+            seq: 0,
+            work: None,
+            hold_base: hold_base as u32,
+            span_base: span_base as u32,
+            rep_base: rep_base as u32,
+        }
+    }
+}
+
+struct Stat {
+    hist: HdrCounts,
+    windows: Windows,
+}
+
+/// Limits that stop a runaway run with a message instead of a hang or an
+/// allocation the machine cannot make. Tasks, kworkers and work items are
+/// bounded by the event queue's slots (checked when compiling).
+#[derive(Copy, Clone, Debug)]
+pub struct Limits {
+    pub max_events: u64,
+    /// Steps one task may execute at one instant before it is called a
+    /// livelock.
+    pub max_steps_per_instant: u64,
+    /// Longest simulated duration of one run.
+    pub max_sim_time: SimTime,
+    /// Largest memory a run's world may be estimated to need, in bytes.
+    pub max_memory: u64,
+    /// Most tasks, kworkers and work items together: each can have one
+    /// queued event, so this also bounds the event queue. At most (and by
+    /// default) the engine's 524,288 slots.
+    pub max_tasks: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_events: 20_000_000_000,
+            max_steps_per_instant: 10_000_000,
+            max_sim_time: SimTime(366 * 24 * 3600 * 1_000_000_000),
+            max_memory: 8 << 30,
+            max_tasks: sim::SlotQueue::<(), 20>::MAX_SLOTS as u64,
+        }
+    }
+}
+
+/// Bytes a run of `c` needs, roughly, before it records anything: the task
+/// table, locks, work items and one histogram per reported series.
+pub fn estimated_memory(c: &Compiled) -> u64 {
+    let per_task = |g: &crate::scenario::compile::GroupProg| {
+        std::mem::size_of::<Task>() as u64
+            + 12 * u64::from(g.hold_slots)
+            + 8 * (u64::from(g.span_slots) + u64::from(g.repeat_slots))
+            + 8 * c.memcgs.len() as u64
+    };
+    let largest = c.groups.iter().map(per_task).max().unwrap_or(0);
+    let tasks: u64 = c
+        .groups
+        .iter()
+        .map(|g| u64::from(g.count) * per_task(g))
+        .sum();
+    let (kworkers, items) = (c.kworkers(), c.work_items());
+    let locks = c.locks.len() as u64;
+    let series = c.stats.len() as u64;
+    tasks
+        + kworkers * largest
+        + items * 64
+        + locks * (std::mem::size_of::<models::policy::AnyLock>() as u64 + 64)
+        + series * 64 * 1024
+}
+
+/// Checks a compiled scenario against the limits before anything is
+/// allocated for it.
+pub fn check_limits(c: &Compiled, limits: &Limits) -> Result<(), RunError> {
+    if c.duration.0 > limits.max_sim_time.0 {
+        return Err(RunError::TooLarge {
+            what: "simulated duration".into(),
+            value: format!("{}", SimTime(c.duration.0)),
+            limit: format!("{} (--max-sim-time)", limits.max_sim_time),
+        });
+    }
+    let tasks = c.tasks() + c.kworkers() + c.work_items();
+    if tasks > limits.max_tasks {
+        return Err(RunError::TooLarge {
+            what: "tasks, kworkers and work items".into(),
+            value: tasks.to_string(),
+            limit: format!("{} (--max-tasks)", limits.max_tasks),
+        });
+    }
+    let mem = estimated_memory(c);
+    if mem > limits.max_memory {
+        return Err(RunError::TooLarge {
+            what: "estimated memory".into(),
+            value: format!("{} MiB", mem >> 20),
+            limit: format!("{} MiB (--max-memory)", limits.max_memory >> 20),
+        });
+    }
+    Ok(())
+}
+
+/// Why a run stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    Livelock {
+        task: String,
+        location: String,
+        at: SimTime,
+        /// The locks the task holds (`name (mode)`), which every task
+        /// waiting for them waits for with it.
+        holding: Vec<String>,
+    },
+    Deadlock {
+        at: SimTime,
+        waiters: Vec<String>,
+    },
+    EventLimit {
+        limit: u64,
+        at: SimTime,
+    },
+    /// The scenario asks for more than a limit allows; nothing ran.
+    TooLarge {
+        what: String,
+        value: String,
+        limit: String,
+    },
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Livelock {
+                task,
+                location,
+                at,
+                holding,
+            } => write!(
+                f,
+                "livelock: task {task} ran more steps than the limit at t={at} without advancing \
+                 simulated time (last step at {location}), holding {}",
+                if holding.is_empty() {
+                    "no lock".to_string()
+                } else {
+                    holding.join(", ")
+                }
+            ),
+            RunError::Deadlock { at, waiters } => write!(
+                f,
+                "deadlock at t={at}: nothing left to run and tasks wait forever:\n  {}",
+                waiters.join("\n  ")
+            ),
+            RunError::EventLimit { limit, at } => write!(
+                f,
+                "stopped after {limit} events at simulated t={at}: the event limit \
+                 (--max-events); shorten the duration or raise the limit"
+            ),
+            RunError::TooLarge { what, value, limit } => write!(
+                f,
+                "not run: its {what} is {value}, over the limit of {limit}; \
+                 make the scenario smaller or raise the limit"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+pub struct World<'c> {
+    c: &'c Compiled,
+    holds: Vec<SimTime>,
+    /// The lock id + 1 held in each hold slot (0: none), same index as `holds`.
+    held: Vec<u32>,
+    /// Values of the scenario's `count` counters.
+    user_counts: Vec<u64>,
+    /// Uses of each `key next` step so far (a cgroup id allocator each).
+    key_next: Vec<u32>,
+    wqs: Vec<models::workqueue::Workqueue>,
+    idle_workers: Vec<IdleKworkers>,
+    /// The per-CPU worker pools that run per-CPU workqueues' items, with
+    /// limited CPUs (R37).
+    pools: Option<WorkerPools>,
+    /// Items a workqueue started while all its kworkers were busy (not
+    /// for per-CPU workqueues when pools run them: their worklists are).
+    start_backlog: Vec<std::collections::VecDeque<(models::workqueue::WorkId, Cpu)>>,
+    /// The workqueue of each item's armed timer.
+    timer_wq: Vec<u32>,
+    /// Tasks waiting in `flush_workqueue`, by (workqueue, flush).
+    flushers: std::collections::BTreeMap<(u32, u64), Vec<TaskId>>,
+    /// Tasks waiting in `cancel_delayed_work_sync` for a running item.
+    work_waiters: std::collections::BTreeMap<(u32, u32), Vec<TaskId>>,
+    wq_actions: Vec<models::workqueue::Action>,
+    memcgs: Vec<models::memcg::Memcg>,
+    /// Background release owed but not yet applied (fractional pages).
+    released: Vec<f64>,
+    /// Pages each task has charged to each memcg: `task * memcgs + m`.
+    task_pages: Vec<u64>,
+    /// Per memcg: reclaim time, throttle time, OOM exits, OOM reaps.
+    mem_stats: Vec<[u64; 4]>,
+    /// Each lock word's cache line: the CPU that wrote it last and when
+    /// the atomic in progress on it completes.
+    lines: Vec<(u32, SimTime)>,
+    /// Each lock's cache-line costs (transfer, local), if modelled: a
+    /// compact copy of the compiled locks' `line`, read at every atomic.
+    line_costs: Vec<Option<(sim::Dur, sim::Dur)>>,
+    line_transfers: Vec<u64>,
+    line_wait_ns: Vec<u64>,
+    /// Tasks spinning on some lock right now.
+    spinning: u32,
+    /// Whether a task on a CPU can ever be asked to reschedule: time
+    /// slices, `preempt` placement, RT tasks or per-CPU queues (EEVDF's
+    /// wakeup preemption). Without, `resched_due` costs one test.
+    may_resched: bool,
+    /// 1/HZ in ns.
+    tick_ns: u64,
+    /// The task whose step is being executed (the waker of any wakeup).
+    current: TaskId,
+    /// `--trace`: what this run looks like, slice by slice.
+    trace: Option<Box<crate::trace::Trace>>,
+    /// `--blame`: the waits to explain (first run), and what tasks did
+    /// around them (second run).
+    picker: Option<Box<crate::blame::Picker>>,
+    recorder: Option<Box<crate::blame::Recorder>>,
+    preemptions: u64,
+    /// The event count at which to report progress or stop at the limit.
+    next_check: u64,
+    /// Tasks that yielded their CPU at a preemption point.
+    slice_yields: u64,
+    spans: Vec<SimTime>,
+    reps: Vec<u64>,
+    queue: SlotQueue<Ev>,
+    now: SimTime,
+    tasks: Vec<Task>,
+    locks: Vec<AnyLock>,
+    acquisitions: Vec<[u64; 2]>,
+    contentions: Vec<[u64; 2]>,
+    cpu: CpuPool,
+    /// The task on each CPU (`NONE` for an idle one), with limited CPUs:
+    /// where preemption looks for a victim.
+    running_on: Vec<TaskId>,
+    stats: Vec<Stat>,
+    wakes: Vec<Wake>,
+    horizon: SimTime,
+    events: u64,
+    limits: Limits,
+    draw_log: Option<Vec<(TaskId, u64)>>,
+}
+
+/// A woken task's pending acquisition: granted, or to be retried.
+fn pending(r: Resume, lock: u32, granted: bool) -> Resume {
+    match r {
+        Resume::Retry {
+            lock: l,
+            mode,
+            wait,
+            slot,
+        }
+        | Resume::Acquired {
+            lock: l,
+            mode,
+            wait,
+            slot,
+        } => {
+            debug_assert_eq!(l, lock, "woken by the lock it waits for");
+            if granted {
+                Resume::Acquired {
+                    lock: l,
+                    mode,
+                    wait,
+                    slot,
+                }
+            } else {
+                Resume::Retry {
+                    lock: l,
+                    mode,
+                    wait,
+                    slot,
+                }
+            }
+        }
+        Resume::Nothing => unreachable!("a woken task has a pending acquisition"),
+    }
+}
+
+/// The task table as lock policies see it.
+struct TasksView<'a> {
+    tasks: &'a [Task],
+    cpu: &'a CpuPool,
+}
+
+impl TaskView for TasksView<'_> {
+    fn is_rt(&self, t: TaskId) -> bool {
+        self.tasks[t as usize].rt
+    }
+    fn on_cpu(&self, t: TaskId) -> bool {
+        matches!(
+            self.tasks[t as usize].state,
+            State::Running | State::Spinning
+        )
+    }
+    /// A task waits for `t`'s CPU: with per-CPU run queues one queued
+    /// there (or an RT task anywhere); with one shared queue, any.
+    fn need_resched(&self, t: TaskId) -> bool {
+        self.cpu.waiting_for(self.tasks[t as usize].cpu) > 0
+    }
+}
+
+/// Calls a lock policy with a [`LockCtx`] over the world's tasks: `$l` is
+/// the lock, `$ctx` the context, `$wakes` the wake buffer. A macro, not a
+/// method, so that the borrows of the tasks, the lock and the buffer stay
+/// disjoint.
+macro_rules! with_lock {
+    ($w:ident, $lock:expr, |$l:ident, $ctx:ident, $wakes:ident| $body:expr) => {{
+        let view = TasksView {
+            tasks: &$w.tasks,
+            cpu: &$w.cpu,
+        };
+        let $ctx = &LockCtx {
+            now: $w.now,
+            hz: $w.c.hz,
+            tasks: &view,
+        };
+        let $l = &mut $w.locks[$lock as usize];
+        let $wakes = &mut $w.wakes;
+        $body
+    }};
+}
+
+mod cpu;
+mod interp;
+mod locks;
+mod memcg;
+mod observe;
+mod results;
+mod workqueues;
+
+/// Where the event queue's trees start (besides slot 0): a task group of
+/// 64 or more tasks gets a tree of its own, smaller groups share one with
+/// their neighbours, the kworkers have one, and the timers (after the
+/// tasks) another. Tasks are set at almost every event, timers are many but
+/// rare, and a busy group (readers) then replays a short path in a small
+/// tree that its many idle neighbours (churners parked on a mutex) do not
+/// lengthen. The trees change no event's order.
+fn queue_bounds(tasks: &[Task]) -> Vec<usize> {
+    const MIN_TREE: usize = 64;
+    // A small world's tree fits the cache whole: one tree and a pick
+    // among fewer roots serve it better.
+    if tasks.len() < 4 * MIN_TREE {
+        return vec![tasks.len()];
+    }
+    let same =
+        |a: &Task, b: &Task| a.group == b.group && a.worker_of.is_some() == b.worker_of.is_some();
+    let mut bounds = Vec::new();
+    let mut i = 0;
+    while i < tasks.len() {
+        let mut j = i + 1;
+        while j < tasks.len() && same(&tasks[i], &tasks[j]) {
+            j += 1;
+        }
+        if j - i >= MIN_TREE && bounds.len() < 250 {
+            bounds.push(i);
+            bounds.push(j);
+        }
+        i = j;
+    }
+    bounds.push(tasks.len());
+    bounds.dedup();
+    bounds
+}
+
+fn mode_index(m: Mode) -> usize {
+    match m {
+        Mode::Read => 0,
+        Mode::Write => 1,
+    }
+}
+
+impl<'c> World<'c> {
+    /// Builds the world of one replication. Each task's stream is keyed by
+    /// (seed, replication, `task/GROUP`, index).
+    pub fn new(c: &'c Compiled, seed: u64, replication: u64, limits: Limits) -> Self {
+        let mut tasks = Vec::new();
+        let (mut holds, mut spans, mut reps) = (0usize, 0usize, 0usize);
+        for (g, group) in c.groups.iter().enumerate() {
+            for i in 0..group.count {
+                tasks.push(Task::new(
+                    c,
+                    (seed, replication),
+                    &group.name,
+                    g as u32,
+                    i,
+                    (holds, spans, reps),
+                ));
+                holds += group.hold_slots as usize;
+                spans += group.span_slots as usize;
+                reps += group.repeat_slots as usize;
+            }
+        }
+        // kworkers: tasks of no group until they run an item, with slots
+        // for the largest work program.
+        let work_groups = &c.groups[c.task_groups as usize..];
+        let wslots =
+            |f: fn(&GroupProg) -> u8| work_groups.iter().map(f).max().unwrap_or(0) as usize;
+        let (wh, ws, wr) = (
+            wslots(|g| g.hold_slots),
+            wslots(|g| g.span_slots),
+            wslots(|g| g.repeat_slots),
+        );
+        let mut idle_workers = Vec::new();
+        // R37: the kworkers of every pooled workqueue form the per-CPU
+        // pools; the others keep to their workqueue.
+        let pooled = |wq| runs_on_pools(c, wq);
+        let first_kworker = tasks.len() as TaskId;
+        let nkworkers = c.workqueues.iter().map(|w| w.workers).sum::<u32>();
+        let mut pool_idle = IdleKworkers::empty(first_kworker, nkworkers);
+        for (q, wq) in c.workqueues.iter().enumerate() {
+            let first = tasks.len() as TaskId;
+            if pooled(wq) {
+                for w in first..first + wq.workers {
+                    pool_idle.push(w, None);
+                }
+                idle_workers.push(IdleKworkers::empty(first, wq.workers));
+            } else {
+                idle_workers.push(IdleKworkers::new(first, wq.workers));
+            }
+            for i in 0..wq.workers {
+                let mut w = Task::new(
+                    c,
+                    (seed, replication),
+                    &format!("kworker/{}", wq.name),
+                    c.task_groups.min(c.groups.len().saturating_sub(1) as u32),
+                    i,
+                    (holds, spans, reps),
+                );
+                w.state = State::Idle;
+                w.rt = false;
+                w.self_key = 0;
+                w.worker_of = Some(q as u32);
+                w.cold = i >= wq.warm_workers;
+                tasks.push(w);
+                holds += wh;
+                spans += ws;
+                reps += wr;
+            }
+        }
+        let ntasks = tasks.len();
+        let nitems = c.works.iter().map(|w| w.instances as usize).sum::<usize>();
+        let bounds = queue_bounds(&tasks);
+        let mut cpu = match c.cpus {
+            Some(n) => CpuPool::with_cpus(n),
+            None => CpuPool::unlimited(),
+        };
+        cpu.set_wake_first(c.wake_placement.woken_first());
+        if c.percpu_runqueues {
+            cpu.set_percpu();
+        }
+        let tick_ns = 1_000_000_000 / u64::from(c.hz.max(1));
+        match c.wake_placement {
+            WakePlacement::Eevdf | WakePlacement::Eevdf66 => cpu.set_eevdf(
+                c.timeslice.unwrap_or(tick_ns),
+                tick_ns,
+                c.wake_placement == WakePlacement::Eevdf,
+            ),
+            WakePlacement::Cfs => cpu.set_cfs(c.timeslice.unwrap_or(tick_ns)),
+            _ => {}
+        }
+        for (i, task) in tasks.iter().enumerate() {
+            if task.rt {
+                cpu.set_rt(i as TaskId);
+            }
+        }
+        let running_on = vec![NONE; c.cpus.unwrap_or(0) as usize];
+        let pools = c
+            .workqueues
+            .iter()
+            .any(pooled)
+            .then(|| WorkerPools::new(c.cpus.unwrap_or(0) as usize, pool_idle));
+        World {
+            c,
+            holds: vec![SimTime::ZERO; holds],
+            held: vec![0; holds],
+            memcgs: c
+                .memcgs
+                .iter()
+                .map(|m| {
+                    let mut g = models::memcg::Memcg::new(models::memcg::MemcgConfig {
+                        max: m.max,
+                        high: m.high,
+                        cpus: c.cpus.unwrap_or(1),
+                    });
+                    g.charge_initial(m.initial);
+                    g
+                })
+                .collect(),
+            task_pages: vec![0; ntasks * c.memcgs.len()],
+            mem_stats: vec![[0; 4]; c.memcgs.len()],
+            lines: vec![(u32::MAX, SimTime::ZERO); c.locks.len()],
+            line_costs: c.locks.iter().map(|l| l.line).collect(),
+            line_transfers: vec![0; c.locks.len()],
+            line_wait_ns: vec![0; c.locks.len()],
+            spinning: 0,
+            tick_ns,
+            may_resched: c.timeslice.is_some()
+                || c.wake_placement.preempts()
+                || c.percpu_runqueues
+                || tasks.iter().any(|t| t.rt),
+            current: NONE,
+            trace: None,
+            picker: None,
+            recorder: None,
+            preemptions: 0,
+            next_check: limits.max_events.min(1 << 20),
+            slice_yields: 0,
+            spans: vec![SimTime::ZERO; spans],
+            reps: vec![0; reps],
+            queue: SlotQueue::with_bounds(
+                ntasks + c.memcgs.len() + nitems + c.memcgs.len(),
+                &bounds,
+                Ev::Run,
+            ),
+            released: vec![0.0; c.memcgs.len()],
+            user_counts: vec![0; c.counters.len()],
+            key_next: vec![0; c.key_counters as usize],
+            wqs: c
+                .workqueues
+                .iter()
+                .map(|w| models::workqueue::Workqueue::new(w.name.clone(), w.kind, w.max_active))
+                .collect(),
+            idle_workers,
+            pools,
+            start_backlog: vec![std::collections::VecDeque::new(); c.workqueues.len()],
+            timer_wq: vec![0; nitems],
+            flushers: std::collections::BTreeMap::new(),
+            work_waiters: std::collections::BTreeMap::new(),
+            wq_actions: Vec::new(),
+            now: SimTime::ZERO,
+            tasks,
+            locks: c
+                .locks
+                .iter()
+                .map(|l| {
+                    AnyLock::with_options(l.kind, &l.policy, l.options)
+                        .expect("the compiler accepts only known policies")
+                })
+                .collect(),
+            acquisitions: vec![[0; 2]; c.locks.len()],
+            contentions: vec![[0; 2]; c.locks.len()],
+            cpu,
+            running_on,
+            stats: c
+                .stats
+                .iter()
+                .map(|_| Stat {
+                    hist: HdrCounts::new(),
+                    windows: Windows::new(c.window),
+                })
+                .collect(),
+            wakes: Vec::new(),
+            horizon: SimTime(c.duration.0),
+            events: 0,
+            limits,
+            draw_log: None,
+        }
+    }
+
+    /// Records every random duration drawn, as (task, value): for tests of
+    /// common random numbers.
+    pub fn log_draws(&mut self) {
+        self.draw_log = Some(Vec::new());
+    }
+
+    pub fn draws(&self) -> &[(TaskId, u64)] {
+        self.draw_log.as_deref().unwrap_or(&[])
+    }
+
+    fn task_name(&self, t: TaskId) -> String {
+        let task = &self.tasks[t as usize];
+        format!(
+            "{}[{}]",
+            self.c.groups[task.group as usize].name, task.index
+        )
+    }
+
+    #[inline]
+    fn schedule(&mut self, t: TaskId, at: SimTime, ev: Ev) {
+        debug_assert!(
+            !self.queue.is_set(t as usize),
+            "a task has one pending event"
+        );
+        self.queue.set(t as usize, at, ev);
+    }
+
+    #[inline]
+    fn record(&mut self, stat: StatId, ns: u64) {
+        let s = &mut self.stats[stat as usize];
+        s.hist.record(ns);
+        s.windows.record(self.now, ns);
+    }
+
+    /// Runs until the horizon (events at times `< duration`), calling
+    /// `progress` now and then with the simulated time reached.
+    pub fn run(&mut self, progress: &mut dyn FnMut(SimTime)) -> Result<(), RunError> {
+        for t in 0..self.tasks.len() as TaskId {
+            if self.tasks[t as usize].state != State::Idle {
+                self.make_runnable(t);
+            }
+        }
+        let release_base = self.tasks.len() + self.memcgs.len() + self.timer_wq.len();
+        for (m, spec) in self.c.memcgs.iter().enumerate() {
+            if spec.release_rate > 0.0 {
+                self.queue
+                    .set(release_base + m, SimTime::ZERO + RELEASE_TICK, Ev::Release);
+            }
+        }
+        while let Some((at, t, ev)) = self.queue.pop() {
+            if t >= self.tasks.len() {
+                if at >= self.horizon {
+                    self.now = self.horizon;
+                    return Ok(());
+                }
+                self.now = at;
+                // A timer, the reaper or a release tick: no task acts.
+                self.current = NONE;
+                let k = t - self.tasks.len();
+                let nitems = self.timer_wq.len();
+                if k < self.memcgs.len() {
+                    self.oom_reap(k);
+                } else if k >= self.memcgs.len() + nitems {
+                    self.release_tick(k - self.memcgs.len() - nitems, t);
+                } else {
+                    let item = (k - self.memcgs.len()) as u32;
+                    let q = self.timer_wq[item as usize];
+                    let mut out = std::mem::take(&mut self.wq_actions);
+                    let work = models::workqueue::WorkId(item);
+                    if !self.wqs[q as usize].delayed_timer_fired(at, work, &mut out) {
+                        // A lazily re-armed timer (see ArmTimer): on to
+                        // its current expiry. A killed one is dropped.
+                        if let Some(e) = self.wqs[q as usize].timer_expires(work) {
+                            self.queue.set(t, e, Ev::Timer);
+                        }
+                    }
+                    self.apply_wq_actions(q, out);
+                }
+                continue;
+            }
+            let t = t as TaskId;
+            if at >= self.horizon {
+                self.now = self.horizon;
+                return Ok(());
+            }
+            self.now = at;
+            self.events += 1;
+            if self.events >= self.next_check {
+                // Every 2^20 events, and exactly at the event limit.
+                if self.events >= self.limits.max_events {
+                    return Err(RunError::EventLimit {
+                        limit: self.limits.max_events,
+                        at,
+                    });
+                }
+                progress(at);
+                self.next_check = ((self.events | 0xF_FFFF) + 1).min(self.limits.max_events);
+            }
+            match ev {
+                Ev::Run => self.run_task(t)?,
+                Ev::SpinEnd => self.spin_end(t)?,
+                Ev::Wake => {
+                    // A timer wakes the sleeper, not a task.
+                    self.current = NONE;
+                    // The sleeper runs at once if a CPU is free: no second event.
+                    if self.wakeup(t, true) {
+                        self.run_task(t)?;
+                    }
+                }
+                Ev::Reap | Ev::Timer | Ev::Release => {
+                    unreachable!("reaper, timer and release events live in their own slots")
+                }
+                Ev::Ready => {
+                    if let Some(cpu) = self.take_cpu(t) {
+                        self.give_cpu(t, cpu);
+                        self.run_task(t)?;
+                    }
+                }
+            }
+        }
+        // Nothing left to happen before the horizon.
+        let waiters: Vec<String> = (0..self.tasks.len() as TaskId)
+            .filter(|&t| self.tasks[t as usize].state == State::Blocked)
+            .take(20)
+            .map(|t| {
+                let task = &self.tasks[t as usize];
+                let g = &self.c.groups[task.group as usize];
+                let at = g.origins.get(task.pc.saturating_sub(1) as usize);
+                let what = match task.resume {
+                    Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
+                        let l = &self.c.locks[lock as usize];
+                        format!(
+                            "{} ({})",
+                            l.name,
+                            crate::scenario::compile::mode_label(l.kind, mode)
+                        )
+                    }
+                    Resume::Nothing => "a flush or a work item (workqueue)".into(),
+                };
+                format!(
+                    "{} blocked on {what} since t={} at {}",
+                    self.task_name(t),
+                    task.since,
+                    at.map(|o| o.location.as_str()).unwrap_or("?")
+                )
+            })
+            .collect();
+        if !waiters.is_empty() {
+            return Err(RunError::Deadlock {
+                at: self.now,
+                waiters,
+            });
+        }
+        self.now = self.horizon;
+        Ok(())
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+}

@@ -1,0 +1,232 @@
+//! What watches a run without changing it: the trace (Chrome JSON) and
+//! the blame picker and recorder.
+
+use super::*;
+
+impl<'c> World<'c> {
+    /// A wait or hold slice of `lock` on `t`'s track, from `start` to now.
+    pub(super) fn trace_lock(
+        &mut self,
+        t: TaskId,
+        cat: &'static str,
+        lock: u32,
+        mode: Mode,
+        start: SimTime,
+    ) {
+        let l = &self.c.locks[lock as usize];
+        let name = format!(
+            "{cat} {} ({})",
+            l.name,
+            crate::scenario::compile::mode_label(l.kind, mode)
+        );
+        if let Some(tr) = self.trace.as_mut() {
+            tr.slice(t, cat, name, start, self.now);
+        }
+    }
+
+    /// `t` goes to sleep in `lock`'s wait queue (`asleep`), or has the
+    /// lock after waiting: the trace's queue-length counter follows.
+    pub(super) fn trace_queue(&mut self, t: TaskId, lock: u32, asleep: bool) {
+        let task = &mut self.tasks[t as usize];
+        if task.in_lock_queue == asleep {
+            return;
+        }
+        task.in_lock_queue = asleep;
+        if let Some(tr) = self.trace.as_mut() {
+            let delta = if asleep { 1 } else { -1 };
+            tr.queue(
+                lock as usize,
+                &self.c.locks[lock as usize].name,
+                delta,
+                self.now,
+            );
+        }
+    }
+
+    /// A task's name in traces and blame chains: `group[i]`, or
+    /// `kworker/<workqueue>/<i>`.
+    pub(super) fn track_name(&self, t: TaskId) -> String {
+        let task = &self.tasks[t as usize];
+        match task.worker_of {
+            Some(q) => format!(
+                "kworker/{}/{}",
+                self.c.workqueues[q as usize].name, task.index
+            ),
+            None => self.task_name(t),
+        }
+    }
+
+    /// Records this run as a trace of `[from, to)` (`--trace`).
+    pub fn enable_trace(&mut self, from: SimTime, to: SimTime) {
+        let mut tr = crate::trace::Trace::new(from, to, self.c.locks.len());
+        for t in 0..self.tasks.len() as TaskId {
+            tr.thread(t, &self.track_name(t));
+        }
+        self.trace = Some(Box::new(tr));
+    }
+
+    /// Keeps at most `n` trace events (a trace beside a blame).
+    pub fn limit_trace(&mut self, n: usize) {
+        if let Some(tr) = self.trace.as_mut() {
+            tr.limit_events(n);
+        }
+    }
+
+    /// The trace recorded so far, if tracing.
+    pub fn take_trace(&mut self) -> Option<crate::trace::Trace> {
+        self.trace.take().map(|b| *b)
+    }
+
+    /// A wait of `t` for `lock` since `since` ended now: traced, and
+    /// offered to `--blame`'s picker.
+    #[inline(never)]
+    pub(super) fn observe_wait(
+        &mut self,
+        t: TaskId,
+        lock: u32,
+        mode: Mode,
+        stat: StatId,
+        since: SimTime,
+    ) {
+        if self.trace.is_some() {
+            self.trace_lock(t, "wait", lock, mode, since);
+            self.trace_queue(t, lock, false);
+        }
+        if let Some(p) = self.picker.as_mut() {
+            p.wait(crate::blame::Wait {
+                task: t,
+                stat,
+                lock,
+                mode,
+                start: since,
+                end: self.now,
+            });
+        }
+    }
+
+    /// `--blame`, first run: pick the waits to explain.
+    pub fn enable_blame_picking(&mut self, wanted: crate::blame::Wanted) {
+        self.picker = Some(Box::new(crate::blame::Picker::new(wanted)));
+    }
+
+    /// The picker of the first run.
+    pub fn take_picker(&mut self) -> Option<crate::blame::Picker> {
+        self.picker.take().map(|b| *b)
+    }
+
+    /// `--blame`, later runs: record what the tasks of `focus` did then,
+    /// and every wait for and hold of the locks of `convoys`.
+    pub fn enable_blame_recording(&mut self, focus: (crate::blame::Focus, crate::blame::Focus)) {
+        let idle: Vec<bool> = self.tasks.iter().map(|k| k.state == State::Idle).collect();
+        let r = crate::blame::Recorder::new(focus, |t| idle[t], self.tasks.len());
+        self.recorder = Some(Box::new(r));
+    }
+
+    /// After a recording run: the chains of `waits`, the stretches still
+    /// to record, and whether the recorder was cut short.
+    pub fn blame_chains(
+        &mut self,
+        waits: &[crate::blame::Wait],
+    ) -> Option<crate::blame::Explained> {
+        let mut r = self.recorder.take()?;
+        // Holds still open at the end of the run end there.
+        for t in 0..self.tasks.len() as TaskId {
+            for i in self.hold_slots(t) {
+                if let Some((lock, mode)) = held_decode(self.held[i]) {
+                    r.hold(t, lock, mode, self.holds[i], self.now);
+                }
+            }
+        }
+        r.finish(self.now.max(self.horizon));
+        Some(r.explain(waits, &*self))
+    }
+
+    /// `t` does `doing` from now on, for `--blame`.
+    #[inline]
+    pub(super) fn blame_switch(&mut self, t: TaskId, doing: crate::blame::Doing) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.switch(t, self.now, doing, 0);
+        }
+    }
+
+    /// `t` got a CPU: it runs (a kworker, its item's work type).
+    pub(super) fn blame_on_cpu(&mut self, t: TaskId) {
+        let work = match self.tasks[t as usize].work {
+            Some(id) if self.tasks[t as usize].worker_of.is_some() => self.work_type(id) as u32 + 1,
+            _ => 0,
+        };
+        if let Some(r) = self.recorder.as_mut() {
+            r.switch(t, self.now, crate::blame::Doing::OnCpu, work);
+        }
+    }
+
+    /// `t` leaves its CPU: asleep in a wait queue, in reclaim, preempted,
+    /// idle or gone, as its state and `off` say.
+    pub(super) fn blame_off_cpu(&mut self, t: TaskId) {
+        use crate::blame::Doing;
+        let task = &mut self.tasks[t as usize];
+        let off = std::mem::replace(&mut task.off, Doing::Sleep);
+        let doing = match task.state {
+            State::Blocked => match task.resume {
+                Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
+                    Doing::Lock { lock, mode }
+                }
+                Resume::Nothing => off,
+            },
+            State::Sleeping => off,
+            State::Runnable => Doing::Runnable,
+            State::Idle => Doing::Idle,
+            State::Exited => Doing::Exited,
+            State::Running | State::Spinning => Doing::OnCpu,
+        };
+        self.blame_switch(t, doing);
+    }
+
+    /// The locks `t` holds, as `name (mode)`, for reports.
+    pub(super) fn held_names(&self, t: TaskId) -> Vec<String> {
+        self.held[self.hold_slots(t)]
+            .iter()
+            .filter_map(|&h| held_decode(h))
+            .map(|(lock, mode)| {
+                let l = &self.c.locks[lock as usize];
+                format!(
+                    "{} ({})",
+                    l.name,
+                    crate::scenario::compile::mode_label(l.kind, mode)
+                )
+            })
+            .collect()
+    }
+}
+
+impl crate::blame::Names for World<'_> {
+    fn task(&self, t: u32) -> String {
+        self.track_name(t)
+    }
+
+    fn lock(&self, lock: u32, mode: Mode) -> String {
+        let l = &self.c.locks[lock as usize];
+        format!(
+            "{} ({})",
+            l.name,
+            crate::scenario::compile::mode_label(l.kind, mode)
+        )
+    }
+
+    fn memcg(&self, m: u32) -> String {
+        format!("memcg {}", self.c.memcgs[m as usize].name)
+    }
+
+    fn workqueue(&self, q: u32) -> String {
+        self.c.workqueues[q as usize].name.clone()
+    }
+
+    fn work(&self, w: u32) -> String {
+        self.c.works[w as usize].name.clone()
+    }
+
+    fn stat(&self, s: u32) -> String {
+        let st = &self.c.stats[s as usize];
+        format!("{} {}", st.metric.as_str(), st.subject)
+    }
+}

@@ -1,0 +1,311 @@
+//! The world and its workqueues: items, kworkers, the per-CPU worker
+//! pools of per-CPU workqueues (R37) and the flushes that wait for them.
+
+use super::*;
+
+impl<'c> World<'c> {
+    /// The index of the work type that item `id` belongs to.
+    pub(super) fn work_type(&self, id: models::workqueue::WorkId) -> usize {
+        self.c
+            .works
+            .iter()
+            .position(|s| s.offset <= id.0 && id.0 < s.offset + s.instances)
+            .expect("item ids come from work types")
+    }
+
+    /// The work type that item `id` belongs to.
+    pub(super) fn work_spec(
+        &self,
+        id: models::workqueue::WorkId,
+    ) -> &'c crate::scenario::compile::WorkSpec {
+        &self.c.works[self.work_type(id)]
+    }
+
+    /// The item id of work type `work` and key `key` for task `t`.
+    pub(super) fn work_id(
+        &mut self,
+        t: TaskId,
+        work: u32,
+        key: crate::scenario::steps::WorkKey,
+    ) -> models::workqueue::WorkId {
+        use crate::scenario::steps::WorkKey;
+        let spec = &self.c.works[work as usize];
+        let task = &mut self.tasks[t as usize];
+        let k = match key {
+            WorkKey::Index(i) => i,
+            WorkKey::SelfIndex => task.self_key,
+            WorkKey::Seq => {
+                let stride = self.c.groups[task.group as usize].count.max(1);
+                let k = (u64::from(task.seq) * u64::from(stride) + u64::from(task.index))
+                    % u64::from(spec.instances);
+                task.seq = task.seq.wrapping_add(1);
+                k as u32
+            }
+        };
+        models::workqueue::WorkId(spec.offset + k.min(spec.instances - 1))
+    }
+
+    /// The CPU a per-CPU workqueue uses for `t`'s queue_work: its own
+    /// (R33); CPU 0 when CPUs are unlimited.
+    pub(super) fn wq_cpu(&self, t: TaskId, wq: u32) -> Cpu {
+        match self.c.workqueues[wq as usize].kind {
+            models::workqueue::WqKind::PerCpu { cpus } => {
+                let c = self.tasks[t as usize].cpu;
+                Cpu(if c == Cpu::ANY { 0 } else { c.0 % cpus.max(1) })
+            }
+            _ => Cpu::ANY,
+        }
+    }
+
+    /// `t` sleeps until a flush or a work item it waits for completes.
+    pub(super) fn block_waiting(&mut self, t: TaskId, pc: u32, why: crate::blame::Doing) {
+        let task = &mut self.tasks[t as usize];
+        task.pc = pc;
+        task.off = why;
+        task.state = State::Blocked;
+        self.leave_cpu(t);
+    }
+
+    /// An idle kworker of workqueue `q` (not run by the pools) for an item
+    /// on `cpu`, in [`IdleKworkers::take`]'s order.
+    pub(super) fn idle_worker(&mut self, q: u32, cpu: Cpu) -> Option<TaskId> {
+        self.idle_workers[q as usize].take(cpu)
+    }
+
+    /// Items of workqueue `q` run on the per-CPU pools (R37).
+    pub(super) fn pooled(&self, q: u32) -> bool {
+        runs_on_pools(self.c, &self.c.workqueues[q as usize])
+    }
+
+    /// `kick_pool` (R37): wakes an idle kworker for `cpu`'s pool, bound to
+    /// that CPU; it takes an item when it runs.
+    pub(super) fn kick_pool(&mut self, cpu: Cpu) {
+        let Some(w) = self.pools.as_mut().and_then(|p| p.kick(cpu)) else {
+            return;
+        };
+        self.tasks[w as usize].pool = PoolState::Kicked;
+        self.bind_worker(w, cpu);
+        self.wake_worker(w);
+    }
+
+    /// A kworker of a pool gets its CPU (R37, `worker_thread` and
+    /// `wq_worker_running`). Returns false if it went back to sleep.
+    #[inline(never)]
+    pub(super) fn pool_worker_runs(&mut self, w: TaskId) -> bool {
+        let cpu = self.tasks[w as usize]
+            .bound
+            .expect("pool kworkers are bound");
+        let pools = self.pools.as_mut().expect("pooled");
+        match self.tasks[w as usize].pool {
+            PoolState::Kicked => match pools.kicked_runs(w, cpu) {
+                Some((q, id)) => {
+                    self.tasks[w as usize].pool = PoolState::Running;
+                    self.begin_item(w, q, id);
+                }
+                None => {
+                    self.pool_worker_idles(w);
+                    return false;
+                }
+            },
+            PoolState::Sleeping => {
+                pools.running(cpu);
+                self.tasks[w as usize].pool = PoolState::Running;
+            }
+            PoolState::Running | PoolState::No => {}
+        }
+        true
+    }
+
+    /// Pool kworker `w` has no item and sleeps on the idle list.
+    pub(super) fn pool_worker_idles(&mut self, w: TaskId) {
+        let task = &mut self.tasks[w as usize];
+        task.pool = PoolState::No;
+        task.state = State::Idle;
+        self.leave_cpu(w);
+        let task = &mut self.tasks[w as usize];
+        task.bound = None;
+        let home = task.home;
+        let pools = self.pools.as_mut().expect("pooled");
+        pools.idle.push(w, home);
+        if let Some(cpu) = pools.next_starved() {
+            self.kick_pool(cpu);
+        }
+    }
+
+    /// `wq_worker_sleeping` (R37): pool kworker `w` sleeps inside its
+    /// item; the pool may wake another for its worklist.
+    #[inline(never)]
+    pub(super) fn pool_worker_sleeps(&mut self, w: TaskId) {
+        let cpu = self.tasks[w as usize]
+            .bound
+            .expect("pool kworkers are bound");
+        self.tasks[w as usize].pool = PoolState::Sleeping;
+        if self.pools.as_mut().expect("pooled").sleeping(cpu) {
+            self.kick_pool(cpu);
+        }
+    }
+
+    /// Carries out what a workqueue said: start items on kworkers, arm
+    /// timers, release flushers.
+    pub(super) fn apply_wq_actions(&mut self, q: u32, mut out: Vec<models::workqueue::Action>) {
+        use models::workqueue::Action;
+        for a in out.drain(..) {
+            match a {
+                Action::Start(id, cpu) if self.pooled(q) => {
+                    let pools = self.pools.as_mut().expect("pooled");
+                    if pools.insert_work(cpu, q, id) {
+                        self.kick_pool(cpu);
+                    }
+                }
+                Action::Start(id, cpu) => match self.idle_worker(q, cpu) {
+                    Some(w) => self.start_work(w, q, id, cpu),
+                    None => self.start_backlog[q as usize].push_back((id, cpu)),
+                },
+                Action::ArmTimer(id, at) => {
+                    self.timer_wq[id.0 as usize] = q;
+                    let slot = self.tasks.len() + self.memcgs.len() + id.0 as usize;
+                    // Re-arming later (mod_delayed_work on every read of a
+                    // pidlist) leaves the earlier event in place: it fires,
+                    // finds the timer re-armed and moves it then, once,
+                    // instead of once per re-arm.
+                    if self.queue.time_of(slot).is_none_or(|t| t > at) {
+                        self.queue.set(slot, at, Ev::Timer);
+                    }
+                }
+                Action::FlushDone(f) => {
+                    for t in self.flushers.remove(&(q, f.0)).unwrap_or_default() {
+                        if let (Some(r), true) = (self.recorder.as_mut(), self.current != NONE) {
+                            r.woken_by(t, self.current);
+                        }
+                        self.wakeup(t, false);
+                    }
+                }
+            }
+        }
+        if self.wq_actions.is_empty() {
+            self.wq_actions = out;
+        }
+    }
+
+    /// kworker `w` runs item `id`: the item's program from the top, on
+    /// `cpu` for a per-CPU workqueue.
+    pub(super) fn start_work(
+        &mut self,
+        w: TaskId,
+        q: u32,
+        id: models::workqueue::WorkId,
+        cpu: Cpu,
+    ) {
+        debug_assert_eq!(self.tasks[w as usize].worker_of, Some(q));
+        self.begin_item(w, q, id);
+        self.bind_worker(w, cpu);
+        self.wake_worker(w);
+    }
+
+    /// Kworker `w` takes item `id` of workqueue `q` (`process_one_work`
+    /// begins): its program runs from the start.
+    pub(super) fn begin_item(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
+        let spec = self.work_spec(id);
+        let task = &mut self.tasks[w as usize];
+        task.group = spec.group;
+        task.pc = 0;
+        task.self_key = id.0 - spec.offset;
+        task.work = Some(id);
+        task.item_wq = q;
+        task.work_start = self.now;
+    }
+
+    /// Kworker `w` will run on `cpu` ([`Cpu::ANY`]: unbound).
+    pub(super) fn bind_worker(&mut self, w: TaskId, cpu: Cpu) {
+        let task = &mut self.tasks[w as usize];
+        task.bound = (cpu != Cpu::ANY && !self.cpu.is_unlimited()).then_some(cpu);
+        if task.bound.is_some() && task.home != task.bound {
+            // Each CPU has its own pool of kworkers (R37): one that moves
+            // to another CPU stands for that CPU's kworker, which has its
+            // own scheduling history, not this one's.
+            let moved = task.home.is_some();
+            task.home = task.bound;
+            if moved {
+                self.cpu.forget_fair(w);
+            }
+        }
+    }
+
+    /// Idle kworker `w` is woken (after its creation, if it is the first
+    /// time it is needed).
+    pub(super) fn wake_worker(&mut self, w: TaskId) {
+        let task = &mut self.tasks[w as usize];
+        task.state = State::Blocked;
+        let q = task.worker_of.expect("a kworker");
+        if std::mem::take(&mut task.cold) {
+            // The manager creates this kworker first (R38).
+            let lat = &self.c.workqueues[q as usize].create_latency;
+            let d = lat.sample(&mut self.tasks[w as usize].rng);
+            if d > 0 {
+                self.tasks[w as usize].state = State::Runnable;
+                self.blame_switch(w, crate::blame::Doing::Creating);
+                self.schedule(w, self.now + sim::Dur(d), Ev::Ready);
+                return;
+            }
+        }
+        self.wakeup(w, false);
+    }
+
+    /// kworker `w` returned from item `id` (`process_one_work` ends).
+    pub(super) fn work_done(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
+        if self.trace.is_some() {
+            let spec = self.work_spec(id);
+            let name = format!("work {}[{}]", spec.name, id.0 - spec.offset);
+            let start = self.tasks[w as usize].work_start;
+            if let Some(tr) = self.trace.as_mut() {
+                tr.slice(w, "work", name, start, self.now);
+            }
+        }
+        let mut out = std::mem::take(&mut self.wq_actions);
+        self.wqs[q as usize].work_done(self.now, id, &mut out);
+        for t in self.work_waiters.remove(&(q, id.0)).unwrap_or_default() {
+            if let Some(r) = self.recorder.as_mut() {
+                r.woken_by(t, w);
+            }
+            self.wakeup(t, false);
+        }
+        // The kworker wakes the flushers it completes before it sleeps, so
+        // a flusher bound to this CPU is first in line for it.
+        out.retain(|a| match *a {
+            models::workqueue::Action::FlushDone(f) => {
+                for t in self.flushers.remove(&(q, f.0)).unwrap_or_default() {
+                    if let Some(r) = self.recorder.as_mut() {
+                        r.woken_by(t, w);
+                    }
+                    self.wakeup(t, false);
+                }
+                false
+            }
+            _ => true,
+        });
+        if self.tasks[w as usize].pool == PoolState::Running {
+            // R37: items this one activated join the worklist first; then
+            // keep_working, or idle.
+            self.apply_wq_actions(q, out);
+            let cpu = self.tasks[w as usize]
+                .bound
+                .expect("pool kworkers are bound");
+            match self.pools.as_mut().expect("pooled").finished(cpu) {
+                Some((q2, id2)) => {
+                    self.begin_item(w, q2, id2);
+                    self.schedule(w, self.now, Ev::Run);
+                }
+                None => self.pool_worker_idles(w),
+            }
+            return;
+        }
+        self.tasks[w as usize].state = State::Idle;
+        self.leave_cpu(w);
+        self.tasks[w as usize].bound = None;
+        match self.start_backlog[q as usize].pop_front() {
+            Some((next, cpu)) => self.start_work(w, q, next, cpu),
+            None => self.idle_workers[q as usize].push(w, self.tasks[w as usize].home),
+        }
+        self.apply_wq_actions(q, out);
+    }
+}
