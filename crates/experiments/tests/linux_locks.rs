@@ -100,6 +100,7 @@ program = ["span_begin work", "sleep 2ms", "cpu 1ms", "span_end work"]
     );
     assert_eq!(r.counter("l/spins"), Some(1));
     assert_eq!(r.counter("l/spin_successes"), Some(0));
+    assert_eq!(r.counter("cpu/spin_resched_stops"), Some(1));
     // Without the worker, w2 spins through and takes the lock at release.
     let r = run_text(
         &text.replace("[tasks.worker]\ncount = 1", "[tasks.worker]\ncount = 0"),
@@ -199,6 +200,7 @@ fn r8_r28_need_resched_is_per_cpu_a_task_waiting_for_another_cpu_leaves_the_spin
         assert_eq!(span, 3 * MS, "{kind}: the worker did not take w2's CPU");
         assert_eq!(r.counter("l/spins"), Some(1), "{kind}");
         assert_eq!(r.counter("l/spin_successes"), Some(0), "{kind}");
+        assert_eq!(r.counter("cpu/spin_resched_stops"), Some(1), "{kind}");
         assert_eq!(wait_w2(&r), 4 * MS, "{kind}");
         // The worker waits for CPU 0, where w1 computes: w2's CPU is not
         // wanted, so w2 spins on until w1 releases at 5 ms and takes the
@@ -213,6 +215,7 @@ fn r8_r28_need_resched_is_per_cpu_a_task_waiting_for_another_cpu_leaves_the_spin
         );
         assert_eq!(r.counter("l/spins"), Some(1), "{kind}");
         assert_eq!(r.counter("l/spin_successes"), Some(1), "{kind}");
+        assert_eq!(r.counter("cpu/spin_resched_stops"), Some(0), "{kind}");
         assert_eq!(wait_w2(&r), 5 * MS, "{kind}");
     }
 }

@@ -151,6 +151,7 @@ impl<'c> World<'c> {
                 let stopped = with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, None, wakes));
                 self.apply_wakes(lock);
                 if stopped {
+                    self.spin_resched_stops += 1;
                     return;
                 }
             }
@@ -170,7 +171,9 @@ impl<'c> World<'c> {
         let Resume::Acquired { lock, .. } = self.tasks[v as usize].resume else {
             unreachable!("a spinner has a pending acquisition")
         };
-        with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, Some(v), wakes));
+        if with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, Some(v), wakes)) {
+            self.spin_resched_stops += 1;
+        }
         self.apply_wakes(lock);
     }
 

@@ -468,6 +468,9 @@ pub struct World<'c> {
     next_check: u64,
     /// Tasks that yielded their CPU at a preemption point.
     slice_yields: u64,
+    /// Spins ended by need_resched: a task came to wait for the spinner's
+    /// CPU.
+    spin_resched_stops: u64,
     spans: Vec<SimTime>,
     reps: Vec<u64>,
     queue: SlotQueue<Ev>,
@@ -753,6 +756,7 @@ impl<'c> World<'c> {
             preemptions: 0,
             next_check: limits.max_events.min(1 << 20),
             slice_yields: 0,
+            spin_resched_stops: 0,
             spans: vec![SimTime::ZERO; spans],
             reps: vec![0; reps],
             queue: SlotQueue::with_bounds(

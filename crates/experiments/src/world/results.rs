@@ -126,6 +126,10 @@ impl<'c> World<'c> {
                     value: self.slice_yields,
                 });
             }
+            counters.push(Counter {
+                subject: "cpu/spin_resched_stops".into(),
+                value: self.spin_resched_stops,
+            });
         }
         let mut r = VariantResult {
             variant: c.variant.clone(),
