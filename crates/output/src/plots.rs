@@ -8,7 +8,8 @@
 //!   are as readable as medians;
 //! - `*-log2`: bpftrace-style log2 buckets, variants side by side;
 //! - `*-windows`: the maximum per window over simulated time (when the
-//!   run spans two windows or more).
+//!   run spans two windows or more), on a log axis when the variants'
+//!   maxima are more than 20 times apart.
 //!
 //! Text needs a font: DejaVu Sans, read once from the system (Debian's
 //! fonts-dejavu-core). Without it no plot is written and the caller is told
@@ -427,6 +428,49 @@ fn draw_log2<DB: DrawingBackend>(
     legend(&mut chart, SeriesLabelPosition::MiddleRight)
 }
 
+/// The mesh, one line and its points per variant, and the legend of a
+/// windows chart (`$chart`, linear or log value axis: a macro, as the two
+/// coordinate types share no trait that `configure_mesh` accepts);
+/// `$only_sampled` leaves out windows with no sample.
+macro_rules! window_lines {
+    ($chart:expr, $series:expr, $width_s:expr, $only_sampled:expr, $y_desc:expr) => {{
+        let chart = $chart;
+        chart
+            .configure_mesh()
+            .x_desc("simulated time (s)")
+            .y_desc($y_desc)
+            .y_label_formatter(&|v| human_ns(*v as u64))
+            .label_style(("sans-serif", 15))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (i, (name, s)) in $series.iter().enumerate() {
+            let c = color(i);
+            let pts: Vec<(f64, f64)> = s
+                .windows
+                .iter()
+                .filter(|(_, b)| !$only_sampled || b.count > 0)
+                .map(|(t, b)| (t.0 as f64 / 1e9 + $width_s / 2.0, b.max as f64))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(name.to_string())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.into_iter().map(move |p| Circle::new(p, 3, c.filled())))
+                .map_err(|e| e.to_string())?;
+        }
+        legend(chart, SeriesLabelPosition::MiddleRight)
+    }};
+}
+
+/// The maximum per window over simulated time, variants overlaid. The
+/// value axis is logarithmic when the variants' maxima span more than
+/// [`WINDOWS_LOG_SPAN`] (a patched 50 us next to an unpatched 30 ms would
+/// otherwise lie flat on zero); windows with no sample have no maximum and
+/// are left out there.
 fn draw_windows<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -441,50 +485,52 @@ fn draw_windows<DB: DrawingBackend>(
         .max()
         .unwrap_or(1)
         .max(1);
-    let ymax = series
-        .iter()
-        .flat_map(|s| s.1.windows.iter().map(|(_, b)| b.max))
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!(
-                "{title}: max per {} window",
-                human_ns((width_s * 1e9) as u64)
-            ),
-            ("sans-serif", 22),
-        )
+    let maxima = || {
+        series
+            .iter()
+            .flat_map(|s| s.1.windows.iter().filter(|(_, b)| b.count > 0))
+            .map(|(_, b)| b.max)
+    };
+    let ymax = maxima().max().unwrap_or(1).max(1);
+    let ymin = maxima().filter(|&m| m > 0).min().unwrap_or(ymax);
+    let caption = format!(
+        "{title}: max per {} window",
+        human_ns((width_s * 1e9) as u64)
+    );
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(caption, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(45)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.0..(nwin as f64 * width_s), 0.0..(ymax as f64 * 1.1))
-        .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc("simulated time (s)")
-        .y_desc("max in window")
-        .y_label_formatter(&|v| human_ns(*v as u64))
-        .label_style(("sans-serif", 15))
-        .draw()
-        .map_err(|e| e.to_string())?;
-    for (i, (name, s)) in series.iter().enumerate() {
-        let c = color(i);
-        let pts: Vec<(f64, f64)> = s
-            .windows
-            .iter()
-            .map(|(t, b)| (t.0 as f64 / 1e9 + width_s / 2.0, b.max as f64))
-            .collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-            .map_err(|e| e.to_string())?
-            .label(name.to_string())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
-        chart
-            .draw_series(pts.into_iter().map(move |p| Circle::new(p, 3, c.filled())))
+        .y_label_area_size(70);
+    let x = 0.0..(nwin as f64 * width_s);
+    if log_value_axis(ymin, ymax) {
+        let y = ((ymin as f64 / 2.0)..(ymax as f64 * 2.0)).log_scale();
+        let mut chart = builder
+            .build_cartesian_2d(x, y)
             .map_err(|e| e.to_string())?;
+        window_lines!(
+            &mut chart,
+            series,
+            width_s,
+            true,
+            "max in window (log scale)"
+        )
+    } else {
+        let y = 0.0..(ymax as f64 * 1.1);
+        let mut chart = builder
+            .build_cartesian_2d(x, y)
+            .map_err(|e| e.to_string())?;
+        window_lines!(&mut chart, series, width_s, false, "max in window")
     }
-    legend(&mut chart, SeriesLabelPosition::MiddleRight)
+}
+
+/// Variants' window maxima spanning more than this factor get a log axis.
+const WINDOWS_LOG_SPAN: f64 = 20.0;
+
+/// Whether maxima from `lo` to `hi` need a log value axis to be read.
+fn log_value_axis(lo: u64, hi: u64) -> bool {
+    hi as f64 > lo as f64 * WINDOWS_LOG_SPAN
 }
 
 /// Counts as a reader says them: 950, 12k, 3.4M.
@@ -571,6 +617,14 @@ mod tests {
     }
 
     #[test]
+    fn window_maxima_twenty_times_apart_get_a_log_axis() {
+        assert!(log_value_axis(50_000, 30_000_000));
+        assert!(!log_value_axis(10_000_000, 30_000_000));
+        assert!(!log_value_axis(1, 20));
+        assert!(log_value_axis(1, 21));
+    }
+
+    #[test]
     fn writes_whole_png_and_svg_files_for_each_figure() {
         let r = ExperimentResult {
             experiment: "x".into(),
@@ -593,6 +647,14 @@ mod tests {
                         let text = String::from_utf8(bytes).unwrap();
                         assert!(text.trim_end().ends_with("</svg>"), "{}", f.display());
                         assert!(text.contains("patched"), "legend in {}", f.display());
+                        // Window maxima from 900 ns to 40 us: a log axis.
+                        if f.to_string_lossy().contains("-windows") {
+                            assert!(
+                                text.contains("max in window (log scale)"),
+                                "{}",
+                                f.display()
+                            );
+                        }
                     }
                 }
             }
