@@ -1037,14 +1037,21 @@ mod tests {
         assert_eq!(h.acq(3, R), (Queued, none()));
     }
 
-    #[test]
-    fn r15_handoff_setter_spins_on_a_running_writer_owner_and_spinners_stop() {
+    /// Writer 1 holds the lock and runs; RT writer 2 queued while 1 was
+    /// off CPU, and set handoff at enqueue (R13/R14).
+    fn rt_head_with_handoff_behind_a_running_owner() -> H {
         let mut h = H::new(true);
         h.view.rt.insert(2);
         assert_eq!(h.acq(1, W).0, Granted);
         h.view.off_cpu.borrow_mut().insert(1);
-        assert_eq!(h.acq(2, W), (Queued, none())); // RT: handoff set at enqueue
+        assert_eq!(h.acq(2, W), (Queued, none()));
         h.view.off_cpu.borrow_mut().remove(&1);
+        h
+    }
+
+    #[test]
+    fn r15_handoff_setter_spins_on_a_running_writer_owner_and_spinners_stop() {
+        let mut h = rt_head_with_handoff_behind_a_running_owner();
         // An optimistic spinner fails at once under HANDOFF (R15) and queues.
         assert_eq!(h.acq(3, W), (Queued, none()));
     }
@@ -1052,12 +1059,7 @@ mod tests {
     #[test]
     fn r15_r8_the_handoff_setter_spins_on_the_owner_only_while_its_cpu_is_not_wanted() {
         for wanted in [false, true] {
-            let mut h = H::new(true);
-            h.view.rt.insert(2);
-            assert_eq!(h.acq(1, W).0, Granted);
-            h.view.off_cpu.borrow_mut().insert(1);
-            assert_eq!(h.acq(2, W), (Queued, none())); // RT: handoff set at enqueue
-            h.view.off_cpu.borrow_mut().remove(&1);
+            let mut h = rt_head_with_handoff_behind_a_running_owner();
             if wanted {
                 h.view.wanted.insert(2);
             }

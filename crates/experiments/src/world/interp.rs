@@ -163,18 +163,12 @@ impl<'c> World<'c> {
                     pc += 1;
                     let id = self.work_id(t, work, key);
                     let cpu = self.wq_cpu(t, wq);
-                    let mut out = std::mem::take(&mut self.wq_actions);
-                    let now = self.now;
-                    match delay {
-                        None => {
-                            self.wqs[wq as usize].queue_work(now, id, cpu, &mut out);
-                        }
-                        Some(d) => {
-                            let d = sim::Dur(c.dists[d as usize].sample(&mut self.tasks[ti].rng));
-                            self.wqs[wq as usize].queue_delayed_work(now, id, cpu, d, &mut out);
-                        }
-                    }
-                    self.apply_wq_actions(wq, out);
+                    let delay = delay
+                        .map(|d| sim::Dur(c.dists[d as usize].sample(&mut self.tasks[ti].rng)));
+                    self.wq_call(wq, |q, now, out| match delay {
+                        None => q.queue_work(now, id, cpu, out),
+                        Some(d) => q.queue_delayed_work(now, id, cpu, d, out),
+                    });
                 }
                 Instr::ModDelayedWork {
                     wq,
@@ -186,16 +180,12 @@ impl<'c> World<'c> {
                     let id = self.work_id(t, work, key);
                     let cpu = self.wq_cpu(t, wq);
                     let d = sim::Dur(c.dists[delay as usize].sample(&mut self.tasks[ti].rng));
-                    let mut out = std::mem::take(&mut self.wq_actions);
-                    self.wqs[wq as usize].mod_delayed_work(self.now, id, cpu, d, &mut out);
-                    self.apply_wq_actions(wq, out);
+                    self.wq_call(wq, |q, now, out| q.mod_delayed_work(now, id, cpu, d, out));
                 }
                 Instr::CancelWorkSync { wq, work, key } => {
                     pc += 1;
                     let id = self.work_id(t, work, key);
-                    let mut out = std::mem::take(&mut self.wq_actions);
-                    self.wqs[wq as usize].cancel_delayed_work(self.now, id, &mut out);
-                    self.apply_wq_actions(wq, out);
+                    self.wq_call(wq, |q, now, out| q.cancel_delayed_work(now, id, out));
                     if self.wqs[wq as usize].work_running(id) {
                         self.work_waiters.entry((wq, id.0)).or_default().push(t);
                         self.block_waiting(t, pc, crate::blame::Doing::WorkWait { wq });

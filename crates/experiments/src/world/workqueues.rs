@@ -145,6 +145,23 @@ impl<'c> World<'c> {
         }
     }
 
+    /// Calls workqueue `wq` with the time and the action buffer, then
+    /// applies the actions it asked for (R33-R36).
+    pub(super) fn wq_call<R>(
+        &mut self,
+        wq: u32,
+        op: impl FnOnce(
+            &mut models::workqueue::Workqueue,
+            SimTime,
+            &mut Vec<models::workqueue::Action>,
+        ) -> R,
+    ) -> R {
+        let mut out = std::mem::take(&mut self.wq_actions);
+        let r = op(&mut self.wqs[wq as usize], self.now, &mut out);
+        self.apply_wq_actions(wq, out);
+        r
+    }
+
     /// Carries out what a workqueue said: start items on kworkers, arm
     /// timers, release flushers.
     pub(super) fn apply_wq_actions(&mut self, q: u32, mut out: Vec<models::workqueue::Action>) {
