@@ -45,6 +45,16 @@ struct Node {
 
 const EMPTY: u64 = u64::MAX;
 
+/// A slot's pending event: payload, exact time and sequence, and where
+/// it waits.
+#[derive(Copy, Clone, Debug)]
+struct Entry<K> {
+    time: u64,
+    seq: u64,
+    kind: K,
+    place: Place,
+}
+
 /// Where a slot's pending event is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Place {
@@ -56,7 +66,10 @@ enum Place {
 /// One winner tree over a range of slots.
 #[derive(Clone, Debug)]
 struct Tree {
-    /// Leaves (a power of two).
+    /// Leaves. Not rounded up to a power of two: with leaves at nodes
+    /// `cap..2 * cap` and node `i`'s children at `2i` and `2i + 1`, every
+    /// path still ends at the root, and most paths are a level shorter
+    /// than in a tree padded to the next power of two.
     cap: usize,
     /// The tree's first slot.
     first: usize,
@@ -67,7 +80,7 @@ struct Tree {
 
 impl Tree {
     fn new(first: usize, n: usize) -> Tree {
-        let cap = n.max(2).next_power_of_two();
+        let cap = n.max(2);
         let mut nodes = vec![
             Node {
                 key: EMPTY,
@@ -136,12 +149,9 @@ fn walk(nodes: &mut [Node], mut node: usize, full: bool) {
 /// of the same-time counter (20 in production; tests shrink it).
 #[derive(Clone, Debug)]
 pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
-    /// Payload of each pending slot.
-    kinds: Vec<K>,
-    /// Exact time and sequence of each slot's pending event.
-    time: Vec<u64>,
-    seq: Vec<u64>,
-    place: Vec<Place>,
+    /// Each slot's pending event: one entry, so that setting or popping a
+    /// slot touches one cache line and checks one bound.
+    slot: Vec<Entry<K>>,
     /// Trees over consecutive slot ranges: the first, over `0..head_end`,
     /// kept inline (the hot path of a one-tree queue reads no other
     /// pointer), then the rest, and each later slot's index in `rest`.
@@ -209,10 +219,15 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         let head = trees.next().expect("at least one tree");
         let rest: Vec<Tree> = trees.collect();
         SlotQueue {
-            kinds: vec![fill; n],
-            time: vec![0; n],
-            seq: vec![0; n],
-            place: vec![Place::None; n],
+            slot: vec![
+                Entry {
+                    time: 0,
+                    seq: 0,
+                    kind: fill,
+                    place: Place::None
+                };
+                n
+            ],
             head,
             head_end,
             rest,
@@ -327,11 +342,11 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     fn renumber(&mut self) {
         self.renumbers += 1;
         let mut pending: Vec<usize> = (0..self.n)
-            .filter(|&s| self.place[s] == Place::Tree)
+            .filter(|&s| self.slot[s].place == Place::Tree)
             .collect();
-        pending.sort_by_key(|&s| (self.time[s], self.seq[s]));
+        pending.sort_by_key(|&s| (self.slot[s].time, self.slot[s].seq));
         for (rank, &s) in pending.iter().enumerate() {
-            let key = ((self.time[s] - self.base) << SUB_BITS) | rank as u64;
+            let key = ((self.slot[s].time - self.base) << SUB_BITS) | rank as u64;
             self.leaf(s).key = key;
         }
         self.sub = pending.len() as u64;
@@ -350,13 +365,27 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     pub fn set(&mut self, slot: usize, at: SimTime, kind: K) {
         let full = self.settle(slot);
         let at = at.max(self.now).0;
-        if self.place[slot] == Place::None {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let e = &mut self.slot[slot];
+        if e.place == Place::None {
             self.len += 1;
         }
-        self.kinds[slot] = kind;
-        self.time[slot] = at;
-        self.seq[slot] = self.next_seq;
-        self.next_seq += 1;
+        e.kind = kind;
+        e.time = at;
+        e.seq = seq;
+        if at - self.base > Self::SPAN || self.sub == Self::SUB_LIMIT {
+            self.set_rare(slot, at, full);
+            return;
+        }
+        e.place = Place::Tree;
+        self.insert(slot, at, full);
+    }
+
+    /// The rest of [`SlotQueue::set`] when the event does not fit the key
+    /// as it is: rebase, the side heap, or a renumbering first.
+    #[cold]
+    fn set_rare(&mut self, slot: usize, at: u64, full: bool) {
         // Rebase only when that brings the event into the tree with room
         // to spare: an event too far ahead even from `now` goes to the side
         // heap without one (else 100,000 tasks each sleeping 1000000 s
@@ -372,27 +401,43 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             // just popped left its path for this set to replay.
             self.leaf(slot).key = EMPTY;
             self.replay(slot, full);
-            self.place[slot] = Place::Far;
-            self.far.push(Reverse((at, self.seq[slot], slot as u32)));
+            self.slot[slot].place = Place::Far;
+            self.far
+                .push(Reverse((at, self.slot[slot].seq, slot as u32)));
             return;
         }
         if self.sub == Self::SUB_LIMIT {
             // Renumber with this slot out of the way, then add it.
-            self.place[slot] = Place::None;
+            self.slot[slot].place = Place::None;
             self.leaf(slot).key = EMPTY;
             self.renumber();
         }
-        self.place[slot] = Place::Tree;
+        self.slot[slot].place = Place::Tree;
+        self.insert(slot, at, full);
+    }
+
+    /// Gives slot `slot` (in the tree, at `at`) the next key, and replays
+    /// its path: the tree is looked up once for both.
+    #[inline]
+    fn insert(&mut self, slot: usize, at: u64, full: bool) {
         let key = ((at - self.base) << SUB_BITS) | self.sub;
-        self.leaf(slot).key = key;
         self.sub += 1;
-        self.replay(slot, full);
+        let (t, i) = if slot < self.head_end {
+            (&mut self.head, slot)
+        } else {
+            let t = &mut self.rest[self.tree_of[slot] as usize];
+            let i = slot - t.first;
+            (t, i)
+        };
+        let node = t.cap + i;
+        t.nodes[node].key = key;
+        walk(&mut t.nodes, node, full);
     }
 
     /// Cancels slot `slot`'s event, if any.
     #[inline]
     pub fn clear(&mut self, slot: usize) {
-        match self.place[slot] {
+        match self.slot[slot].place {
             Place::None => {
                 // Popped and not yet replayed, or never set.
                 if self.stale == Some(slot) {
@@ -401,7 +446,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
                 }
             }
             Place::Tree => {
-                self.place[slot] = Place::None;
+                self.slot[slot].place = Place::None;
                 self.len -= 1;
                 self.leaf(slot).key = EMPTY;
                 let full = self.settle(slot);
@@ -409,7 +454,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             }
             Place::Far => {
                 // The heap entry goes stale and is skipped when it surfaces.
-                self.place[slot] = Place::None;
+                self.slot[slot].place = Place::None;
                 self.len -= 1;
             }
         }
@@ -417,19 +462,19 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
 
     /// Whether slot `slot` has a pending event.
     pub fn is_set(&self, slot: usize) -> bool {
-        self.place[slot] != Place::None
+        self.slot[slot].place != Place::None
     }
 
     /// The time of slot `slot`'s pending event, if it has one.
     pub fn time_of(&self, slot: usize) -> Option<SimTime> {
-        (self.place[slot] != Place::None).then(|| SimTime(self.time[slot]))
+        (self.slot[slot].place != Place::None).then(|| SimTime(self.slot[slot].time))
     }
 
     /// The earliest live far event, dropping stale heap entries.
     fn far_top(&mut self) -> Option<(u64, u64, usize)> {
         while let Some(&Reverse((t, q, s))) = self.far.peek() {
             let s = s as usize;
-            if self.place[s] == Place::Far && self.seq[s] == q {
+            if self.slot[s].place == Place::Far && self.slot[s].seq == q {
                 return Some((t, q, s));
             }
             self.far.pop();
@@ -447,12 +492,12 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         if !self.far.is_empty() {
             if let Some((t, q, s)) = self.far_top() {
                 let r = root.slot as usize;
-                if !from_tree || (t, q) < (self.time[r], self.seq[r]) {
+                if !from_tree || (t, q) < (self.slot[r].time, self.slot[r].seq) {
                     self.far.pop();
-                    self.place[s] = Place::None;
+                    self.slot[s].place = Place::None;
                     self.len -= 1;
                     self.now = SimTime(t);
-                    return Some((self.now, s, self.kinds[s]));
+                    return Some((self.now, s, self.slot[s].kind));
                 }
             }
         }
@@ -460,19 +505,19 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             return None;
         }
         let slot = root.slot as usize;
-        self.now = SimTime(self.time[slot]);
-        self.place[slot] = Place::None;
+        self.now = SimTime(self.slot[slot].time);
+        self.slot[slot].place = Place::None;
         self.len -= 1;
         self.leaf(slot).key = EMPTY;
         self.stale = Some(slot);
-        Some((self.now, slot, self.kinds[slot]))
+        Some((self.now, slot, self.slot[slot].kind))
     }
 
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle(usize::MAX);
         let root = self.root();
-        let tree = (root.key != EMPTY).then(|| self.time[root.slot as usize]);
+        let tree = (root.key != EMPTY).then(|| self.slot[root.slot as usize].time);
         let far = self.far_top().map(|(t, _, _)| t);
         match (tree, far) {
             (Some(a), Some(b)) => Some(SimTime(a.min(b))),
@@ -585,7 +630,7 @@ mod tests {
 
     #[test]
     fn pops_in_exactly_the_order_of_the_event_queue() {
-        for (i, n) in [1usize, 2, 3, 7, 64, 100].into_iter().enumerate() {
+        for (i, n) in [1usize, 2, 3, 7, 13, 64, 68, 100].into_iter().enumerate() {
             matches_event_queue::<20>(1_000, n, 42 + i as u64);
         }
     }

@@ -139,9 +139,9 @@ impl<'c> World<'c> {
     /// atomic is done (then the step takes effect).
     #[inline(always)]
     pub(super) fn line_atomic(&mut self, t: TaskId, lock: u32) -> u64 {
-        match self.line_costs[lock as usize] {
-            None => 0,
-            Some((transfer, local)) => self.line_atomic_slow(t, lock, transfer, local),
+        match self.line_costs.get(lock as usize) {
+            None | Some(None) => 0,
+            Some(&Some((transfer, local))) => self.line_atomic_slow(t, lock, transfer, local),
         }
     }
 

@@ -444,6 +444,8 @@ pub struct World<'c> {
     lines: Vec<(u32, SimTime)>,
     /// Each lock's cache-line costs (transfer, local), if modelled: a
     /// compact copy of the compiled locks' `line`, read at every atomic.
+    /// Empty when no lock has the model: then every atomic reads only the
+    /// length, not an entry of an array as long as the lock instances.
     line_costs: Vec<Option<(sim::Dur, sim::Dur)>>,
     line_transfers: Vec<u64>,
     line_wait_ns: Vec<u64>,
@@ -740,7 +742,11 @@ impl<'c> World<'c> {
             task_pages: vec![0; ntasks * c.memcgs.len()],
             mem_stats: vec![[0; 4]; c.memcgs.len()],
             lines: vec![(u32::MAX, SimTime::ZERO); c.locks.len()],
-            line_costs: c.locks.iter().map(|l| l.line).collect(),
+            line_costs: if c.locks.iter().any(|l| l.line.is_some()) {
+                c.locks.iter().map(|l| l.line).collect()
+            } else {
+                Vec::new()
+            },
             line_transfers: vec![0; c.locks.len()],
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
