@@ -100,7 +100,7 @@ pub struct CheckArgs {
     pub report: String,
     #[command(flatten)]
     pub points: PointFlags,
-    /// Directory of the runs (default: out/check-<report>); finished runs
+    /// Directory of the runs (default: out/check-NAME, NAME the report's `name`); finished runs
     /// in it are not run again.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -183,7 +183,7 @@ pub struct RunArgs {
     /// Replications, each with its own derived random streams; results pool.
     #[arg(long, default_value_t = 1)]
     pub reps: u64,
-    /// Output directory (default: out/<experiment>).
+    /// Output directory (default: out/EXP).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Threads for independent runs (variants x replications); 0 = all cores.
