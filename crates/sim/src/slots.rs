@@ -151,7 +151,7 @@ fn walk(nodes: &mut [Node], mut node: usize, full: bool) {
 pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     /// Each slot's pending event: one entry, so that setting or popping a
     /// slot touches one cache line and checks one bound.
-    slot: Vec<Entry<K>>,
+    entries: Vec<Entry<K>>,
     /// Trees over consecutive slot ranges: the first, over `0..head_end`,
     /// kept inline (the hot path of a one-tree queue reads no other
     /// pointer), then the rest, and each later slot's index in `rest`.
@@ -219,7 +219,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         let head = trees.next().expect("at least one tree");
         let rest: Vec<Tree> = trees.collect();
         SlotQueue {
-            slot: vec![
+            entries: vec![
                 Entry {
                     time: 0,
                     seq: 0,
@@ -342,11 +342,11 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     fn renumber(&mut self) {
         self.renumbers += 1;
         let mut pending: Vec<usize> = (0..self.n)
-            .filter(|&s| self.slot[s].place == Place::Tree)
+            .filter(|&s| self.entries[s].place == Place::Tree)
             .collect();
-        pending.sort_by_key(|&s| (self.slot[s].time, self.slot[s].seq));
+        pending.sort_by_key(|&s| (self.entries[s].time, self.entries[s].seq));
         for (rank, &s) in pending.iter().enumerate() {
-            let key = ((self.slot[s].time - self.base) << SUB_BITS) | rank as u64;
+            let key = ((self.entries[s].time - self.base) << SUB_BITS) | rank as u64;
             self.leaf(s).key = key;
         }
         self.sub = pending.len() as u64;
@@ -367,7 +367,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         let at = at.max(self.now).0;
         let seq = self.next_seq;
         self.next_seq += 1;
-        let e = &mut self.slot[slot];
+        let e = &mut self.entries[slot];
         if e.place == Place::None {
             self.len += 1;
         }
@@ -401,18 +401,18 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             // just popped left its path for this set to replay.
             self.leaf(slot).key = EMPTY;
             self.replay(slot, full);
-            self.slot[slot].place = Place::Far;
+            self.entries[slot].place = Place::Far;
             self.far
-                .push(Reverse((at, self.slot[slot].seq, slot as u32)));
+                .push(Reverse((at, self.entries[slot].seq, slot as u32)));
             return;
         }
         if self.sub == Self::SUB_LIMIT {
             // Renumber with this slot out of the way, then add it.
-            self.slot[slot].place = Place::None;
+            self.entries[slot].place = Place::None;
             self.leaf(slot).key = EMPTY;
             self.renumber();
         }
-        self.slot[slot].place = Place::Tree;
+        self.entries[slot].place = Place::Tree;
         self.insert(slot, at, full);
     }
 
@@ -437,7 +437,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// Cancels slot `slot`'s event, if any.
     #[inline]
     pub fn clear(&mut self, slot: usize) {
-        match self.slot[slot].place {
+        match self.entries[slot].place {
             Place::None => {
                 // Popped and not yet replayed, or never set.
                 if self.stale == Some(slot) {
@@ -446,7 +446,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
                 }
             }
             Place::Tree => {
-                self.slot[slot].place = Place::None;
+                self.entries[slot].place = Place::None;
                 self.len -= 1;
                 self.leaf(slot).key = EMPTY;
                 let full = self.settle(slot);
@@ -454,7 +454,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             }
             Place::Far => {
                 // The heap entry goes stale and is skipped when it surfaces.
-                self.slot[slot].place = Place::None;
+                self.entries[slot].place = Place::None;
                 self.len -= 1;
             }
         }
@@ -462,19 +462,19 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
 
     /// Whether slot `slot` has a pending event.
     pub fn is_set(&self, slot: usize) -> bool {
-        self.slot[slot].place != Place::None
+        self.entries[slot].place != Place::None
     }
 
     /// The time of slot `slot`'s pending event, if it has one.
     pub fn time_of(&self, slot: usize) -> Option<SimTime> {
-        (self.slot[slot].place != Place::None).then(|| SimTime(self.slot[slot].time))
+        (self.entries[slot].place != Place::None).then(|| SimTime(self.entries[slot].time))
     }
 
     /// The earliest live far event, dropping stale heap entries.
     fn far_top(&mut self) -> Option<(u64, u64, usize)> {
         while let Some(&Reverse((t, q, s))) = self.far.peek() {
             let s = s as usize;
-            if self.slot[s].place == Place::Far && self.slot[s].seq == q {
+            if self.entries[s].place == Place::Far && self.entries[s].seq == q {
                 return Some((t, q, s));
             }
             self.far.pop();
@@ -492,12 +492,12 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         if !self.far.is_empty() {
             if let Some((t, q, s)) = self.far_top() {
                 let r = root.slot as usize;
-                if !from_tree || (t, q) < (self.slot[r].time, self.slot[r].seq) {
+                if !from_tree || (t, q) < (self.entries[r].time, self.entries[r].seq) {
                     self.far.pop();
-                    self.slot[s].place = Place::None;
+                    self.entries[s].place = Place::None;
                     self.len -= 1;
                     self.now = SimTime(t);
-                    return Some((self.now, s, self.slot[s].kind));
+                    return Some((self.now, s, self.entries[s].kind));
                 }
             }
         }
@@ -505,19 +505,19 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             return None;
         }
         let slot = root.slot as usize;
-        self.now = SimTime(self.slot[slot].time);
-        self.slot[slot].place = Place::None;
+        self.now = SimTime(self.entries[slot].time);
+        self.entries[slot].place = Place::None;
         self.len -= 1;
         self.leaf(slot).key = EMPTY;
         self.stale = Some(slot);
-        Some((self.now, slot, self.slot[slot].kind))
+        Some((self.now, slot, self.entries[slot].kind))
     }
 
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle(usize::MAX);
         let root = self.root();
-        let tree = (root.key != EMPTY).then(|| self.slot[root.slot as usize].time);
+        let tree = (root.key != EMPTY).then(|| self.entries[root.slot as usize].time);
         let far = self.far_top().map(|(t, _, _)| t);
         match (tree, far) {
             (Some(a), Some(b)) => Some(SimTime(a.min(b))),
