@@ -36,13 +36,8 @@ impl<'c> World<'c> {
         if let Some(cpu) = self.tasks[t as usize].bound {
             let got = self.cpu.make_runnable_on(self.now, t, cpu);
             if got.is_none() {
-                // A bound kworker waits for its own CPU: traced as
-                // runnable like any other task.
-                self.tasks[t as usize].queued_at = Some(self.now);
-                self.blame_switch(t, crate::blame::Doing::Runnable);
-                if self.spinning > 0 {
-                    self.resched_cpu(cpu);
-                }
+                // A bound kworker waits for its own CPU.
+                self.waits_for_cpu(t, Some(cpu));
             }
             return got;
         }
@@ -55,15 +50,23 @@ impl<'c> World<'c> {
             }
         }
         self.cpu.enqueue_woken(self.now, t);
+        let on = self.cpu.queued_on(t);
+        self.waits_for_cpu(t, on);
+        None
+    }
+
+    /// Woken `t` now waits for CPU `on` (`None`: any CPU, one shared
+    /// queue or RT): traced as runnable, and need_resched there stops the
+    /// spinner it waits for (R8/R9, R28).
+    fn waits_for_cpu(&mut self, t: TaskId, on: Option<Cpu>) {
         self.tasks[t as usize].queued_at = Some(self.now);
         self.blame_switch(t, crate::blame::Doing::Runnable);
         if self.spinning > 0 {
-            match self.cpu.queued_on(t) {
+            match on {
                 Some(cpu) => self.resched_cpu(cpu),
                 None => self.resched(),
             }
         }
-        None
     }
 
     /// Wakeup preemption: the task in a `cpu` burst that has run longest

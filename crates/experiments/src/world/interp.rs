@@ -43,6 +43,12 @@ impl<'c> World<'c> {
         true
     }
 
+    /// One draw of compiled distribution `dist` from task `t`'s stream.
+    #[inline(always)]
+    fn draw(&mut self, t: TaskId, dist: u32) -> u64 {
+        self.c.dists[dist as usize].sample(&mut self.tasks[t as usize].rng)
+    }
+
     /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
     /// time or exits.
     #[inline(always)]
@@ -161,10 +167,8 @@ impl<'c> World<'c> {
                     delay,
                 } => {
                     pc += 1;
-                    let id = self.work_id(t, work, key);
-                    let cpu = self.wq_cpu(t, wq);
-                    let delay = delay
-                        .map(|d| sim::Dur(c.dists[d as usize].sample(&mut self.tasks[ti].rng)));
+                    let (id, cpu) = (self.work_id(t, work, key), self.wq_cpu(t, wq));
+                    let delay = delay.map(|d| sim::Dur(self.draw(t, d)));
                     self.wq_call(wq, |q, now, out| match delay {
                         None => q.queue_work(now, id, cpu, out),
                         Some(d) => q.queue_delayed_work(now, id, cpu, d, out),
@@ -177,9 +181,8 @@ impl<'c> World<'c> {
                     delay,
                 } => {
                     pc += 1;
-                    let id = self.work_id(t, work, key);
-                    let cpu = self.wq_cpu(t, wq);
-                    let d = sim::Dur(c.dists[delay as usize].sample(&mut self.tasks[ti].rng));
+                    let (id, cpu) = (self.work_id(t, work, key), self.wq_cpu(t, wq));
+                    let d = sim::Dur(self.draw(t, delay));
                     self.wq_call(wq, |q, now, out| q.mod_delayed_work(now, id, cpu, d, out));
                 }
                 Instr::CancelWorkSync { wq, work, key } => {
@@ -241,7 +244,7 @@ impl<'c> World<'c> {
                     self.memcgs[memcg as usize].uncharge(n);
                 }
                 Instr::Delay { dist, sleep, next } => {
-                    let d = c.dists[dist as usize].sample(&mut self.tasks[ti].rng);
+                    let d = self.draw(t, dist);
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
