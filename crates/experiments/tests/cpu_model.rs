@@ -598,3 +598,167 @@ program = ["cpu 1500us", "sleep 1s"]
     let r = run_text(&text.replace("RQ", "percpu"));
     assert_eq!((span(&r, "q/w"), span(&r, "q/z")), (1510 * US, 1520 * US));
 }
+
+/// When the only sample of span `s` ended: the start of its window (the
+/// scenario's windows are 10 us wide).
+fn ended_at(r: &VariantResult, s: &str) -> u64 {
+    let series = r.series(Metric::Span, s).unwrap();
+    assert_eq!(series.hist.count(), 1, "{s}");
+    let (at, _) = series.windows.iter().find(|(_, b)| b.count > 0).unwrap();
+    at.0
+}
+
+/// One CPU with per-CPU queues and EEVDF, HZ=1000, 3 ms slices. Hogs h1,
+/// h2 and h3 run slices in turn (0-3, 3-6, 6-9 ms; h1 again from 9 ms),
+/// one `cpu 100us` step after another. s, first at 0, arms the timer of
+/// work item `a` and sleeps. At 10.55 ms (h1 has run 4.5 ms, h2 and h3 3
+/// ms each: V is 3.5 ms) the timer queues `a` on CPU 0 and its pool wakes
+/// a kworker, bound to that CPU, placed at V with half a slice: deadline
+/// 5 ms, the earliest of the eligible.
+const KWORKER_ON_A_BUSY_CPU: &str = r#"
+[scenario]
+name = "kworker"
+duration = "20ms"
+window = "10us"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+runqueue = "percpu"
+wake_placement = "eevdf"
+[workqueues.wq1]
+kind = "percpu"
+[workqueues.wq2]
+kind = "percpu"
+[works.a]
+program = ["span_begin a", "ITEM", "span_end a"]
+[works.b]
+program = ["span_begin b", "cpu 10us", "span_end b"]
+[tasks.s]
+count = 1
+program = ["queue_delayed_work wq1 a 10550us", "sleep 1s"]
+[tasks.h1]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+[tasks.h2]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+[tasks.h3]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+"#;
+
+#[test]
+fn eevdf_a_woken_kworker_that_is_the_pick_preempts_an_ineligible_task_at_its_next_step() {
+    // h1 (vruntime 4.5 ms against V 3.5) is no longer eligible, and the
+    // kworker is EEVDF's pick with itself counted (check_preempt_wakeup_fair
+    // runs after the enqueue): h1 gets need_resched and yields at its next
+    // step boundary, 10.6 ms, not at its slice's end (12 ms). The item
+    // ends at 10.61 ms.
+    let r = run_text(&KWORKER_ON_A_BUSY_CPU.replace("ITEM", "cpu 10us"));
+    assert_eq!(ended_at(&r, "a/a"), 10_610 * US);
+}
+
+#[test]
+fn r37_a_kworker_woken_as_its_pool_mate_sleeps_is_in_the_pick_that_follows() {
+    // Item a (on wq1) queues b on wq2, the same CPU's pool, and flushes
+    // wq2. Its kworker, running a from 10.6 ms, sleeps in the flush:
+    // wq_worker_sleeping (from schedule(), before the pick) drops the
+    // pool's nr_running to 0 and kick_pool wakes an idle kworker for b,
+    // so the pick has it among the hogs: fresh, with the earliest
+    // deadline, it runs b at once, 10.6 to 10.61 ms.
+    let r = run_text(
+        &KWORKER_ON_A_BUSY_CPU.replace("ITEM", "queue_work wq2 b\", \"flush_workqueue wq2"),
+    );
+    assert_eq!(ended_at(&r, "b/b"), 10_610 * US);
+}
+
+/// Two hogs on one CPU under EEVDF, b at nice 5 (weight 335 against
+/// a's 1024, `sched_prio_to_weight`).
+const NICE: &str = r#"
+[scenario]
+name = "nice"
+duration = "DURATION"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+runqueue = "percpu"
+wake_placement = "eevdf"
+[tasks.a]
+count = 1
+program = ["loop", "  span_begin pass", "  cpu 100us", "  span_end pass", "end"]
+[tasks.b]
+count = 1
+nice = 5
+program = ["loop", "  span_begin pass", "  cpu 100us", "  span_end pass", "end"]
+"#;
+
+#[test]
+fn eevdf_a_niced_task_runs_its_slice_then_waits_until_its_faster_virtual_time_is_eligible() {
+    // Virtual time runs 1024/335 times as fast for b (calc_delta_fair).
+    // Both start at V = 0 with half a slice: deadlines 1.5 ms (a) and
+    // 4.59 ms (b); a runs 0-3 ms. At 3 ms V = 1024*3/1359 = 2.26 ms: a
+    // (3) is not eligible, b (0) is; b runs 3-6 ms, to vruntime 9.17 ms.
+    // V is then 4.52 ms and stays below b's 9.17 until a has run to 12
+    // ms of vruntime: a runs 6-15 ms (three slices; the 9 and 12 ms ticks
+    // give it the CPU back), then b 15-18 ms. A pass that a switch cuts
+    // ends when its task runs again; the one ending at 18 ms is past the
+    // horizon: a 30 + 90 - 1 passes, b 30 + 30 - 1.
+    let r = run_text(&NICE.replace("DURATION", "18ms"));
+    assert_eq!((passes(&r, "a"), passes(&r, "b")), (119, 59));
+    // At nice 0 they take turns, 3 ms each.
+    let r = run_text(&NICE.replace("DURATION", "18ms").replace("nice = 5\n", ""));
+    assert_eq!((passes(&r, "a"), passes(&r, "b")), (89, 89));
+}
+
+#[test]
+fn eevdf_niced_hogs_share_a_cpu_in_proportion_to_their_weights() {
+    // 3 s of 100 us passes: 30,000 in all, 1024:335 would be 22,605 and
+    // 7,395. Lag keeps the share to within one slice's worth (30 passes).
+    let r = run_text(&NICE.replace("DURATION", "3s"));
+    let (a, b) = (passes(&r, "a"), passes(&r, "b"));
+    assert!(
+        a.abs_diff(22_605) <= 30 && b.abs_diff(7_395) <= 30,
+        "{a} {b}"
+    );
+}
+
+#[test]
+fn a_nice_level_out_of_range_or_without_a_weighing_order_is_an_error() {
+    for (from, to, field, needle) in [
+        (
+            "nice = 5",
+            "nice = 25",
+            "tasks.b.nice",
+            "nice 25 is out of range",
+        ),
+        (
+            "nice = 5",
+            "nice = 5\nclass = \"rt\"",
+            "tasks.b.nice",
+            "an `rt` task has no nice level",
+        ),
+        (
+            "wake_placement = \"eevdf\"",
+            "wake_placement = \"cfs\"",
+            "tasks.b.nice",
+            "nice 5 needs a fair order that weighs tasks",
+        ),
+        (
+            "cpus = 1",
+            "cpus = \"unlimited\"",
+            "tasks.b.nice",
+            "nice 5 needs a fair order",
+        ),
+    ] {
+        let text = NICE.replace("DURATION", "1ms").replace(from, to);
+        let f = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
+        let l = f.load(&f.base).unwrap();
+        let msg = compile(&f.source, &l.doc, &f.base).unwrap_err().to_string();
+        assert!(
+            msg.contains(needle)
+                && msg.contains(&format!("field `{field}`"))
+                && msg.contains("t.toml:"),
+            "{msg}"
+        );
+    }
+}

@@ -33,6 +33,9 @@ const FRAGMENTS: &[&str] = &[
     "must be non-empty and within 0..1048576",
     "expected pages, KiB, MiB or GiB",
     "is also a task group; give the work type another name",
+    "is out of range; nice levels run from -20 to 19",
+    "has no nice level",
+    "needs a fair order that weighs tasks",
     // Run time.
     "ran more steps than the limit at t=",
     "nothing left to run and tasks wait forever",

@@ -344,6 +344,15 @@ impl CpuPool {
         }
     }
 
+    /// `task`'s load weight in the fair order (nice 0: 1024), before it
+    /// first wakes. Returns false if the pool's order has no weights (only
+    /// EEVDF has).
+    pub fn set_weight(&mut self, task: TaskId, weight: u32) -> bool {
+        self.fair
+            .as_mut()
+            .is_some_and(|f| f.set_weight(task, weight))
+    }
+
     /// `task` is an RT task: served before all others (see the module doc).
     pub fn set_rt(&mut self, task: TaskId) {
         let i = task as usize;
@@ -494,17 +503,20 @@ impl CpuPool {
     }
 
     /// `task`, bound to `cpu`, waits for it (woken, or preempted on it).
+    /// It is queued before the wakeup preemption check, which looks for it
+    /// among the CPU's waiting tasks (`check_preempt_wakeup_fair` runs
+    /// after `enqueue_task`).
     pub fn requeue_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
         let rq = self.rq_of(cpu);
+        let seq = self.next_seq();
+        self.bound[cpu.0 as usize].push_back((task, now, seq));
+        self.bound_len += 1;
         if let Some(e) = self.fair(task) {
             e.wait(now, task, rq);
             if self.percpu.is_some() {
                 self.check_wakeup_preempt(now, task, rq);
             }
         }
-        let seq = self.next_seq();
-        self.bound[cpu.0 as usize].push_back((task, now, seq));
-        self.bound_len += 1;
         self.runq_max = self.runq_max.max(self.runnable_waiting());
     }
 

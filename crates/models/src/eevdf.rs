@@ -1,14 +1,16 @@
 //! EEVDF's order for runnable tasks (kernel/sched/fair.c, Linux 6.12+), for
 //! the run queue of [`crate::cpu::CpuPool`] with `wake_placement = "eevdf"`.
 //!
-//! All tasks have the same weight (nice 0), so virtual time is CPU time:
-//! - a running task's `vruntime` grows by the time it runs (`update_curr`);
-//!   when it passes the task's `deadline`, the deadline moves to
-//!   `vruntime + slice` (`update_deadline`);
-//! - `V` is the average `vruntime` of the runnable tasks, running ones
-//!   included (`avg_vruntime`);
+//! Each task has a load weight, from its nice level ([`nice_to_weight`]);
+//! virtual time is CPU time scaled by `1024 / weight` (`calc_delta_fair`),
+//! so at nice 0 it is CPU time:
+//! - a running task's `vruntime` grows by the time it runs, scaled
+//!   (`update_curr`); when it passes the task's `deadline`, the deadline
+//!   moves to `vruntime + slice`, the slice scaled (`update_deadline`);
+//! - `V` is the weighted average `vruntime` of the runnable tasks, running
+//!   ones included (`avg_vruntime`);
 //! - a task that blocks keeps its lag `V - vruntime`, clamped to
-//!   `max(2 * slice, TICK_NSEC)` either way (`update_entity_lag`);
+//!   `max(2 * slice, TICK_NSEC)` scaled, either way (`update_entity_lag`);
 //! - one that blocks with a negative lag (not eligible) stays queued,
 //!   counted in `V`, until `V` reaches its `vruntime` (6.12's
 //!   DELAY_DEQUEUE, `dequeue_entity`): then it leaves with no lag
@@ -18,7 +20,8 @@
 //!   picks it, once eligible; the model does when it finds it eligible,
 //!   at the next look at that queue's `V`;
 //! - a task that becomes runnable is placed at `vruntime = V - lag`, the
-//!   lag scaled by `(n + 1) / n` for the `n` tasks already runnable, with
+//!   lag scaled by `(W + w) / W` for its weight `w` and the weight `W` of
+//!   the tasks already runnable, with
 //!   `deadline = vruntime + slice`, half a slice the first time
 //!   (`place_entity`, PLACE_LAG, PLACE_DEADLINE_INITIAL);
 //! - the next task is the eligible one (`vruntime <= V`) with the earliest
@@ -51,7 +54,8 @@
 //! another CPU; the kernel wakes it where it is queued) leaves its queue
 //! with its lag and is placed on the new one with it, as a migration.
 //!
-//! What is not here: weights other than nice 0. The pick scans the queue
+//! What is not here: group scheduling (a cgroup's tasks as one entity of
+//! the cgroup's weight, CONFIG_FAIR_GROUP_SCHED). The pick scans the queue
 //! (the kernel keeps an augmented rbtree): a handover costs O(tasks
 //! waiting), which 10,000 runnable hogs on 2 CPUs still run at 0.08 s per
 //! simulated 2 s.
@@ -60,7 +64,34 @@ use crate::fair::{PerTask, State};
 use crate::lock::TaskId;
 use sim::SimTime;
 
-#[derive(Clone, Copy, Debug, Default)]
+/// `sched_prio_to_weight` (kernel/sched/core.c): the load weight of nice
+/// levels -20 to 19; each level is about 10% of CPU time against the next.
+const PRIO_TO_WEIGHT: [u32; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// The weight of nice 0 (`NICE_0_LOAD` without the fixed-point shift).
+pub const NICE_0_WEIGHT: u32 = 1024;
+
+/// The load weight of nice level `nice` (-20 to 19; clamped).
+pub fn nice_to_weight(nice: i32) -> u32 {
+    PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
+}
+
+/// `delta` ns of CPU time in the virtual time of a task of weight `w`
+/// (`calc_delta_fair`): the same at nice 0.
+#[inline]
+fn scaled(delta: i64, w: i64) -> i64 {
+    if w == NICE_0_WEIGHT as i64 {
+        delta
+    } else {
+        (i128::from(delta) * i128::from(NICE_0_WEIGHT) / i128::from(w)) as i64
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
 struct Entity {
     vruntime: i64,
     deadline: i64,
@@ -74,22 +105,42 @@ struct Entity {
     state: State,
     /// The run queue it is placed on (or was last).
     rq: u32,
+    /// Load weight (nice 0: 1024).
+    weight: i64,
+}
+
+impl Default for Entity {
+    fn default() -> Entity {
+        Entity {
+            vruntime: 0,
+            deadline: 0,
+            vlag: 0,
+            started: 0,
+            placed_before: false,
+            delayed: false,
+            state: State::Off,
+            rq: 0,
+            weight: NICE_0_WEIGHT as i64,
+        }
+    }
 }
 
 /// One run queue's sums, from which its `V` follows.
 #[derive(Clone, Debug)]
 struct Rq {
-    /// Sum of `vruntime` over waiting tasks, and their number.
+    /// Sum of `weight * vruntime` over waiting tasks, and of their weights.
     sum_wait: i128,
-    n_wait: i64,
-    /// Sum of `vruntime - started` over running tasks, and their number:
-    /// their sum of `vruntime` at `now` is this plus `n_run * now`.
+    w_wait: i64,
+    /// Sum of `weight * vruntime - 1024 * started` over running tasks,
+    /// their number and the sum of their weights: their sum of `weight *
+    /// vruntime` at `now` is this plus `1024 * n_run * now`.
     sum_run: i128,
     n_run: i64,
+    w_run: i64,
     /// `V` when last computed over a non-empty set (an idle queue keeps it).
     last_v: i64,
     /// Blocked tasks still queued (DELAY_DEQUEUE), counted in `sum_wait`
-    /// and `n_wait` (a few at a time: a plain list), and the least
+    /// and `w_wait` (a few at a time: a plain list), and the least
     /// `vruntime` among them (`i64::MAX` if none): none leaves while `V`
     /// is below it.
     delayed: Vec<TaskId>,
@@ -100,9 +151,10 @@ impl Default for Rq {
     fn default() -> Rq {
         Rq {
             sum_wait: 0,
-            n_wait: 0,
+            w_wait: 0,
             sum_run: 0,
             n_run: 0,
+            w_run: 0,
             last_v: 0,
             delayed: Vec::new(),
             delayed_min: i64::MAX,
@@ -163,13 +215,26 @@ impl Eevdf {
         self.se.get(t)
     }
 
-    /// The sum of `vruntime` at `now` over queue `rq`'s runnable tasks
-    /// (placed but not yet waiting or running ones are not counted), and
-    /// their number.
+    /// The sum of `weight * vruntime` at `now` over queue `rq`'s runnable
+    /// tasks (placed but not yet waiting or running ones are not counted),
+    /// and their total weight.
     fn runnable_sum(&self, rq: usize, now: SimTime) -> (i128, i64) {
         let q = &self.rqs[rq];
-        let sum = q.sum_wait + q.sum_run + i128::from(q.n_run) * i128::from(now.0 as i64);
-        (sum, q.n_wait + q.n_run)
+        let sum = q.sum_wait
+            + q.sum_run
+            + i128::from(q.n_run) * i128::from(NICE_0_WEIGHT) * i128::from(now.0 as i64);
+        (sum, q.w_wait + q.w_run)
+    }
+
+    /// The weight of `t`'s load, from its nice level (nice 0 unless set).
+    /// Set it before `t` first wakes.
+    pub fn set_weight(&mut self, t: TaskId, weight: u32) {
+        self.se(t).weight = i64::from(weight.max(1));
+    }
+
+    /// `t`'s lag limit: `max(2 * slice, TICK_NSEC)` in its virtual time.
+    fn lag_limit(&self, w: i64) -> i64 {
+        scaled(self.lag_limit, w)
     }
 
     /// Queue `rq`'s `V` at `now`: the average `vruntime` of its runnable
@@ -209,10 +274,10 @@ impl Eevdf {
     fn leave_delayed(&mut self, t: TaskId) {
         let e = self.se(t);
         e.delayed = false;
-        let (vr, rq) = (e.vruntime, e.rq as usize);
+        let (vr, rq, w) = (e.vruntime, e.rq as usize, e.weight);
         let q = &mut self.rqs[rq];
-        q.sum_wait -= i128::from(vr);
-        q.n_wait -= 1;
+        q.sum_wait -= i128::from(w) * i128::from(vr);
+        q.w_wait -= w;
         if let Some(i) = q.delayed.iter().position(|&d| d == t) {
             q.delayed.swap_remove(i);
         }
@@ -246,35 +311,33 @@ impl Eevdf {
                 }
                 // Woken onto another queue: it takes its lag along, its
                 // deadline as far ahead of its vruntime as it was.
-                self.se(t).vlag = (v_old - e.vruntime).clamp(-self.lag_limit, self.lag_limit);
+                let limit = self.lag_limit(e.weight);
+                self.se(t).vlag = (v_old - e.vruntime).clamp(-limit, limit);
                 self.place(now, t, rq, e.deadline - e.vruntime);
                 return;
             }
         }
-        let vslice = if e.placed_before {
-            self.slice
-        } else {
-            self.slice / 2
-        };
+        let vslice = scaled(self.slice, e.weight);
+        let vslice = if e.placed_before { vslice } else { vslice / 2 };
         self.place(now, t, rq, vslice);
     }
 
     /// Places `t` on queue `rq` at `vruntime = V - lag`, the lag scaled by
-    /// `(n + 1) / n` for the `n` tasks counted in `V`, with its deadline
-    /// `vslice` ahead (`place_entity`).
+    /// `(W + w) / W` for `t`'s weight `w` and the weight `W` counted in `V`,
+    /// with its deadline `vslice` ahead (`place_entity`).
     fn place(&mut self, now: SimTime, t: TaskId, rq: usize, vslice: i64) {
         let v = self.avg_vruntime(rq, now);
         let q = &self.rqs[rq];
-        let n = q.n_wait + q.n_run;
+        let load = q.w_wait + q.w_run;
         let e = self.se(t);
         e.rq = rq as u32;
         let mut lag = e.vlag;
-        if n > 0 {
+        if load > 0 {
             // Truncated toward zero, as the kernel's div_s64.
-            let scaled = i128::from(lag) * i128::from(n + 1);
+            let scaled = i128::from(lag) * i128::from(load + e.weight);
             lag = match i64::try_from(scaled) {
-                Ok(a) => a / n,
-                _ => (scaled / i128::from(n)) as i64,
+                Ok(a) => a / load,
+                _ => (scaled / i128::from(load)) as i64,
             };
         }
         e.vruntime = v - lag;
@@ -302,11 +365,12 @@ impl Eevdf {
         let rq = e.rq as usize;
         let (mut sum, mut n) = self.runnable_sum(rq, now);
         if e.state != State::Waiting {
-            sum += i128::from(e.vruntime);
-            n += 1;
+            sum += i128::from(e.weight) * i128::from(e.vruntime);
+            n += e.weight;
         }
         let v = div_floor(sum, i128::from(n));
-        (v - e.vruntime).clamp(-self.lag_limit, self.lag_limit)
+        let limit = self.lag_limit(e.weight);
+        (v - e.vruntime).clamp(-limit, limit)
     }
 
     /// `t`, placed or waiting on another queue, moves to queue `rq` at
@@ -317,8 +381,8 @@ impl Eevdf {
         let e = self.get(t);
         if e.state == State::Waiting {
             let q = &mut self.rqs[e.rq as usize];
-            q.sum_wait -= i128::from(e.vruntime);
-            q.n_wait -= 1;
+            q.sum_wait -= i128::from(e.weight) * i128::from(e.vruntime);
+            q.w_wait -= e.weight;
         }
         let e = self.se(t);
         e.vlag = lag;
@@ -335,10 +399,10 @@ impl Eevdf {
         }
         let e = self.se(t);
         e.state = State::Waiting;
-        let vr = e.vruntime;
+        let (vr, w) = (e.vruntime, e.weight);
         let q = &mut self.rqs[rq];
-        q.sum_wait += i128::from(vr);
-        q.n_wait += 1;
+        q.sum_wait += i128::from(w) * i128::from(vr);
+        q.w_wait += w;
     }
 
     /// `t` starts running at `now` on queue `rq`'s CPU.
@@ -350,15 +414,17 @@ impl Eevdf {
         let was = e.state;
         e.state = State::Running;
         e.started = now.0 as i64;
-        let (vr, started) = (e.vruntime, e.started);
+        let (vr, started, w) = (e.vruntime, e.started, e.weight);
         let q = &mut self.rqs[rq];
         if was == State::Waiting {
-            q.sum_wait -= i128::from(vr);
-            q.n_wait -= 1;
+            q.sum_wait -= i128::from(w) * i128::from(vr);
+            q.w_wait -= w;
         }
         debug_assert!(matches!(was, State::Waiting | State::Placed), "{was:?}");
-        q.sum_run += i128::from(vr) - i128::from(started);
+        q.sum_run +=
+            i128::from(w) * i128::from(vr) - i128::from(NICE_0_WEIGHT) * i128::from(started);
         q.n_run += 1;
+        q.w_run += w;
     }
 
     /// `t` stops running at `now`. If `runnable` it stays runnable (it
@@ -370,16 +436,19 @@ impl Eevdf {
         if e.state != State::Running {
             return;
         }
-        let old = i128::from(e.vruntime) - i128::from(e.started);
-        e.vruntime += now.0 as i64 - e.started;
+        let w = e.weight;
+        let old = i128::from(w) * i128::from(e.vruntime)
+            - i128::from(NICE_0_WEIGHT) * i128::from(e.started);
+        e.vruntime += scaled(now.0 as i64 - e.started, w);
         if e.vruntime >= e.deadline {
-            e.deadline = e.vruntime + slice;
+            e.deadline = e.vruntime + scaled(slice, w);
         }
         e.state = State::Placed;
         let rq = e.rq as usize;
         let q = &mut self.rqs[rq];
         q.sum_run -= old;
         q.n_run -= 1;
+        q.w_run -= w;
         if !runnable {
             // The lag against V with this task still counted, as the
             // kernel computes it before the dequeue.
@@ -393,8 +462,8 @@ impl Eevdf {
                 e.delayed = true;
                 let vr = e.vruntime;
                 let q = &mut self.rqs[rq];
-                q.sum_wait += i128::from(vr);
-                q.n_wait += 1;
+                q.sum_wait += i128::from(w) * i128::from(vr);
+                q.w_wait += w;
                 q.delayed.push(t);
                 q.delayed_min = q.delayed_min.min(vr);
             }
@@ -440,7 +509,7 @@ impl Eevdf {
         if c.state != State::Running || c.rq as usize != rq {
             return false;
         }
-        let vr = c.vruntime + (now.0 as i64 - c.started);
+        let vr = c.vruntime + scaled(now.0 as i64 - c.started, c.weight);
         vr > self.avg_vruntime(rq, now)
     }
 
@@ -466,7 +535,8 @@ impl Eevdf {
             }
             State::Off => e.vlag,
             State::Running => {
-                self.avg_vruntime(e.rq as usize, now) - (e.vruntime + now.0 as i64 - e.started)
+                self.avg_vruntime(e.rq as usize, now)
+                    - (e.vruntime + scaled(now.0 as i64 - e.started, e.weight))
             }
             _ => self.avg_vruntime(e.rq as usize, now) - e.vruntime,
         }
@@ -508,6 +578,18 @@ mod tests {
         e.stop(at(3), 0, false);
         assert_eq!(e.lag(at(3), 0), -(3 * MS as i64) / 2);
         e
+    }
+
+    #[test]
+    fn nice_levels_take_the_kernels_load_weights() {
+        assert_eq!(
+            [-20, -1, 0, 1, 5, 19].map(nice_to_weight),
+            [88761, 1277, 1024, 820, 335, 15]
+        );
+        assert_eq!((nice_to_weight(-40), nice_to_weight(40)), (88761, 15));
+        // Virtual time: the same at nice 0, 1024/335 as fast at nice 5.
+        assert_eq!(scaled(3_000_000, 1024), 3_000_000);
+        assert_eq!(scaled(335, 335), 1024);
     }
 
     #[test]

@@ -77,6 +77,18 @@ impl FairOrder {
         }
     }
 
+    /// `t`'s load weight (nice 0: 1024), before it first wakes. Only
+    /// EEVDF weighs tasks; returns false for CFS, which here has none.
+    pub fn set_weight(&mut self, t: TaskId, weight: u32) -> bool {
+        match self {
+            FairOrder::Eevdf(e) => {
+                e.set_weight(t, weight);
+                true
+            }
+            FairOrder::Cfs(_) => false,
+        }
+    }
+
     /// `t`, blocked, now stands for another task with no history.
     pub fn forget(&mut self, t: TaskId) {
         match self {

@@ -194,6 +194,8 @@ pub struct GroupProg {
     pub repeat_slots: u8,
     /// Real-time scheduling class.
     pub rt: bool,
+    /// Load weight in the fair class (nice 0: 1024).
+    pub weight: u32,
 }
 
 /// A workqueue of the scenario.
@@ -1471,6 +1473,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         self_count: u32,
         span: std::ops::Range<usize>,
         class: Option<&'d Spanned<String>>,
+        nice: Option<&'d Spanned<i64>>,
     }
     let mut progs: Vec<Prog> = doc
         .tasks
@@ -1483,6 +1486,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             self_count: *d.get_ref().count.get_ref(),
             span: d.span(),
             class: d.get_ref().class.as_ref(),
+            nice: d.get_ref().nice.as_ref(),
         })
         .collect();
     let mut works = Vec::new();
@@ -1517,6 +1521,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             self_count: instances,
             span: d.span(),
             class: None,
+            nice: None,
         });
     }
     for pr in &progs {
@@ -1579,8 +1584,41 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
                 }
             },
         };
+        let weight = match pr.nice {
+            None => models::eevdf::NICE_0_WEIGHT,
+            Some(n) => {
+                let nice = *n.get_ref();
+                let err = |msg: String| {
+                    ScenarioError::new(
+                        src.locate(Some(n.span())),
+                        format!("{}.nice", pr.field),
+                        msg,
+                    )
+                };
+                if !(-20..=19).contains(&nice) {
+                    return Err(err(format!(
+                        "nice {nice} is out of range; nice levels run from -20 to 19"
+                    )));
+                }
+                if rt && nice != 0 {
+                    return Err(err("an `rt` task has no nice level (the RT class does not weigh tasks); leave `nice` out".into()));
+                }
+                let weighs = cpus.is_some()
+                    && matches!(
+                        wake_placement,
+                        WakePlacement::Eevdf | WakePlacement::Eevdf66
+                    );
+                if nice != 0 && !weighs {
+                    return Err(err(format!(
+                        "nice {nice} needs a fair order that weighs tasks: a limited `scenario.cpus` and `scenario.wake_placement = \"eevdf\"` or `\"eevdf-6.6\"`"
+                    )));
+                }
+                models::eevdf::nice_to_weight(nice as i32)
+            }
+        };
         groups.push(GroupProg {
             rt,
+            weight,
             name: gname.to_string(),
             count: pr.count,
             code: ctx.code,

@@ -234,4 +234,8 @@ pub struct TaskDef {
     /// rwsem writer sets handoff at once, R14).
     #[serde(default)]
     pub class: Option<Spanned<String>>,
+    /// Nice level of a `normal` task, -20 to 19 (default 0): its load
+    /// weight in EEVDF's order (`sched_prio_to_weight`).
+    #[serde(default)]
+    pub nice: Option<Spanned<i64>>,
 }

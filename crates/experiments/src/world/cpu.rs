@@ -285,17 +285,19 @@ impl<'c> World<'c> {
         if self.spinning > 0 {
             self.holder_off_cpu(t);
         }
-        if !self.cpu.is_unlimited() {
-            let runnable = self.tasks[t as usize].state == State::Runnable;
-            self.cpu.stopped(self.now, t, runnable);
-            self.release_cpu(t);
-        }
         // A pool kworker that sleeps inside its item (not one preempted)
-        // leaves nr_running, once its CPU is free for whom it may wake.
+        // leaves nr_running before its CPU is handed on: schedule() calls
+        // wq_worker_sleeping (sched_submit_work) before __schedule picks,
+        // so a kworker that kick_pool wakes for this CPU is in that pick.
         let task = &self.tasks[t as usize];
         if task.pool == PoolState::Running && matches!(task.state, State::Blocked | State::Sleeping)
         {
             self.pool_worker_sleeps(t);
+        }
+        if !self.cpu.is_unlimited() {
+            let runnable = self.tasks[t as usize].state == State::Runnable;
+            self.cpu.stopped(self.now, t, runnable);
+            self.release_cpu(t);
         }
     }
 

@@ -32,6 +32,7 @@ use crate::idle_kworkers::IdleKworkers;
 use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId, WakePlacement};
 use crate::worker_pools::{PoolState, WorkerPools};
 use models::cpu::{Cpu, CpuPool};
+use models::eevdf::NICE_0_WEIGHT;
 use models::policy::AnyLock;
 use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};
 use output::{Counter, Series, VariantResult};
@@ -714,6 +715,16 @@ impl<'c> World<'c> {
         for (i, task) in tasks.iter().enumerate() {
             if task.rt {
                 cpu.set_rt(i as TaskId);
+            }
+            let weight = c
+                .groups
+                .get(task.group as usize)
+                .map_or(NICE_0_WEIGHT, |g| g.weight);
+            if weight != NICE_0_WEIGHT {
+                // The compiler accepts a nice level only for an order
+                // that weighs tasks.
+                let weighed = cpu.set_weight(i as TaskId, weight);
+                debug_assert!(weighed);
             }
         }
         let running_on = vec![NONE; c.cpus.unwrap_or(0) as usize];
