@@ -211,13 +211,7 @@ fn bad_cpu_settings_are_errors() {
             "unknown run queue `global`",
         ),
     ] {
-        let f = ScenarioFile::new(Source::new("t.toml", PREEMPT.replace(from, to))).unwrap();
-        let l = f.load(&f.base);
-        let e = match l {
-            Err(e) => e,
-            Ok(l) => compile(&f.source, &l.doc, &f.base).unwrap_err(),
-        };
-        let msg = e.to_string();
+        let msg = common::compile_error(&PREEMPT.replace(from, to));
         assert!(msg.contains(needle) && msg.contains("t.toml:"), "{msg}");
     }
 }
@@ -608,13 +602,13 @@ fn ended_at(r: &VariantResult, s: &str) -> u64 {
     at.0
 }
 
-/// One CPU with per-CPU queues and EEVDF, HZ=1000, 3 ms slices. Hogs h1,
-/// h2 and h3 run slices in turn (0-3, 3-6, 6-9 ms; h1 again from 9 ms),
-/// one `cpu 100us` step after another. s, first at 0, arms the timer of
-/// work item `a` and sleeps. At 10.55 ms (h1 has run 4.5 ms, h2 and h3 3
-/// ms each: V is 3.5 ms) the timer queues `a` on CPU 0 and its pool wakes
-/// a kworker, bound to that CPU, placed at V with half a slice: deadline
-/// 5 ms, the earliest of the eligible.
+/// One CPU with per-CPU queues and EEVDF, HZ=1000, 3 ms slices. Hogs
+/// h[0], h[1] and h[2] run slices in turn (0-3, 3-6, 6-9 ms; h[0] again
+/// from 9 ms), one `cpu 100us` step after another. s, first at 0, arms
+/// the timer of work item `a` and sleeps. At 10.55 ms (h[0] has run 4.5
+/// ms, h[1] and h[2] 3 ms each: V is 3.5 ms) the timer queues `a` on CPU
+/// 0 and its pool wakes a kworker, bound to that CPU, placed at V with
+/// half a slice: deadline 5 ms, the earliest of the eligible.
 const KWORKER_ON_A_BUSY_CPU: &str = r#"
 [scenario]
 name = "kworker"
@@ -636,22 +630,16 @@ program = ["span_begin b", "cpu 10us", "span_end b"]
 [tasks.s]
 count = 1
 program = ["queue_delayed_work wq1 a 10550us", "sleep 1s"]
-[tasks.h1]
-count = 1
-program = ["loop", "  cpu 100us", "end"]
-[tasks.h2]
-count = 1
-program = ["loop", "  cpu 100us", "end"]
-[tasks.h3]
-count = 1
+[tasks.h]
+count = 3
 program = ["loop", "  cpu 100us", "end"]
 "#;
 
 #[test]
 fn eevdf_a_woken_kworker_that_is_the_pick_preempts_an_ineligible_task_at_its_next_step() {
-    // h1 (vruntime 4.5 ms against V 3.5) is no longer eligible, and the
+    // h[0] (vruntime 4.5 ms against V 3.5) is no longer eligible, and the
     // kworker is EEVDF's pick with itself counted (check_preempt_wakeup_fair
-    // runs after the enqueue): h1 gets need_resched and yields at its next
+    // runs after the enqueue): h[0] gets need_resched and yields at its next
     // step boundary, 10.6 ms, not at its slice's end (12 ms). The item
     // ends at 10.61 ms.
     let r = run_text(&KWORKER_ON_A_BUSY_CPU.replace("ITEM", "cpu 10us"));
@@ -750,10 +738,7 @@ fn a_nice_level_out_of_range_or_without_a_weighing_order_is_an_error() {
             "nice 5 needs a fair order",
         ),
     ] {
-        let text = NICE.replace("DURATION", "1ms").replace(from, to);
-        let f = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
-        let l = f.load(&f.base).unwrap();
-        let msg = compile(&f.source, &l.doc, &f.base).unwrap_err().to_string();
+        let msg = common::compile_error(&NICE.replace("DURATION", "1ms").replace(from, to));
         assert!(
             msg.contains(needle)
                 && msg.contains(&format!("field `{field}`"))

@@ -66,6 +66,17 @@ pub fn compile_text(text: &str) -> Compiled {
     compile(&file.source, &loaded.doc, &file.base).unwrap()
 }
 
+/// The message of the error that loading or compiling the base variant
+/// of a scenario text (file `t.toml`) gives. Panics if there is none.
+pub fn compile_error(text: &str) -> String {
+    let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
+    let e = match file.load(&file.base) {
+        Err(e) => e,
+        Ok(loaded) => compile(&file.source, &loaded.doc, &file.base).unwrap_err(),
+    };
+    e.to_string()
+}
+
 /// Runs the base variant of a scenario text with `seed`.
 pub fn run_text(text: &str, seed: u64) -> VariantResult {
     let c = compile_text(text);
