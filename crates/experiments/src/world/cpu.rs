@@ -181,11 +181,20 @@ impl<'c> World<'c> {
     }
 
     /// `t` runs on `cpu` from now; its time slice starts.
-    #[inline]
+    #[inline(always)]
     pub(super) fn give_cpu(&mut self, t: TaskId, cpu: Cpu) {
         let task = &mut self.tasks[t as usize];
         task.cpu = cpu;
         task.on_cpu_since = self.now;
+        // Unlimited CPUs with nothing observed: no more to do.
+        if cpu != Cpu::ANY || self.recorder.is_some() || self.trace.is_some() {
+            self.give_cpu_rest(t, cpu);
+        }
+    }
+
+    /// The rest of [`World::give_cpu`]: the pool, blame and the trace.
+    #[inline(never)]
+    fn give_cpu_rest(&mut self, t: TaskId, cpu: Cpu) {
         if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
             *r = t;
             self.cpu.started(self.now, t, cpu);
@@ -277,8 +286,22 @@ impl<'c> World<'c> {
     }
 
     /// `t` leaves its CPU; the next runnable task (if any) gets it.
-    #[inline]
+    #[inline(always)]
     pub(super) fn leave_cpu(&mut self, t: TaskId) {
+        // Unlimited CPUs, no spinners, no pool, nothing observed: nothing
+        // to hand on or account.
+        if self.recorder.is_some()
+            || self.spinning > 0
+            || !self.cpu.is_unlimited()
+            || self.tasks[t as usize].pool != PoolState::No
+        {
+            self.leave_cpu_rest(t);
+        }
+    }
+
+    /// [`World::leave_cpu`] when there is something to do.
+    #[inline(never)]
+    fn leave_cpu_rest(&mut self, t: TaskId) {
         if self.recorder.is_some() {
             self.blame_off_cpu(t);
         }
