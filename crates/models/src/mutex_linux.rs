@@ -110,7 +110,17 @@ impl LinuxMutex {
     /// Lets spinners react: the OSQ head takes a free mutex, or gives up
     /// when its owner is off CPU or a CPU is wanted (then the next head
     /// looks); the handoff-spinning head gives up likewise.
+    #[inline(always)]
     fn update_spinners(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) {
+        // Most lock operations find no spinner: decided here, inline.
+        if self.head_spinner.is_some() || !self.osq.is_empty() {
+            self.update_spinners_slow(ctx, wakes);
+        }
+    }
+
+    /// [`Self::update_spinners`] when there is a spinner.
+    #[inline(never)]
+    fn update_spinners_slow(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) {
         if let Some(t) = self.head_spinner {
             if self.owner.is_none() || !self.owner_runs(ctx) || ctx.tasks.need_resched(t) {
                 self.head_spinner = None;

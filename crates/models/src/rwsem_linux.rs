@@ -424,7 +424,17 @@ impl LinuxRwsem {
     /// Lets the spinners react to the lock's new state: the head may take
     /// the lock, give up (and enqueue as a sleeping writer), or keep
     /// spinning with a new deadline; each new head looks in turn.
+    #[inline(always)]
     fn update_spinners(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) {
+        // Most lock operations find no spinner: decided here, inline.
+        if self.handoff_spinner.is_some() || !self.osq.is_empty() {
+            self.update_spinners_slow(ctx, wakes);
+        }
+    }
+
+    /// [`Self::update_spinners`] when there is a spinner.
+    #[inline(never)]
+    fn update_spinners_slow(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) {
         // A head waiter that set handoff and spins on the owner (R15).
         if let Some(t) = self.handoff_spinner {
             if self.is_free() {
