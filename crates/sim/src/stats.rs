@@ -303,28 +303,34 @@ impl HdrCounts {
         }
         let v = ns.min(i64::MAX as u64);
         let i = Self::index(v);
-        if i >= self.counts.len() {
-            self.counts.resize(i + 1, 0);
-        }
-        let c = &mut self.counts[i];
-        if *c == u16::MAX {
-            *c = 0;
-            self.carry(i);
-        } else {
-            *c += 1;
+        // One test for the usual case: a bucket that exists and does not
+        // wrap.
+        match self.counts.get_mut(i) {
+            Some(c) if *c != u16::MAX => *c += 1,
+            _ => self.count_rare(i),
         }
         self.sum += u128::from(v);
         self.min = self.min.min(v);
         self.max = self.max.max(v);
     }
 
-    /// Bucket `i`'s 16-bit count wrapped.
+    /// Counts one in bucket `i` when the bucket does not exist yet (the
+    /// counts grow) or its 16-bit count wraps (a carry).
     #[cold]
-    fn carry(&mut self, i: usize) {
-        if self.carries.len() < self.counts.len() {
-            self.carries.resize(self.counts.len(), 0);
+    fn count_rare(&mut self, i: usize) {
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
         }
-        self.carries[i] += 1;
+        let c = &mut self.counts[i];
+        if *c == u16::MAX {
+            *c = 0;
+            if self.carries.len() < self.counts.len() {
+                self.carries.resize(self.counts.len(), 0);
+            }
+            self.carries[i] += 1;
+        } else {
+            *c += 1;
+        }
     }
 
     /// The histogram of everything recorded.
@@ -382,6 +388,13 @@ pub struct WindowBin {
 }
 
 impl WindowBin {
+    #[inline]
+    fn add(&mut self, ns: u64) {
+        self.count += 1;
+        self.sum += u128::from(ns);
+        self.max = self.max.max(ns);
+    }
+
     pub fn mean(&self) -> u64 {
         if self.count == 0 {
             0
@@ -440,22 +453,26 @@ impl Windows {
     /// on a late sample).
     #[inline]
     pub fn record(&mut self, at: SimTime, ns: u64) {
-        let in_current = at.0 < self.cur_end && self.cur_end - at.0 <= self.width;
-        let i = if in_current && self.cur < self.bins.len() {
-            self.cur
-        } else {
-            let i = (at.0 / self.width) as usize;
-            if i >= self.bins.len() {
-                self.bins.resize(i + 1, WindowBin::default());
+        if at.0 < self.cur_end && self.cur_end - at.0 <= self.width {
+            if let Some(b) = self.bins.get_mut(self.cur) {
+                b.add(ns);
+                return;
             }
-            self.cur = i;
-            self.cur_end = (i as u64 + 1).saturating_mul(self.width);
-            i
-        };
-        let b = &mut self.bins[i];
-        b.count += 1;
-        b.sum += u128::from(ns);
-        b.max = b.max.max(ns);
+        }
+        self.record_in_another_window(at, ns);
+    }
+
+    /// [`Windows::record`] for a sample outside the current window (or
+    /// before the first bin exists): moves the cursor there.
+    #[inline(never)]
+    fn record_in_another_window(&mut self, at: SimTime, ns: u64) {
+        let i = (at.0 / self.width) as usize;
+        if i >= self.bins.len() {
+            self.bins.resize(i + 1, WindowBin::default());
+        }
+        self.cur = i;
+        self.cur_end = (i as u64 + 1).saturating_mul(self.width);
+        self.bins[i].add(ns);
     }
 
     /// Makes sure windows up to (not including) `end` exist, so empty
