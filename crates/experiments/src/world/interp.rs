@@ -43,6 +43,17 @@ impl<'c> World<'c> {
         true
     }
 
+    /// The lock instance a lock step of `t` names: a family's `[self]`
+    /// instance (`dynamic`) is `t`'s key past the family's first one.
+    #[inline(always)]
+    fn lock_instance(&self, t: TaskId, lock: u32, dynamic: bool) -> u32 {
+        if dynamic {
+            lock + self.tasks[t as usize].self_key
+        } else {
+            lock
+        }
+    }
+
     /// One draw of compiled distribution `dist` from task `t`'s stream.
     #[inline(always)]
     fn draw(&mut self, t: TaskId, dist: u32) -> u64 {
@@ -285,11 +296,7 @@ impl<'c> World<'c> {
                             self.user_counts[site as usize] += 1;
                         }
                     }
-                    let lock = if dynamic {
-                        lock + self.tasks[ti].self_key
-                    } else {
-                        lock
-                    };
+                    let lock = self.lock_instance(t, lock, dynamic);
                     if !self.tasks[ti].atomic_done {
                         self.tasks[ti].since = self.now;
                     }
@@ -341,11 +348,7 @@ impl<'c> World<'c> {
                     slot,
                     dynamic,
                 } => {
-                    let lock = if dynamic {
-                        lock + self.tasks[ti].self_key
-                    } else {
-                        lock
-                    };
+                    let lock = self.lock_instance(t, lock, dynamic);
                     if self.line_atomic(t, lock) > 0 {
                         self.tasks[ti].pc = pc;
                         return Ok(());
@@ -371,11 +374,7 @@ impl<'c> World<'c> {
                     hold,
                     dynamic,
                 } => {
-                    let lock = if dynamic {
-                        lock + self.tasks[ti].self_key
-                    } else {
-                        lock
-                    };
+                    let lock = self.lock_instance(t, lock, dynamic);
                     pc += 1;
                     let base = self.tasks[ti].hold_base as usize;
                     let held = self.now.since(self.holds[base + slot as usize]).0;
