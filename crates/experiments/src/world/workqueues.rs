@@ -51,7 +51,15 @@ impl<'c> World<'c> {
         match self.c.workqueues[wq as usize].kind {
             models::workqueue::WqKind::PerCpu { cpus } => {
                 let c = self.tasks[t as usize].cpu;
-                Cpu(if c == Cpu::ANY { 0 } else { c.0 % cpus.max(1) })
+                // A task's CPU is below the pool's count but for a pool
+                // smaller than the machine: no division in the usual case.
+                Cpu(if c == Cpu::ANY {
+                    0
+                } else if c.0 < cpus {
+                    c.0
+                } else {
+                    c.0 % cpus.max(1)
+                })
             }
             _ => Cpu::ANY,
         }
