@@ -747,3 +747,95 @@ fn a_nice_level_out_of_range_or_without_a_weighing_order_is_an_error() {
         );
     }
 }
+
+/// One CPU, no slices: a burns 10 us, sleeps 5 us, burns 10 us; b burns
+/// 10 us. Both are runnable at 0, a first.
+const SWITCHES: &str = r#"
+[scenario]
+name = "switch"
+duration = "1s"
+cpus = 1
+switch_cost = "2us"
+[tasks.a]
+count = 1
+program = ["span_begin a", "cpu 10us", "sleep 5us", "cpu 10us", "span_end a"]
+[tasks.b]
+count = 1
+program = ["span_begin b", "cpu 10us", "span_end b"]
+"#;
+
+#[test]
+fn a_task_switched_in_after_another_spends_the_switch_cost_on_its_cpu_first() {
+    // a: switched in 0-2 (its span starts when it first runs, at 2),
+    // burns 2-12 and sleeps; b: switched in 12-14, burns 14-24; a, awake
+    // since 17, gets the CPU at 24, is switched in 24-26 and burns 26-36.
+    let r = run_text(SWITCHES);
+    assert_eq!(span(&r, "a/a"), 34 * US);
+    assert_eq!(span(&r, "b/b"), 10 * US);
+    assert_eq!(r.counter("cpu/context_switches"), Some(3));
+    // Without the cost: 0-10, 10-20, 20-30.
+    let r = run_text(&SWITCHES.replace("switch_cost = \"2us\"\n", ""));
+    assert_eq!((span(&r, "a/a"), span(&r, "b/b")), (30 * US, 10 * US));
+    assert_eq!(r.counter("cpu/context_switches"), None);
+}
+
+#[test]
+fn a_task_back_on_the_cpu_it_ran_on_last_is_not_switched_in_again() {
+    // Alone: switched in once, 0-2; after its sleep the CPU is still its
+    // own (an idle spell is not another task): 10 + 5 + 10 us from 2.
+    let alone = SWITCHES.replace("[tasks.b]\ncount = 1", "[tasks.b]\ncount = 0");
+    let r = run_text(&alone);
+    assert_eq!(span(&r, "a/a"), 25 * US);
+    assert_eq!(r.counter("cpu/context_switches"), Some(1));
+}
+
+#[test]
+fn a_flush_that_sleeps_costs_two_switches_the_kworker_in_and_the_flusher_back() {
+    // s (switched in 0-2; its span starts at 2) queues item w on CPU 0's
+    // pool and flushes: the kicked kworker is switched in 2-4 and runs w
+    // 4-14; s, woken at 14, is switched in again 14-16: the flush takes
+    // 14 us, 10 without the cost (R36, R37).
+    let text = r#"
+[scenario]
+name = "flush"
+duration = "1s"
+cpus = 1
+switch_cost = "2us"
+[workqueues.wq]
+kind = "percpu"
+[works.w]
+program = ["cpu 10us"]
+[tasks.s]
+count = 1
+program = ["span_begin f", "queue_work wq w", "flush_workqueue wq", "span_end f"]
+"#;
+    let r = run_text(text);
+    assert_eq!(span(&r, "f/s"), 14 * US);
+    assert_eq!(r.counter("cpu/context_switches"), Some(3));
+    let r = run_text(&text.replace("switch_cost = \"2us\"\n", ""));
+    assert_eq!(span(&r, "f/s"), 10 * US);
+}
+
+#[test]
+fn a_switch_cost_without_cpus_or_not_a_duration_is_an_error() {
+    for (to, needle) in [
+        (
+            "cpus = \"unlimited\"",
+            "a context-switch cost needs a number of CPUs",
+        ),
+        ("cpus = 1\nswitch_cost = \"fast\"", "fast"),
+    ] {
+        let text = SWITCHES.replace("cpus = 1", to).replacen(
+            "switch_cost = \"2us\"\n",
+            "",
+            usize::from(to.contains("fast")),
+        );
+        let msg = common::compile_error(&text);
+        assert!(
+            msg.contains(needle)
+                && msg.contains("field `scenario.switch_cost`")
+                && msg.contains("t.toml:"),
+            "{msg}"
+        );
+    }
+}

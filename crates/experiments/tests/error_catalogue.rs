@@ -36,6 +36,7 @@ const FRAGMENTS: &[&str] = &[
     "is out of range; nice levels run from -20 to 19",
     "has no nice level",
     "needs a fair order that weighs tasks",
+    "a context-switch cost needs a number of CPUs",
     // Run time.
     "ran more steps than the limit at t=",
     "nothing left to run and tasks wait forever",

@@ -292,6 +292,9 @@ pub struct Compiled {
     pub wake_placement: WakePlacement,
     /// One run queue per CPU (`scenario.runqueue = "percpu"`).
     pub percpu_runqueues: bool,
+    /// CPU time in ns a task spends switched in on a CPU that another
+    /// task ran on last (`scenario.switch_cost`; 0: none).
+    pub switch_cost: u64,
     /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
     /// points.
     pub voluntary: bool,
@@ -1367,6 +1370,21 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             Dur(ns) => Some(ns),
         },
     };
+    let switch_cost = match &h.switch_cost {
+        None => 0,
+        Some(v) => {
+            let Dur(ns) = dur_field(src, "scenario.switch_cost", v)?;
+            if ns > 0 && cpus.is_none() {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    "scenario.switch_cost",
+                    "a context-switch cost needs a number of CPUs (`scenario.cpus`); \
+                     with unlimited CPUs no task is switched out",
+                ));
+            }
+            ns
+        }
+    };
     let wake_placement = choice(
         src,
         "scenario.wake_placement",
@@ -1704,6 +1722,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         wake_latency,
         preempt_full,
         timeslice,
+        switch_cost,
         wake_placement,
         percpu_runqueues,
         voluntary,

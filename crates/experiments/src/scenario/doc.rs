@@ -154,6 +154,11 @@ pub struct Header {
     /// (one per CPU, as Linux has; see `models::cpu`).
     #[serde(default)]
     pub runqueue: Option<Spanned<String>>,
+    /// CPU time a task spends being switched in when it gets a CPU that
+    /// another task ran on last (`context_switch`), e.g. `3us`. Zero by
+    /// default; needs a number of CPUs.
+    #[serde(default)]
+    pub switch_cost: Option<Spanned<String>>,
 }
 
 /// A named distribution (`[dists.NAME]`), in table form.

@@ -198,6 +198,18 @@ impl<'c> World<'c> {
         if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
             *r = t;
             self.cpu.started(self.now, t, cpu);
+            // context_switch: a task that another one follows on this CPU
+            // first spends the switch's CPU time, as the rest of a burst
+            // (an idle spell in between does not count: the same task
+            // coming back finds its context in place).
+            let last = &mut self.last_on[cpu.0 as usize];
+            if *last != t {
+                *last = t;
+                if self.c.switch_cost > 0 {
+                    self.switches += 1;
+                    self.tasks[t as usize].remaining += self.c.switch_cost;
+                }
+            }
         }
         if self.recorder.is_some() {
             self.blame_on_cpu(t);

@@ -467,6 +467,8 @@ pub struct World<'c> {
     picker: Option<Box<crate::blame::Picker>>,
     recorder: Option<Box<crate::blame::Recorder>>,
     preemptions: u64,
+    /// Context switches that cost CPU time (`scenario.switch_cost`).
+    switches: u64,
     /// The event count at which to report progress or stop at the limit.
     next_check: u64,
     /// Tasks that yielded their CPU at a preemption point.
@@ -486,6 +488,10 @@ pub struct World<'c> {
     /// The task on each CPU (`NONE` for an idle one), with limited CPUs:
     /// where preemption looks for a victim.
     running_on: Vec<TaskId>,
+    /// The task that ran last on each CPU (`NONE` before the first): a
+    /// task given a CPU that another task ran on last is switched in
+    /// (`scenario.switch_cost`).
+    last_on: Vec<TaskId>,
     stats: Vec<Stat>,
     wakes: Vec<Wake>,
     horizon: SimTime,
@@ -771,6 +777,7 @@ impl<'c> World<'c> {
             picker: None,
             recorder: None,
             preemptions: 0,
+            switches: 0,
             next_check: limits.max_events.min(1 << 20),
             slice_yields: 0,
             spin_resched_stops: 0,
@@ -809,6 +816,7 @@ impl<'c> World<'c> {
             acquisitions: vec![[0; 2]; c.locks.len()],
             contentions: vec![[0; 2]; c.locks.len()],
             cpu,
+            last_on: running_on.clone(),
             running_on,
             stats: c
                 .stats

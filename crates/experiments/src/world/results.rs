@@ -126,6 +126,12 @@ impl<'c> World<'c> {
                     value: self.slice_yields,
                 });
             }
+            if self.c.switch_cost > 0 {
+                counters.push(Counter {
+                    subject: "cpu/context_switches".into(),
+                    value: self.switches,
+                });
+            }
             counters.push(Counter {
                 subject: "cpu/spin_resched_stops".into(),
                 value: self.spin_resched_stops,

@@ -111,6 +111,8 @@ impl<'c> World<'c> {
                     self.begin_item(w, q, id);
                 }
                 None => {
+                    // Nothing left for it: no switch-in owed either.
+                    self.tasks[w as usize].remaining = 0;
                     self.pool_worker_idles(w);
                     return false;
                 }
