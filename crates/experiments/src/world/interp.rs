@@ -54,6 +54,24 @@ impl<'c> World<'c> {
         }
     }
 
+    /// The error for task `t` that ran more steps than the limit at one
+    /// instant, now at `pc`.
+    #[cold]
+    #[inline(never)]
+    fn livelock(&self, t: TaskId, pc: u32) -> RunError {
+        let g = &self.c.groups[self.tasks[t as usize].group as usize];
+        RunError::Livelock {
+            task: self.task_name(t),
+            location: g
+                .origins
+                .get(pc as usize)
+                .map(|o| o.location.clone())
+                .unwrap_or_default(),
+            at: self.now,
+            holding: self.held_names(t),
+        }
+    }
+
     /// One draw of compiled distribution `dist` from task `t`'s stream.
     #[inline(always)]
     fn draw(&mut self, t: TaskId, dist: u32) -> u64 {
@@ -153,23 +171,20 @@ impl<'c> World<'c> {
         let c: &'c Compiled = self.c;
         let code = &c.groups[self.tasks[ti].group as usize].code;
         let mut pc = self.tasks[ti].pc;
-        // Steps taken at this instant, counted on back edges only (a program
-        // can only run forever at one instant through a loop or a repeat).
+        // Steps taken at this instant, counted and checked on back edges
+        // only: a program can only run forever at one instant through a
+        // loop or a repeat.
+        let max_steps = self.limits.max_steps_per_instant;
         let mut steps: u64 = 0;
+        macro_rules! back_edge {
+            () => {
+                steps += 1;
+                if steps > max_steps {
+                    return Err(self.livelock(t, pc));
+                }
+            };
+        }
         loop {
-            if steps > self.limits.max_steps_per_instant {
-                let g = &self.c.groups[self.tasks[ti].group as usize];
-                return Err(RunError::Livelock {
-                    task: self.task_name(t),
-                    location: g
-                        .origins
-                        .get(pc as usize)
-                        .map(|o| o.location.clone())
-                        .unwrap_or_default(),
-                    at: self.now,
-                    holding: self.held_names(t),
-                });
-            }
             match code[pc as usize] {
                 Instr::QueueWork {
                     wq,
@@ -259,23 +274,32 @@ impl<'c> World<'c> {
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
-                    steps += u64::from(next <= pc);
+                    let back = next <= pc;
                     pc = next;
+                    if back {
+                        back_edge!();
+                    }
                 }
                 Instr::DelayExp { mean, sleep, next } => {
                     let d = sim::dist::sample_exp(mean, &mut self.tasks[ti].rng);
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
-                    steps += u64::from(next <= pc);
+                    let back = next <= pc;
                     pc = next;
+                    if back {
+                        back_edge!();
+                    }
                 }
                 Instr::DelayConst { ns, sleep, next } => {
                     if self.delay(t, ns, sleep, next) {
                         return Ok(());
                     }
-                    steps += u64::from(next <= pc);
+                    let back = next <= pc;
                     pc = next;
+                    if back {
+                        back_edge!();
+                    }
                 }
                 Instr::Acquire {
                     lock,
@@ -414,7 +438,7 @@ impl<'c> World<'c> {
                     let left = &mut self.reps[base + depth as usize];
                     *left -= 1;
                     pc = if *left > 0 { begin + 1 } else { pc + 1 };
-                    steps += 1;
+                    back_edge!();
                 }
                 Instr::WithProb { p, end } => {
                     let u = sim::rng::unit(&mut self.tasks[ti].rng);
@@ -430,7 +454,7 @@ impl<'c> World<'c> {
                 }
                 Instr::Jump { to } => {
                     pc = to;
-                    steps += 1;
+                    back_edge!();
                 }
                 Instr::Exit => {
                     let task = &mut self.tasks[ti];
