@@ -237,6 +237,36 @@ pub struct RunArgs {
     pub blame_subject: Option<String>,
 }
 
+impl RunArgs {
+    /// `convoy run EXP` with every flag at its default, for the commands
+    /// that run an experiment on the user's behalf (the overview,
+    /// `compare`); a test holds it to the parser's defaults.
+    fn defaults(experiment: String) -> RunArgs {
+        RunArgs {
+            experiment,
+            variants: vec![],
+            seed: None,
+            duration: None,
+            sets: vec![],
+            reps: 1,
+            out: None,
+            jobs: 0,
+            max_events: None,
+            max_sim_time: None,
+            max_memory: None,
+            max_tasks: None,
+            format: None,
+            trace: None,
+            trace_window: None,
+            histograms: 3,
+            blame: false,
+            blame_top: 5,
+            blame_threshold: None,
+            blame_subject: None,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct BenchFlags {
     /// Number of reader processes R.
@@ -641,26 +671,9 @@ fn run_builtins() -> anyhow::Result<()> {
     for b in BUILTINS {
         eprintln!("convoy: running {} ...", b.name);
         let plan = plan_run(RunArgs {
-            experiment: b.name.into(),
-            variants: vec![],
-            seed: None,
             duration: b.overview.map(String::from),
-            sets: vec![],
-            reps: 1,
-            out: None,
-            jobs: 0,
-            max_events: None,
-            max_sim_time: None,
-            max_memory: None,
-            max_tasks: None,
-            trace: None,
-            trace_window: None,
-            blame: false,
-            blame_top: 5,
-            blame_threshold: None,
-            blame_subject: None,
-            format: None,
             histograms: 0,
+            ..RunArgs::defaults(b.name.into())
         })?;
         let out = runner::run(&plan.file, &plan.opts)?;
         let dir = PathBuf::from("out").join(&out.result.experiment);
@@ -698,7 +711,6 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
     let variants: Vec<String> = std::iter::once(base).chain(with).collect();
     let (experiment, a_counters) = (a.experiment.clone(), a.counters);
     let plan = plan_run(RunArgs {
-        experiment: a.experiment,
         variants,
         seed: a.seed,
         duration: a.duration,
@@ -706,18 +718,8 @@ fn compare(a: CompareArgs) -> anyhow::Result<()> {
         reps: a.reps,
         out: a.out,
         jobs: a.jobs,
-        max_events: None,
-        max_sim_time: None,
-        max_memory: None,
-        max_tasks: None,
-        trace: None,
-        trace_window: None,
-        blame: false,
-        blame_top: 5,
-        blame_threshold: None,
-        blame_subject: None,
-        format: None,
         histograms: 0,
+        ..RunArgs::defaults(a.experiment)
     })?;
     let out = runner::run(&plan.file, &plan.opts)?;
     let dir = plan
@@ -922,4 +924,21 @@ pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
         Some(Command::Merge(a)) => merge(a),
     };
     done.map(|()| true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_args_defaults_are_the_parsers_defaults() {
+        let cli = Cli::try_parse_from(["convoy", "run", "x"]).expect("parses");
+        let Some(Command::Run(parsed)) = cli.command else {
+            panic!("not a run: {cli:?}");
+        };
+        assert_eq!(
+            format!("{parsed:?}"),
+            format!("{:?}", RunArgs::defaults("x".into()))
+        );
+    }
 }
