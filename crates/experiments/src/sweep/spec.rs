@@ -122,6 +122,10 @@ pub const BUILTIN_SWEEPS: &[(&str, &str)] = &[
         "pidlist-flush-run-queue",
         include_str!("../../sweeps/pidlist-flush-run-queue.toml"),
     ),
+    (
+        "pidlist-flush-run-b-wakeup",
+        include_str!("../../sweeps/pidlist-flush-run-b-wakeup.toml"),
+    ),
 ];
 
 #[derive(Deserialize)]
