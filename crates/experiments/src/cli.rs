@@ -692,9 +692,8 @@ fn run_builtins() -> anyhow::Result<()> {
     println!(
         "\nx: ratio to the first variant. All subjects, holds, counters and\n\
          plots: out/<experiment>/. `convoy compare EXP` runs one in full\n\
-         (shortened here: {}),\n\
-         `convoy list` names them, `convoy validate` checks CASES.md, and\n\
-         docs/predictions.md answers what CASES.md leaves open.",
+         (shortened here: {}).\n\
+         CASES.md: `convoy validate`; what it leaves open: docs/predictions.md",
         short.join(", ")
     );
     Ok(())
