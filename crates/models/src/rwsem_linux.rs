@@ -1295,6 +1295,39 @@ mod tests {
     }
 
     #[test]
+    fn r12_r13_a_writer_that_enqueues_takes_the_free_lock_before_the_woken_head_runs() {
+        // No spinning (R8 off), so writers go straight to the slowpath.
+        let mut h = H::new(false);
+        assert_eq!(h.acq(1, W).0, Granted);
+        assert_eq!(h.acq(2, W), (Queued, none())); // enqueued at jiffy 0
+                                                   // Release: writer 2 is only woken (R22); the lock is free.
+        assert_eq!(h.rel(1, W), vec![Wake::Retry(2)]);
+        assert!(!h.l.writer_locked);
+        // Before 2 runs, writer 3 enqueues behind it and its first
+        // rwsem_try_write_lock finds the lock free and no handoff: it
+        // takes the lock from the tail (R12, R13).
+        assert_eq!(h.acq(3, W), (Granted, none()));
+        // Writer 2 runs at 7 ms (jiffy 1 at HZ=250), finds the lock
+        // taken, and has not waited past the timeout (R14: 1 jiffy, passed
+        // from jiffy 2): no handoff, back to sleep at the head.
+        h.at_ms(7);
+        assert_eq!(h.retry(2), (Queued, none()));
+        assert_eq!(h.counter("handoffs"), 0);
+        // The same again: 3 releases, 4 takes the lock first.
+        assert_eq!(h.rel(3, W), vec![Wake::Retry(2)]);
+        assert_eq!(h.acq(4, W), (Granted, none()));
+        // At 8 ms (jiffy 2) 2 has waited past the timeout: its failed try
+        // sets handoff, a newcomer can no longer take the lock, and the
+        // next release is 2's.
+        h.at_ms(8);
+        assert_eq!(h.retry(2), (Queued, none()));
+        assert_eq!(h.counter("handoffs"), 1);
+        assert_eq!(h.acq(5, W), (Queued, none()));
+        assert_eq!(h.rel(4, W), vec![Wake::Retry(2)]);
+        assert_eq!(h.retry(2), (Granted, none()));
+    }
+
+    #[test]
     fn r22_a_reader_wakeup_is_a_grant_a_writer_wakeup_is_not() {
         let mut h = H::new(false);
         assert_eq!(h.acq(1, W).0, Granted);
