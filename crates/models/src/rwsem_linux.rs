@@ -1299,8 +1299,9 @@ mod tests {
         // No spinning (R8 off), so writers go straight to the slowpath.
         let mut h = H::new(false);
         assert_eq!(h.acq(1, W).0, Granted);
-        assert_eq!(h.acq(2, W), (Queued, none())); // enqueued at jiffy 0
-                                                   // Release: writer 2 is only woken (R22); the lock is free.
+        // Writer 2 enqueues at jiffy 0.
+        assert_eq!(h.acq(2, W), (Queued, none()));
+        // Release: writer 2 is only woken (R22); the lock is free.
         assert_eq!(h.rel(1, W), vec![Wake::Retry(2)]);
         assert!(!h.l.writer_locked);
         // Before 2 runs, writer 3 enqueues behind it and its first

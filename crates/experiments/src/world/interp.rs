@@ -184,6 +184,17 @@ impl<'c> World<'c> {
                 }
             };
         }
+        // A delay's continuation: a back edge if it goes back.
+        macro_rules! go_to {
+            ($next:expr) => {
+                let next = $next;
+                let back = next <= pc;
+                pc = next;
+                if back {
+                    back_edge!();
+                }
+            };
+        }
         loop {
             match code[pc as usize] {
                 Instr::QueueWork {
@@ -274,32 +285,20 @@ impl<'c> World<'c> {
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
-                    let back = next <= pc;
-                    pc = next;
-                    if back {
-                        back_edge!();
-                    }
+                    go_to!(next);
                 }
                 Instr::DelayExp { mean, sleep, next } => {
                     let d = sim::dist::sample_exp(mean, &mut self.tasks[ti].rng);
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
-                    let back = next <= pc;
-                    pc = next;
-                    if back {
-                        back_edge!();
-                    }
+                    go_to!(next);
                 }
                 Instr::DelayConst { ns, sleep, next } => {
                     if self.delay(t, ns, sleep, next) {
                         return Ok(());
                     }
-                    let back = next <= pc;
-                    pc = next;
-                    if back {
-                        back_edge!();
-                    }
+                    go_to!(next);
                 }
                 Instr::Acquire {
                     lock,
