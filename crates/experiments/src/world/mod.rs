@@ -722,10 +722,12 @@ impl<'c> World<'c> {
             if task.rt {
                 cpu.set_rt(i as TaskId);
             }
-            let weight = c
-                .groups
-                .get(task.group as usize)
-                .map_or(NICE_0_WEIGHT, |g| g.weight);
+            // A program task has its group's nice level; kworkers are
+            // nice 0 (their group index only names a work program).
+            let weight = match task.worker_of {
+                None => c.groups[task.group as usize].weight,
+                Some(_) => NICE_0_WEIGHT,
+            };
             if weight != NICE_0_WEIGHT {
                 // The compiler accepts a nice level only for an order
                 // that weighs tasks.
