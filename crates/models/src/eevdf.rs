@@ -171,6 +171,9 @@ pub struct Eevdf {
     delay_dequeue: bool,
     se: PerTask<Entity>,
     rqs: Vec<Rq>,
+    /// Scratch list of the delayed tasks that leave at once, kept so that
+    /// a wakeup or pick allocates nothing.
+    leaving: Vec<TaskId>,
 }
 
 /// `a / b` rounded down (b > 0), in i64 when `a` fits: the 128-bit
@@ -196,6 +199,7 @@ impl Eevdf {
             delay_dequeue: true,
             se: PerTask::default(),
             rqs: vec![Rq::default(); queues.max(1)],
+            leaving: Vec::new(),
         }
     }
 
@@ -259,15 +263,20 @@ impl Eevdf {
         if self.rqs[rq].delayed_min > v {
             return false;
         }
-        let eligible: Vec<TaskId> = (self.rqs[rq].delayed.iter())
-            .copied()
-            .filter(|&t| self.get(t).vruntime <= v)
-            .collect();
+        let mut eligible = std::mem::take(&mut self.leaving);
+        eligible.clear();
+        eligible.extend(
+            (self.rqs[rq].delayed.iter())
+                .copied()
+                .filter(|&t| self.get(t).vruntime <= v),
+        );
         for &t in &eligible {
             self.leave_delayed(t);
             self.se(t).vlag = 0;
         }
-        !eligible.is_empty()
+        let any = !eligible.is_empty();
+        self.leaving = eligible;
+        any
     }
 
     /// Delayed task `t` leaves its queue's sums and delayed list.
