@@ -122,8 +122,11 @@ impl Tree {
 /// checks: `node` starts at a leaf (`cap <= node < 2 * cap`, checked) and
 /// only moves to its sibling (`node ^ 1`, same level) or its parent
 /// (`node >> 1`), all below `nodes.len() == 2 * cap`.
+///
+/// Returns the new root when the walk reached it (else the root is as it
+/// was).
 #[inline(always)]
-fn walk(nodes: &mut [Node], mut node: usize, full: bool) {
+fn walk(nodes: &mut [Node], mut node: usize, full: bool) -> Option<Node> {
     assert!(node < nodes.len() && node >= nodes.len() / 2);
     let nodes = nodes.as_mut_ptr();
     // SAFETY: see above: every index is below nodes.len(), and no other
@@ -138,10 +141,11 @@ fn walk(nodes: &mut [Node], mut node: usize, full: bool) {
             node >>= 1;
             let old = nodes.add(node);
             if !full && *old == best {
-                break;
+                return None;
             }
             *old = best;
         }
+        Some(best)
     }
 }
 
@@ -159,6 +163,9 @@ pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     head_end: usize,
     rest: Vec<Tree>,
     tree_of: Vec<u8>,
+    /// Each tree's root (the head's first, then `rest`'s), side by side,
+    /// so that `pop` compares them without reaching into every tree.
+    roots: Vec<Node>,
     /// Events too far ahead for the tree: (time, seq, slot), exact; stale
     /// entries (slot cleared or set again) are skipped.
     far: BinaryHeap<Reverse<(u64, u64, u32)>>,
@@ -218,6 +225,9 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         let mut trees = trees.into_iter();
         let head = trees.next().expect("at least one tree");
         let rest: Vec<Tree> = trees.collect();
+        let roots = std::iter::once(head.root())
+            .chain(rest.iter().map(Tree::root))
+            .collect();
         SlotQueue {
             entries: vec![
                 Entry {
@@ -232,6 +242,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             head_end,
             rest,
             tree_of,
+            roots,
             far: BinaryHeap::new(),
             n,
             base: 0,
@@ -262,9 +273,11 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// The earliest of the trees' winners.
     #[inline]
     fn root(&self) -> Node {
-        let mut best = self.head.root();
-        for t in &self.rest {
-            let r = t.root();
+        if self.rest.is_empty() {
+            return self.head.root();
+        }
+        let mut best = self.roots[0];
+        for &r in &self.roots[1..] {
             if r.key < best.key {
                 best = r;
             }
@@ -320,12 +333,16 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     #[inline]
     fn replay(&mut self, slot: usize, full: bool) {
         assert!(slot < self.n, "slot {slot} out of range");
-        if slot < self.head_end {
+        let (k, root) = if slot < self.head_end {
             let t = &mut self.head;
-            walk(&mut t.nodes, t.cap + slot, full);
+            (0, walk(&mut t.nodes, t.cap + slot, full))
         } else {
-            let t = &mut self.rest[self.tree_of[slot] as usize];
-            walk(&mut t.nodes, t.cap + slot - t.first, full);
+            let k = self.tree_of[slot] as usize;
+            let t = &mut self.rest[k];
+            (k + 1, walk(&mut t.nodes, t.cap + slot - t.first, full))
+        };
+        if let Some(r) = root {
+            self.roots[k] = r;
         }
     }
 
@@ -333,8 +350,10 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     fn rebuild(&mut self) {
         self.stale = None;
         self.head.rebuild();
-        for t in &mut self.rest {
+        self.roots[0] = self.head.root();
+        for (k, t) in self.rest.iter_mut().enumerate() {
             t.rebuild();
+            self.roots[k + 1] = t.root();
         }
     }
 
@@ -422,16 +441,19 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     fn insert(&mut self, slot: usize, at: u64, full: bool) {
         let key = ((at - self.base) << SUB_BITS) | self.sub;
         self.sub += 1;
-        let (t, i) = if slot < self.head_end {
-            (&mut self.head, slot)
+        let (k, t, i) = if slot < self.head_end {
+            (0, &mut self.head, slot)
         } else {
-            let t = &mut self.rest[self.tree_of[slot] as usize];
+            let k = self.tree_of[slot] as usize;
+            let t = &mut self.rest[k];
             let i = slot - t.first;
-            (t, i)
+            (k + 1, t, i)
         };
         let node = t.cap + i;
         t.nodes[node].key = key;
-        walk(&mut t.nodes, node, full);
+        if let Some(r) = walk(&mut t.nodes, node, full) {
+            self.roots[k] = r;
+        }
     }
 
     /// Cancels slot `slot`'s event, if any.
