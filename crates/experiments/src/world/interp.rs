@@ -75,7 +75,7 @@ impl<'c> World<'c> {
     /// One draw of compiled distribution `dist` from task `t`'s stream.
     #[inline(always)]
     fn draw(&mut self, t: TaskId, dist: u32) -> u64 {
-        self.c.dists[dist as usize].sample(&mut self.tasks[t as usize].rng)
+        self.c.dists[dist as usize].sample(&mut self.rngs[t as usize])
     }
 
     /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
@@ -252,7 +252,7 @@ impl<'c> World<'c> {
                             *c = c.wrapping_add(1);
                             (*c - 1) % span
                         }
-                        None => sim::rng::below(&mut self.tasks[ti].rng, span),
+                        None => sim::rng::below(&mut self.rngs[ti], span),
                     };
                     self.tasks[ti].self_key = lo + k;
                 }
@@ -288,7 +288,7 @@ impl<'c> World<'c> {
                     go_to!(next);
                 }
                 Instr::DelayExp { mean, sleep, next } => {
-                    let d = sim::dist::sample_exp(mean, &mut self.tasks[ti].rng);
+                    let d = sim::dist::sample_exp(mean, &mut self.rngs[ti]);
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
@@ -440,7 +440,7 @@ impl<'c> World<'c> {
                     back_edge!();
                 }
                 Instr::WithProb { p, end } => {
-                    let u = sim::rng::unit(&mut self.tasks[ti].rng);
+                    let u = sim::rng::unit(&mut self.rngs[ti]);
                     pc = if u < p { pc + 1 } else { end };
                 }
                 Instr::IfWorkBusy { wq, work, key, end } => {

@@ -130,7 +130,6 @@ struct Task {
     resume: Resume,
     /// When the current lock request was made.
     since: SimTime,
-    rng: Stream,
     /// Real-time scheduling class.
     rt: bool,
     /// Draws of scheduling delays (wake latency), apart from the program's
@@ -202,7 +201,10 @@ fn runs_on_pools(c: &Compiled, wq: &crate::scenario::compile::WorkqueueSpec) -> 
 
 impl Task {
     /// A task of `group` (or a kworker, whose group changes per item) with
-    /// its streams keyed by `name` and `index`, and its slot bases.
+    /// its streams keyed by `name` and `index`, and its slot bases. Its
+    /// program's stream goes to `rngs`, beside the tasks: a stream is 320
+    /// bytes, and in the task it spread the fields that every event reads
+    /// over more cache lines.
     fn new(
         c: &Compiled,
         (seed, rep): (u64, u64),
@@ -210,8 +212,10 @@ impl Task {
         group: u32,
         index: u32,
         (hold_base, span_base, rep_base): (usize, usize, usize),
+        rngs: &mut Vec<Stream>,
     ) -> Task {
         let own = |kind: &str| stream(seed, rep, &format!("{kind}/{name}"), u64::from(index));
+        rngs.push(own("task"));
         Task {
             group,
             index,
@@ -220,7 +224,6 @@ impl Task {
             state: State::Runnable,
             resume: Resume::Nothing,
             since: SimTime::ZERO,
-            rng: own("task"),
             rt: c.groups.get(group as usize).is_some_and(|g| g.rt),
             sched: c.wake_latency.as_ref().map(|_| Box::new(own("sched"))),
             burst_start: SimTime::ZERO,
@@ -481,6 +484,8 @@ pub struct World<'c> {
     queue: SlotQueue<Ev>,
     now: SimTime,
     tasks: Vec<Task>,
+    /// Each task's program stream (draws of its delays, keys, branches).
+    rngs: Vec<Stream>,
     locks: Vec<AnyLock>,
     acquisitions: Vec<[u64; 2]>,
     contentions: Vec<[u64; 2]>,
@@ -634,6 +639,7 @@ impl<'c> World<'c> {
     /// (seed, replication, `task/GROUP`, index).
     pub fn new(c: &'c Compiled, seed: u64, replication: u64, limits: Limits) -> Self {
         let mut tasks = Vec::new();
+        let mut rngs = Vec::new();
         let (mut holds, mut spans, mut reps) = (0usize, 0usize, 0usize);
         for (g, group) in c.groups.iter().enumerate() {
             for i in 0..group.count {
@@ -644,6 +650,7 @@ impl<'c> World<'c> {
                     g as u32,
                     i,
                     (holds, spans, reps),
+                    &mut rngs,
                 ));
                 holds += group.hold_slots as usize;
                 spans += group.span_slots as usize;
@@ -685,6 +692,7 @@ impl<'c> World<'c> {
                     c.task_groups.min(c.groups.len().saturating_sub(1) as u32),
                     i,
                     (holds, spans, reps),
+                    &mut rngs,
                 );
                 w.state = State::Idle;
                 w.rt = false;
@@ -807,6 +815,7 @@ impl<'c> World<'c> {
             wq_actions: Vec::new(),
             now: SimTime::ZERO,
             tasks,
+            rngs,
             locks: c
                 .locks
                 .iter()

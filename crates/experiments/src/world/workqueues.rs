@@ -267,7 +267,7 @@ impl<'c> World<'c> {
         if std::mem::take(&mut task.cold) {
             // The manager creates this kworker first (R38).
             let lat = &self.c.workqueues[q as usize].create_latency;
-            let d = lat.sample(&mut self.tasks[w as usize].rng);
+            let d = lat.sample(&mut self.rngs[w as usize]);
             if d > 0 {
                 self.tasks[w as usize].state = State::Runnable;
                 self.blame_switch(w, crate::blame::Doing::Creating);
