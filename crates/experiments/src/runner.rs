@@ -99,7 +99,10 @@ pub fn git_commit() -> Option<String> {
     Some(env!("CONVOY_GIT_COMMIT").to_string()).filter(|s| !s.is_empty())
 }
 
-/// A progress bar on stderr (drawn only when stderr is a terminal).
+/// A progress bar on stderr (drawn only when stderr is a terminal). Its
+/// `{eta}` is the time so far scaled by the work left: a run's rate is
+/// steady, and indicatif's smoothed estimate, which forgets over 15 s,
+/// read half the time left through most of a minute-long run.
 pub fn progress_bar(len: u64, template: &'static str) -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::with_draw_target(
         Some(len),
@@ -108,9 +111,25 @@ pub fn progress_bar(len: u64, template: &'static str) -> indicatif::ProgressBar 
     pb.set_style(
         indicatif::ProgressStyle::with_template(template)
             .expect("static template")
+            .with_key(
+                "eta",
+                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let left = linear_eta(s.elapsed(), s.pos(), s.len().unwrap_or(0));
+                    let _ = write!(w, "{:#}", indicatif::HumanDuration(left));
+                },
+            )
             .progress_chars("=> "),
     );
     pb
+}
+
+/// The time left if the work goes on at the rate it went so far: `done`
+/// of `len` took `elapsed`. Zero before any work is done.
+fn linear_eta(elapsed: Duration, done: u64, len: u64) -> Duration {
+    if done == 0 || done >= len {
+        return Duration::ZERO;
+    }
+    elapsed.mul_f64((len - done) as f64 / done as f64)
 }
 
 /// Runs one replication of one compiled variant.
@@ -149,10 +168,13 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         }
         let mut b = bar.lock().unwrap_or_else(|e| e.into_inner());
         let pb = b.get_or_insert_with(|| {
+            // Shown after 2 s, but timed from the run's start, as its
+            // ETA reads it.
             progress_bar(
                 total,
                 "{spinner} simulated {percent:>3}% [{bar:30}] elapsed {elapsed} eta {eta}",
             )
+            .with_elapsed(start.elapsed())
         });
         pb.set_position(d.min(total));
     };
@@ -229,4 +251,20 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         manifest,
         wall: start.elapsed(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::linear_eta;
+    use std::time::Duration;
+
+    #[test]
+    fn eta_is_the_time_so_far_scaled_by_the_work_left() {
+        let s = Duration::from_secs;
+        // 30% done in 6 s: 14 s to go.
+        assert_eq!(linear_eta(s(6), 30, 100), s(14));
+        assert_eq!(linear_eta(s(6), 0, 100), Duration::ZERO);
+        assert_eq!(linear_eta(s(6), 100, 100), Duration::ZERO);
+        assert_eq!(linear_eta(s(6), 120, 100), Duration::ZERO);
+    }
 }
