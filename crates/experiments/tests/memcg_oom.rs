@@ -215,3 +215,65 @@ program = ["sleep 5ms", "span_begin alloc", "charge box 100 pages", "span_end al
         "the charge went through once user was gone"
     );
 }
+
+/// A full memcg whose every reclaim attempt (1 ms) frees a batch; with
+/// chance `kept` the batch is still there when the charger retries, else
+/// the container's other chargers took it first.
+fn taken_scenario(kept: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "taken"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+initial = "1000 pages"
+reclaim = "1ms"
+reclaim_success = 1.0
+reclaim_kept = {kept}
+[tasks.charger]
+count = 1
+program = ["span_begin alloc", "charge box 1 page", "span_end alloc", "sleep 10s"]
+"#
+    )
+}
+
+#[test]
+fn r45_freed_pages_taken_by_other_chargers_loop_the_charge_for_free() {
+    // Kept: the first attempt's batch charges the page.
+    let r = run_text(&taken_scenario("1.0"), 1);
+    assert_eq!(
+        r.series(Metric::Span, "alloc/charger").unwrap().hist.max(),
+        MS
+    );
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(1));
+    assert_eq!(r.counter("memcg/box/free_retries"), Some(0));
+    // Always taken: reclaim makes progress every time, so no retry is
+    // spent and the OOM killer is never asked; the charge loops, one
+    // attempt a millisecond, to the end of the run (R45).
+    let r = run_text(&taken_scenario("0.0"), 1);
+    assert!(r
+        .series(Metric::Span, "alloc/charger")
+        .is_none_or(|s| s.hist.count() == 0));
+    let reclaims = r.counter("memcg/box/reclaims").unwrap();
+    assert!((999..=1000).contains(&reclaims), "{reclaims} attempts");
+    assert_eq!(r.counter("memcg/box/free_retries"), Some(reclaims - 1));
+    assert_eq!(r.counter("memcg/box/oom_kills"), Some(0));
+    // Kept half the time: the charge ends at the first kept batch, within
+    // a few attempts, never through the OOM killer.
+    let r = run_text(&taken_scenario("0.5"), 1);
+    let alloc = r.series(Metric::Span, "alloc/charger").unwrap().hist.max();
+    assert!(alloc >= MS && alloc <= 20 * MS, "alloc took {alloc}");
+    assert_eq!(r.counter("memcg/box/oom_kills"), Some(0));
+}
+
+#[test]
+fn reclaim_kept_outside_zero_to_one_names_its_file_line_and_field() {
+    let e = common::compile_error(&taken_scenario("1.5"));
+    assert!(
+        e.contains("t.toml:10:")
+            && e.contains("memcg.box.reclaim_kept")
+            && e.contains("expected a probability between 0 and 1"),
+        "{e}"
+    );
+}

@@ -227,8 +227,12 @@ impl Memcg {
 
     /// After one reclaim attempt that freed `freed` pages from this memcg
     /// (the caller decides how many; they leave `usage`). R45 step 5.
-    pub fn after_reclaim(&mut self, c: &mut Charge, freed: u64) -> ChargeStep {
-        self.usage = self.usage.saturating_sub(freed);
+    /// `taken` of them were charged again by other tasks of the memcg
+    /// (a workload on other CPUs, outside the scenario) before this charge
+    /// retried: reclaim made progress, but the margin is gone, so a small
+    /// charge loops for free.
+    pub fn after_reclaim(&mut self, c: &mut Charge, freed: u64, taken: u64) -> ChargeStep {
+        self.usage = self.usage.saturating_sub(freed) + taken.min(freed);
         if self.margin_ok(c.nr_pages) && self.try_fast(c) {
             return ChargeStep::Charged {
                 throttle_jiffies: 0,
@@ -448,16 +452,37 @@ mod tests {
         // takes it back: the charge (8 pages <= 8) retries for free, forever,
         // without spending retries.
         for _ in 0..100 {
-            assert_eq!(m.after_reclaim(&mut c, 1), ChargeStep::Reclaim);
-            m.usage += 1;
+            assert_eq!(m.after_reclaim(&mut c, 1, 1), ChargeStep::Reclaim);
         }
+        assert_eq!(m.usage(), 64);
         assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES);
         // A 9-page charge with the same progress spends a retry each time.
         let mut c = Charge::new(9, 0, Gfp::default());
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
-        assert_eq!(m.after_reclaim(&mut c, 1), ChargeStep::Reclaim);
+        assert_eq!(m.after_reclaim(&mut c, 1, 0), ChargeStep::Reclaim);
         m.usage += 1;
         assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES - 1);
+    }
+
+    #[test]
+    fn r45_freed_pages_taken_by_other_chargers_keep_a_one_page_charge_looping() {
+        let mut m = memcg(64);
+        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
+        let mut c = Charge::new(1, 1, Gfp::default());
+        assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
+        // Every attempt frees 32 pages, and the workload on the other CPUs
+        // charges them before this charge retries: progress, no margin.
+        for _ in 0..100 {
+            assert_eq!(m.after_reclaim(&mut c, 32, 32), ChargeStep::Reclaim);
+        }
+        assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES);
+        // The first attempt whose pages are left for it ends the loop.
+        assert_eq!(
+            m.after_reclaim(&mut c, 32, 31),
+            ChargeStep::Charged {
+                throttle_jiffies: 0
+            }
+        );
     }
 
     #[test]
@@ -468,7 +493,7 @@ mod tests {
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
         let mut reclaims = 1;
         loop {
-            match m.after_reclaim(&mut c, 0) {
+            match m.after_reclaim(&mut c, 0, 0) {
                 ChargeStep::Reclaim => reclaims += 1,
                 ChargeStep::Oom => break,
                 other => panic!("{other:?}"),
@@ -498,7 +523,7 @@ mod tests {
         // The victim exits and frees its 40 pages: the charge goes through.
         m.victim_gone(7, 40);
         assert_eq!(
-            m.after_reclaim(&mut b, 0),
+            m.after_reclaim(&mut b, 0, 0),
             ChargeStep::Charged {
                 throttle_jiffies: 0
             }
@@ -535,7 +560,7 @@ mod tests {
             },
         );
         assert_eq!(m.try_charge_memcg(&mut c2), ChargeStep::Reclaim);
-        assert_eq!(m.after_reclaim(&mut c2, 0), ChargeStep::NoMem);
+        assert_eq!(m.after_reclaim(&mut c2, 0, 0), ChargeStep::NoMem);
     }
 
     #[test]

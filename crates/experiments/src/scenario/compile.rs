@@ -232,6 +232,12 @@ pub struct MemcgSpec {
     pub reclaim: Dist,
     /// Chance an attempt frees `reclaim_pages`.
     pub reclaim_success: f64,
+    /// Chance that those pages are still there when the reclaimer retries,
+    /// not charged first by other tasks of the memcg (outside the
+    /// scenario: a container's workload on other CPUs). When they are
+    /// gone, reclaim made progress without margin, and a small charge
+    /// loops for free (R45).
+    pub reclaim_kept: f64,
     pub reclaim_pages: u64,
     /// Background release, pages per second.
     pub release_rate: f64,
@@ -1802,17 +1808,17 @@ fn build_memcg(
         })?,
         None => Dist::constant(Dur::from_ms(1)),
     };
-    let reclaim_success = match &d.reclaim_success {
-        Some(p) if (0.0..=1.0).contains(p.get_ref()) => *p.get_ref(),
-        Some(p) => {
-            return Err(ScenarioError::new(
-                src.locate(Some(p.span())),
-                field("reclaim_success"),
-                "expected a probability between 0 and 1",
-            ))
-        }
-        None => 1.0,
+    let probability = |p: &Option<Spanned<f64>>, f: &str, default: f64| match p {
+        Some(p) if (0.0..=1.0).contains(p.get_ref()) => Ok(*p.get_ref()),
+        Some(p) => Err(ScenarioError::new(
+            src.locate(Some(p.span())),
+            field(f),
+            "expected a probability between 0 and 1",
+        )),
+        None => Ok(default),
     };
+    let reclaim_success = probability(&d.reclaim_success, "reclaim_success", 1.0)?;
+    let reclaim_kept = probability(&d.reclaim_kept, "reclaim_kept", 1.0)?;
     let mut oom_victims = Vec::new();
     for v in &d.oom_victims {
         match doc.tasks.get_index_of(v.get_ref().as_str()) {
@@ -1833,6 +1839,7 @@ fn build_memcg(
         initial,
         reclaim,
         reclaim_success,
+        reclaim_kept,
         reclaim_pages: d.reclaim_pages.as_ref().map_or(32, |p| *p.get_ref()),
         release_rate: match &d.release_rate {
             Some(r) if *r.get_ref() >= 0.0 && r.get_ref().is_finite() => *r.get_ref(),

@@ -84,6 +84,11 @@ pub struct MemcgDef {
     /// Chance that an attempt frees a batch (default 1.0).
     #[serde(default)]
     pub reclaim_success: Option<Spanned<f64>>,
+    /// Chance that the batch a successful attempt freed is still there
+    /// when the reclaimer retries, not charged by other tasks of the memcg
+    /// first (default 1.0).
+    #[serde(default)]
+    pub reclaim_kept: Option<Spanned<f64>>,
     /// Pages a successful attempt frees (default 32, SWAP_CLUSTER_MAX).
     #[serde(default)]
     pub reclaim_pages: Option<Spanned<u64>>,

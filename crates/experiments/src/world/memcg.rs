@@ -22,9 +22,8 @@ impl<'c> World<'c> {
             Some((_, mut ch)) => {
                 // Back from a reclaim attempt: did it free a batch?
                 let rng = self.tasks[ti].mem_rng.as_mut().expect("memcg stream");
-                let ok = sim::rng::unit(rng) < spec.reclaim_success;
-                let freed = if ok { spec.reclaim_pages } else { 0 };
-                let st = self.memcgs[mi].after_reclaim(&mut ch, freed);
+                let (freed, taken) = reclaim_outcome(spec, rng);
+                let st = self.memcgs[mi].after_reclaim(&mut ch, freed, taken);
                 (ch, st)
             }
         };
@@ -55,9 +54,8 @@ impl<'c> World<'c> {
                     let d = spec.reclaim.sample(rng);
                     self.mem_stats[mi][0] += d;
                     if d == 0 {
-                        let ok = sim::rng::unit(rng) < spec.reclaim_success;
-                        let freed = if ok { spec.reclaim_pages } else { 0 };
-                        step = self.memcgs[mi].after_reclaim(&mut ch, freed);
+                        let (freed, taken) = reclaim_outcome(spec, rng);
+                        step = self.memcgs[mi].after_reclaim(&mut ch, freed, taken);
                         continue;
                     }
                     self.tasks[ti].charging = Some((m, ch));
@@ -181,4 +179,20 @@ impl<'c> World<'c> {
         self.memcgs[m].victim_gone(v, pages);
         self.mem_stats[m][3] += 1;
     }
+}
+
+/// What one reclaim attempt of memcg `spec` did: the pages it freed, and
+/// how many of them other chargers took before the retry (all or none).
+/// The second draw is made only when `reclaim_kept` is below 1, so a
+/// scenario without it draws as before.
+fn reclaim_outcome(
+    spec: &crate::scenario::compile::MemcgSpec,
+    rng: &mut sim::Stream,
+) -> (u64, u64) {
+    if sim::rng::unit(rng) >= spec.reclaim_success {
+        return (0, 0);
+    }
+    let freed = spec.reclaim_pages;
+    let kept = spec.reclaim_kept >= 1.0 || sim::rng::unit(rng) < spec.reclaim_kept;
+    (freed, if kept { 0 } else { freed })
 }
