@@ -862,6 +862,7 @@ fn check_blame(
         .zip(&point.values)
         .map(|(p, v)| format!("{}={v}", p.name))
         .collect();
+    let value_ns = value;
     let value = if count {
         format!("count {value}")
     } else {
@@ -872,6 +873,16 @@ fn check_blame(
         params.join(", "),
         f.subject,
     );
+    // The figure counts a wait the horizon cut off; blame explains waits
+    // that ended. Say so when the representative value is such a wait.
+    let longest_ended = b.chains.first().map_or(0, |ch| ch.wait.ns());
+    if f.metric == output::Metric::Wait && !count && longest_ended < value_ns {
+        if b.chains.is_empty() {
+            s.push_str("  (still going on when the run ended: no finished wait to explain)\n");
+        } else {
+            s.push_str("  (still going on when the run ended; below, its longest finished wait)\n");
+        }
+    }
     s.push_str(&crate::blame::render(&b.chains));
     Ok(s)
 }

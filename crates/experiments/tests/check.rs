@@ -212,3 +212,23 @@ lock_stat version 0.4
         );
     }
 }
+
+#[test]
+fn a_worst_wait_still_going_on_at_the_end_of_a_run_counts_as_reached() {
+    // Holds of 1 and 20 ms in 10 ms runs: with 20 ms the waiter, which
+    // asked at 0.1 ms, is still waiting when the run ends, 9.9 ms on. The
+    // wait never ends, so no histogram has it, but the stall reached
+    // 9.9 ms: it counts for the observed 5 ms.
+    let report = REPORT
+        .replace("values = [1, 2, 3, 4]", "values = [1, 20]")
+        .replace("2500us", "5ms");
+    let (out, err, code) = check(&report);
+    assert_eq!(code, Some(0), "{err}");
+    for needle in [
+        "per run: min 900us, p50 9.90ms, p90 9.90ms, max 9.90ms",
+        "1 of 2 runs reach it",
+        "hold_ms=20; m/lock/waiter 9.90ms), its worst wait of that subject:\n  (still going on when the run ended: no finished wait to explain)",
+    ] {
+        assert!(out.contains(needle), "{needle}\n{out}");
+    }
+}

@@ -325,6 +325,7 @@ mod tests {
                 horizon: SimTime(20_000_000_000),
                 events: 9,
                 replications: 1,
+                open_waits: Vec::new(),
             }],
         }
     }

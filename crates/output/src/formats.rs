@@ -247,6 +247,7 @@ mod tests {
             horizon: SimTime(1_000_000_000),
             events: 0,
             replications: 1,
+            open_waits: Vec::new(),
         }
     }
 

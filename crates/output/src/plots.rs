@@ -570,6 +570,7 @@ mod tests {
             horizon: SimTime(2_000_000_000),
             events: 0,
             replications: 1,
+            open_waits: Vec::new(),
         }
     }
 

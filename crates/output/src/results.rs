@@ -143,9 +143,24 @@ pub struct VariantResult {
     /// Engine events processed, over all replications.
     pub events: u64,
     pub replications: u64,
+    /// Lock waits still going on at the horizon, per wait subject: the
+    /// longest so far (horizon minus request), over replications. A wait
+    /// is recorded when it ends, so these are in no histogram and no
+    /// output file; a fleet check of a worst wait counts them (a stall
+    /// that outlasts the run reached at least that much). Sorted by
+    /// subject.
+    pub open_waits: Vec<(String, u64)>,
 }
 
 impl VariantResult {
+    /// The longest wait of `subject` still going on at the horizon, if any.
+    pub fn open_wait(&self, subject: &str) -> Option<u64> {
+        self.open_waits
+            .binary_search_by(|(s, _)| s.as_str().cmp(subject))
+            .ok()
+            .map(|i| self.open_waits[i].1)
+    }
+
     /// Puts series and counters in canonical order.
     pub fn normalize(&mut self) {
         self.series
@@ -175,6 +190,15 @@ impl VariantResult {
             {
                 Ok(i) => self.counters[i].value += c.value,
                 Err(i) => self.counters.insert(i, c.clone()),
+            }
+        }
+        for (subject, ns) in &other.open_waits {
+            match self
+                .open_waits
+                .binary_search_by(|(s, _)| s.as_str().cmp(subject))
+            {
+                Ok(i) => self.open_waits[i].1 = self.open_waits[i].1.max(*ns),
+                Err(i) => self.open_waits.insert(i, (subject.clone(), *ns)),
             }
         }
         self.events += other.events;

@@ -438,6 +438,7 @@ mod tests {
                 horizon: sim::SimTime(1),
                 events: 1,
                 replications: 1,
+                open_waits: Vec::new(),
             }
         };
         let one = vec![vec![rep(&[1000])]];

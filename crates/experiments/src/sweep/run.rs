@@ -153,10 +153,20 @@ pub fn header(spec: &SweepSpec) -> anyhow::Result<SweepHeader> {
 }
 
 /// A figure of one variant's result; `None` when it has no such subject.
+/// A report's worst wait counts the waits still going on at the horizon:
+/// a stall that outlasts the run reached at least that much (a fleet
+/// report's 72 s wait in a 120 s run need not end in it).
 fn figure(r: &VariantResult, f: &super::spec::Figure) -> Option<u64> {
-    match f.metric {
-        Metric::Counter => r.counter(&f.subject),
-        m => r.series(m, &f.subject).map(|s| f.stat.of(&s.hist)),
+    match (f.metric, f.stat) {
+        (Metric::Counter, _) => r.counter(&f.subject),
+        (Metric::Wait, output::Stat::Max) if f.open_waits => {
+            let ended = r.series(Metric::Wait, &f.subject).map(|s| s.hist.max());
+            match (ended, r.open_wait(&f.subject)) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            }
+        }
+        (m, _) => r.series(m, &f.subject).map(|s| f.stat.of(&s.hist)),
     }
 }
 

@@ -86,6 +86,11 @@ pub struct Figure {
     pub metric: Metric,
     pub subject: String,
     pub stat: Stat,
+    /// A fleet report's observation: a worst wait counts the waits still
+    /// going on at the run's end (a stall that outlasts the run reached
+    /// at least that much). Other figures read the histograms, as
+    /// `summary.csv` does.
+    pub open_waits: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -558,7 +563,12 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
             threshold: o.threshold.clone(),
         });
     }
-    let figures = figures(&figure_docs, &err)?;
+    let mut figures = figures(&figure_docs, &err)?;
+    if doc.observation.is_some() {
+        if let Some(f) = figures.last_mut() {
+            f.open_waits = true;
+        }
+    }
     let check = check_spec(
         (doc.observation.as_ref(), doc.exposure.as_ref()),
         &h,
@@ -862,6 +872,7 @@ fn figures(docs: &[FigureDoc], err: &ErrFn<'_>) -> Result<Vec<Figure>, ScenarioE
             metric,
             subject: f.subject.clone(),
             stat,
+            open_waits: false,
         });
     }
     Ok(out)

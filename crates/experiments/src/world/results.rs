@@ -137,6 +137,20 @@ impl<'c> World<'c> {
                 value: self.spin_resched_stops,
             });
         }
+        // Lock waits the horizon cut off (a task asked for a lock and has
+        // not run holding it yet).
+        let mut open_waits: Vec<(String, u64)> = Vec::new();
+        for task in &self.tasks {
+            if let Resume::Acquired { wait, .. } | Resume::Retry { wait, .. } = task.resume {
+                let subject = &c.stats[wait as usize].subject;
+                let so_far = horizon.since(task.since).0;
+                match open_waits.iter_mut().find(|(s, _)| s == subject) {
+                    Some((_, ns)) => *ns = (*ns).max(so_far),
+                    None => open_waits.push((subject.clone(), so_far)),
+                }
+            }
+        }
+        open_waits.sort();
         let mut r = VariantResult {
             variant: c.variant.clone(),
             series,
@@ -144,6 +158,7 @@ impl<'c> World<'c> {
             horizon,
             events: self.events,
             replications: 1,
+            open_waits,
         };
         r.normalize();
         r
