@@ -576,6 +576,7 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
             print!("{}", terminal::log2_histogram(variant, s));
         }
     }
+    print!("{}", terminal::open_waits_note(&out.result));
     println!("{plots}");
     print!("{blame}");
     println!(

@@ -355,3 +355,37 @@ fn validate_prints_model_against_targets_and_exits_1_when_one_is_outside() {
         assert!(line.chars().count() <= 72, "{line}");
     }
 }
+
+#[test]
+fn run_notes_a_wait_still_going_on_at_the_end_that_the_summary_max_misses() {
+    // The holder keeps the mutex past the end of the 1 s run: the
+    // waiter's wait never ends, so the summary's max (ended waits) is 0,
+    // and `run` says how long it had lasted.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("s.toml"),
+        r#"
+[scenario]
+name = "stuck"
+duration = "1s"
+[locks.m]
+kind = "mutex"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "sleep 10s", "mutex_unlock m"]
+[tasks.waiter]
+count = 1
+program = ["sleep 250ms", "mutex_lock m", "mutex_unlock m", "sleep 10s"]
+"#,
+    )
+    .unwrap();
+    let o = convoy(&["run", "s.toml", "--out", "r"], d.path());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains(
+            "note: base wait m/lock/waiter: one was still going on when the run ended, \
+             750ms so far (the table's max, 0ns, counts waits that ended)"
+        ),
+        "{s}"
+    );
+}

@@ -49,6 +49,29 @@ pub fn summary_table(r: &ExperimentResult) -> String {
     )
 }
 
+/// Lock waits still going on when the run ended that lasted longer than
+/// any wait of their subject that ended: the summary's max, which counts
+/// ended waits only, understates those subjects. One line each, or
+/// nothing.
+pub fn open_waits_note(r: &ExperimentResult) -> String {
+    let mut out = String::new();
+    for v in &r.variants {
+        for (subject, open) in &v.open_waits {
+            let ended = v.series(Metric::Wait, subject).map_or(0, |s| s.hist.max());
+            if *open > ended {
+                out.push_str(&format!(
+                    "note: {} wait {subject}: one was still going on when the run ended, {} so far \
+                     (the table's max, {}, counts waits that ended)\n",
+                    v.variant,
+                    human_ns(*open),
+                    human_ns(ended),
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// The summary table restricted to some metrics (a compact view: waits and
 /// spans only).
 pub fn summary_table_of(r: &ExperimentResult, metrics: &[Metric]) -> String {
@@ -415,6 +438,47 @@ mod tests {
         assert_eq!(bpftrace_bound(512), "512");
         assert_eq!(bpftrace_bound(1024), "1K");
         assert_eq!(bpftrace_bound(16 << 20), "16M");
+    }
+
+    #[test]
+    fn open_waits_longer_than_any_ended_one_get_a_note() {
+        use crate::results::{Series, VariantResult};
+        use sim::stats::{LatencyHist, Windows};
+        let mut hist = LatencyHist::new();
+        hist.record(5_000);
+        let v = VariantResult {
+            variant: "before".into(),
+            series: vec![Series {
+                metric: Metric::Wait,
+                subject: "L/read/oomd".into(),
+                hist,
+                windows: Windows::new(sim::Dur::from_secs(10)),
+            }],
+            counters: vec![],
+            horizon: sim::SimTime(1),
+            events: 1,
+            replications: 1,
+            open_waits: vec![
+                ("L/read/oomd".into(), 119_000_000_000),
+                ("L/write/creator".into(), 2_000),
+                ("M/lock/x".into(), 3_000),
+            ],
+        };
+        let r = ExperimentResult {
+            experiment: "e".into(),
+            variants: vec![v],
+        };
+        // The 2 us write wait is shorter than... nothing ended: it gets a
+        // note too; the 119 s read wait outlasts the 5 us that ended.
+        assert_eq!(
+            open_waits_note(&r),
+            "note: before wait L/read/oomd: one was still going on when the run ended, \
+             119s so far (the table's max, 5.00us, counts waits that ended)\n\
+             note: before wait L/write/creator: one was still going on when the run ended, \
+             2.00us so far (the table's max, 0ns, counts waits that ended)\n\
+             note: before wait M/lock/x: one was still going on when the run ended, \
+             3.00us so far (the table's max, 0ns, counts waits that ended)\n"
+        );
     }
 
     #[test]
