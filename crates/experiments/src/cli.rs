@@ -863,21 +863,20 @@ fn check_blame(
         .zip(&point.values)
         .map(|(p, v)| format!("{}={v}", p.name))
         .collect();
-    let value_ns = value;
-    let value = if count {
+    let shown = if count {
         format!("count {value}")
     } else {
         output::terminal::human_ns(value)
     };
     let mut s = format!(
-        "blame: a representative run (point {i}, replication {rep}: {}; {} {value}), {what}:\n",
+        "blame: a representative run (point {i}, replication {rep}: {}; {} {shown}), {what}:\n",
         params.join(", "),
         f.subject,
     );
     // The figure counts a wait the horizon cut off; blame explains waits
     // that ended. Say so when the representative value is such a wait.
     let longest_ended = b.chains.first().map_or(0, |ch| ch.wait.ns());
-    if f.metric == output::Metric::Wait && !count && longest_ended < value_ns {
+    if f.metric == output::Metric::Wait && !count && longest_ended < value {
         if b.chains.is_empty() {
             s.push_str("  (still going on when the run ended: no finished wait to explain)\n");
         } else {

@@ -161,6 +161,16 @@ impl VariantResult {
             .map(|i| self.open_waits[i].1)
     }
 
+    /// The longest wait of `subject`, ended or still going on at the
+    /// horizon; `None` when it has neither.
+    pub fn worst_wait_with_open(&self, subject: &str) -> Option<u64> {
+        let ended = self.series(Metric::Wait, subject).map(|s| s.hist.max());
+        match (ended, self.open_wait(subject)) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Puts series and counters in canonical order.
     pub fn normalize(&mut self) {
         self.series

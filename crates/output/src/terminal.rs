@@ -423,6 +423,8 @@ pub fn worst_series(r: &ExperimentResult, n: usize) -> Vec<(&str, &Series)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::{Series, VariantResult};
+    use sim::stats::{LatencyHist, Windows};
 
     #[test]
     fn human_units() {
@@ -440,17 +442,18 @@ mod tests {
         assert_eq!(bpftrace_bound(16 << 20), "16M");
     }
 
-    #[test]
-    fn open_waits_longer_than_any_ended_one_get_a_note() {
-        use crate::results::{Series, VariantResult};
-        use sim::stats::{LatencyHist, Windows};
+    /// A variant with one wait series, `L/read/g`'s `waits`, and the
+    /// waits still going on at the horizon.
+    fn one_wait(variant: &str, waits: &[u64], open: &[(&str, u64)]) -> VariantResult {
         let mut hist = LatencyHist::new();
-        hist.record(5_000);
-        let v = VariantResult {
-            variant: "before".into(),
+        for &w in waits {
+            hist.record(w);
+        }
+        VariantResult {
+            variant: variant.into(),
             series: vec![Series {
                 metric: Metric::Wait,
-                subject: "L/read/oomd".into(),
+                subject: "L/read/g".into(),
                 hist,
                 windows: Windows::new(sim::Dur::from_secs(10)),
             }],
@@ -458,53 +461,43 @@ mod tests {
             horizon: sim::SimTime(1),
             events: 1,
             replications: 1,
-            open_waits: vec![
-                ("L/read/oomd".into(), 119_000_000_000),
-                ("L/write/creator".into(), 2_000),
-                ("M/lock/x".into(), 3_000),
-            ],
-        };
+            open_waits: open.iter().map(|&(s, ns)| (s.into(), ns)).collect(),
+        }
+    }
+
+    #[test]
+    fn open_waits_longer_than_any_ended_one_get_a_note() {
+        let open = [
+            ("L/read/g", 119_000_000_000),
+            ("L/read/h", 1_000),
+            ("M/lock/x", 3_000),
+        ];
         let r = ExperimentResult {
             experiment: "e".into(),
-            variants: vec![v],
+            variants: vec![one_wait("before", &[5_000], &open)],
         };
-        // The 2 us write wait is shorter than... nothing ended: it gets a
-        // note too; the 119 s read wait outlasts the 5 us that ended.
+        // The 119 s wait outlasts the 5 us that ended; the subjects with
+        // no ended wait get a note for any wait still going on.
         assert_eq!(
             open_waits_note(&r),
-            "note: before wait L/read/oomd: one was still going on when the run ended, \
+            "note: before wait L/read/g: one was still going on when the run ended, \
              119s so far (the table's max, 5.00us, counts waits that ended)\n\
-             note: before wait L/write/creator: one was still going on when the run ended, \
-             2.00us so far (the table's max, 0ns, counts waits that ended)\n\
+             note: before wait L/read/h: one was still going on when the run ended, \
+             1.00us so far (the table's max, 0ns, counts waits that ended)\n\
              note: before wait M/lock/x: one was still going on when the run ended, \
              3.00us so far (the table's max, 0ns, counts waits that ended)\n"
         );
+        // A wait still going on that is shorter than one that ended: no note.
+        let r = ExperimentResult {
+            experiment: "e".into(),
+            variants: vec![one_wait("before", &[5_000], &[("L/read/g", 4_000)])],
+        };
+        assert_eq!(open_waits_note(&r), "");
     }
 
     #[test]
     fn spread_table_gives_min_median_max_over_replications() {
-        use crate::results::{Series, VariantResult};
-        use sim::stats::{LatencyHist, Windows};
-        let rep = |waits: &[u64]| {
-            let mut hist = LatencyHist::new();
-            for &w in waits {
-                hist.record(w);
-            }
-            VariantResult {
-                variant: "base".into(),
-                series: vec![Series {
-                    metric: Metric::Wait,
-                    subject: "L/read/g".into(),
-                    hist,
-                    windows: Windows::new(sim::Dur::from_secs(10)),
-                }],
-                counters: vec![],
-                horizon: sim::SimTime(1),
-                events: 1,
-                replications: 1,
-                open_waits: Vec::new(),
-            }
-        };
+        let rep = |waits: &[u64]| one_wait("base", waits, &[]);
         let one = vec![vec![rep(&[1000])]];
         assert_eq!(spread_table(&one), "");
         let three = vec![vec![rep(&[3000]), rep(&[1000, 3000]), rep(&[5000])]];

@@ -159,13 +159,7 @@ pub fn header(spec: &SweepSpec) -> anyhow::Result<SweepHeader> {
 fn figure(r: &VariantResult, f: &super::spec::Figure) -> Option<u64> {
     match (f.metric, f.stat) {
         (Metric::Counter, _) => r.counter(&f.subject),
-        (Metric::Wait, output::Stat::Max) if f.open_waits => {
-            let ended = r.series(Metric::Wait, &f.subject).map(|s| s.hist.max());
-            match (ended, r.open_wait(&f.subject)) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            }
-        }
+        (Metric::Wait, output::Stat::Max) if f.open_waits => r.worst_wait_with_open(&f.subject),
         (m, _) => r.series(m, &f.subject).map(|s| f.stat.of(&s.hist)),
     }
 }
