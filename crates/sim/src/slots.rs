@@ -28,13 +28,18 @@
 //!   of simulated time) waits in a side heap with its exact (time,
 //!   sequence), and `pop` takes whichever of the two is earlier.
 //!
+//! An event set for the current instant when none is pending at it is
+//! the next to pop, so it waits in a FIFO beside the trees, with those set
+//! the same way after it: a lock grant or a CPU handoff pops without a
+//! walk.
+//!
 //! A randomized test checks that it pops in exactly the order of
 //! [`crate::EventQueue`], with a tiny `SUB_BITS` so that renumbering, rebasing
 //! and far events all happen.
 
 use crate::time::SimTime;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A subtree's winner: the smallest key and its slot.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -61,6 +66,8 @@ enum Place {
     None,
     Tree,
     Far,
+    /// In `now_fifo`: set for the current instant.
+    Now,
 }
 
 /// One winner tree over a range of slots.
@@ -169,6 +176,11 @@ pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     /// Events too far ahead for the tree: (time, seq, slot), exact; stale
     /// entries (slot cleared or set again) are skipped.
     far: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Events set for the current instant while no other event is pending
+    /// at it: (slot, seq) in the order they were set, stale entries
+    /// skipped. They are next in the exact order, so they skip the tree:
+    /// a lock grant or a CPU handoff costs no walk (see [`SlotQueue::set`]).
+    now_fifo: VecDeque<(u32, u64)>,
     /// Slots in all.
     n: usize,
     base: u64,
@@ -244,6 +256,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             tree_of,
             roots,
             far: BinaryHeap::new(),
+            now_fifo: VecDeque::new(),
             n,
             base: 0,
             sub: 0,
@@ -380,12 +393,39 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
 
     /// Schedules slot `slot`'s event at `at` (clamped to `now`), replacing
     /// any event it had.
+    ///
+    /// An event for the current instant when no event is pending at it
+    /// (none in the trees or the side heap) is the next to pop, after any
+    /// set the same way before it: it waits in `now_fifo` instead of a
+    /// tree. Once one waits there, every event set for this instant does,
+    /// so the order stays exactly (time, sequence).
     #[inline]
     pub fn set(&mut self, slot: usize, at: SimTime, kind: K) {
-        let full = self.settle(slot);
+        let mut full = self.settle(slot);
         let at = at.max(self.now).0;
         let seq = self.next_seq;
         self.next_seq += 1;
+        if at == self.now.0 {
+            if self.entries[slot].place == Place::Tree {
+                self.take_from_tree(slot);
+            } else if full {
+                // The popped slot's path still names the popped event.
+                self.replay(slot, true);
+            }
+            full = false;
+            if !self.now_fifo.is_empty() || self.nothing_pending_now() {
+                let e = &mut self.entries[slot];
+                if e.place == Place::None {
+                    self.len += 1;
+                }
+                e.kind = kind;
+                e.time = at;
+                e.seq = seq;
+                e.place = Place::Now;
+                self.now_fifo.push_back((slot as u32, seq));
+                return;
+            }
+        }
         let e = &mut self.entries[slot];
         if e.place == Place::None {
             self.len += 1;
@@ -399,6 +439,28 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         }
         e.place = Place::Tree;
         self.insert(slot, at, full);
+    }
+
+    /// Whether no event in the trees or the side heap is due at `now`
+    /// (a stale side-heap entry may say there is: then the event just
+    /// takes the tree).
+    #[inline]
+    fn nothing_pending_now(&self) -> bool {
+        let root = self.root();
+        (root.key == EMPTY || (root.key >> SUB_BITS) + self.base > self.now.0)
+            && self
+                .far
+                .peek()
+                .is_none_or(|Reverse((t, _, _))| *t > self.now.0)
+    }
+
+    /// Takes slot `slot`'s pending event out of its tree (it counts as
+    /// no event: the caller sets one or counts it gone).
+    fn take_from_tree(&mut self, slot: usize) {
+        self.entries[slot].place = Place::None;
+        self.len -= 1;
+        self.leaf(slot).key = EMPTY;
+        self.replay(slot, false);
     }
 
     /// The rest of [`SlotQueue::set`] when the event does not fit the key
@@ -468,14 +530,12 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
                 }
             }
             Place::Tree => {
-                self.entries[slot].place = Place::None;
-                self.len -= 1;
-                self.leaf(slot).key = EMPTY;
-                let full = self.settle(slot);
-                self.replay(slot, full);
+                self.settle(usize::MAX);
+                self.take_from_tree(slot);
             }
-            Place::Far => {
-                // The heap entry goes stale and is skipped when it surfaces.
+            Place::Far | Place::Now => {
+                // The heap's or FIFO's entry goes stale and is skipped when
+                // it surfaces.
                 self.entries[slot].place = Place::None;
                 self.len -= 1;
             }
@@ -509,6 +569,14 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, usize, K)> {
         self.settle(usize::MAX);
+        while let Some((s, q)) = self.now_fifo.pop_front() {
+            let e = &mut self.entries[s as usize];
+            if e.place == Place::Now && e.seq == q {
+                e.place = Place::None;
+                self.len -= 1;
+                return Some((self.now, s as usize, e.kind));
+            }
+        }
         let root = self.root();
         let from_tree = root.key != EMPTY;
         if !self.far.is_empty() {
@@ -538,6 +606,13 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle(usize::MAX);
+        while let Some(&(s, q)) = self.now_fifo.front() {
+            let e = &self.entries[s as usize];
+            if e.place == Place::Now && e.seq == q {
+                return Some(self.now);
+            }
+            self.now_fifo.pop_front();
+        }
         let root = self.root();
         let tree = (root.key != EMPTY).then(|| self.entries[root.slot as usize].time);
         let far = self.far_top().map(|(t, _, _)| t);
@@ -564,6 +639,36 @@ mod tests {
         q.set(2, SimTime(10), 'e');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, _, k)| k)).collect();
         assert_eq!(order, vec!['a', 'b', 'c', 'd', 'e']);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn events_for_the_current_instant_keep_the_scheduling_order() {
+        let mut q: SlotQueue<char> = SlotQueue::new(6, ' ');
+        q.set(0, SimTime(10), 'a');
+        q.set(1, SimTime(10), 'b');
+        assert_eq!(q.pop(), Some((SimTime(10), 0, 'a')));
+        // 'b' is pending at this instant: 'c' goes after it (in the tree).
+        q.set(2, SimTime(10), 'c');
+        q.set(3, SimTime(11), 'x');
+        assert_eq!(q.pop(), Some((SimTime(10), 1, 'b')));
+        assert_eq!(q.pop(), Some((SimTime(10), 2, 'c')));
+        // Nothing is pending at 10 any more: these skip the tree, in order;
+        // one set again goes to the back, one cleared is gone.
+        q.set(4, SimTime(10), 'd');
+        q.set(5, SimTime(3), 'e'); // clamped to now
+        q.set(0, SimTime(10), 'f');
+        q.set(4, SimTime(10), 'g');
+        q.clear(0);
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.time_of(5), Some(SimTime(10)));
+        assert_eq!(q.peek_time(), Some(SimTime(10)));
+        assert_eq!(q.pop(), Some((SimTime(10), 5, 'e')));
+        // Moved from the current instant to a later one.
+        q.set(4, SimTime(12), 'h');
+        assert_eq!(q.pop(), Some((SimTime(11), 3, 'x')));
+        assert_eq!(q.pop(), Some((SimTime(12), 4, 'h')));
+        assert_eq!(q.pop(), None);
         assert!(q.is_empty());
     }
 
@@ -644,6 +749,12 @@ mod tests {
                     a.clear(o);
                     b.cancel(id);
                     ids[o] = None;
+                } else if rng.random_bool(0.05) {
+                    // Set again while pending: now or later.
+                    let at = now + crate::Dur(rng.random_range(0..2) * rng.random_range(0..30));
+                    a.set(o, at, 0);
+                    b.cancel(id);
+                    ids[o] = Some(b.push(at, o));
                 }
             }
             assert_eq!(a.len(), b.len());
