@@ -277,3 +277,74 @@ fn reclaim_kept_outside_zero_to_one_names_its_file_line_and_field() {
         "{e}"
     );
 }
+
+/// A full memcg whose reclaim attempts (10 ms) each free 32 pages, when
+/// (`frees`) they leave its usage; `charger` needs 1 page from t = 0 and
+/// `taker` 32 pages at 6 ms.
+fn midpoint_scenario(frees: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "midpoint"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+initial = "1000 pages"
+reclaim = "10ms"
+reclaim_success = 1.0
+reclaim_pages = 32
+reclaim_frees = "{frees}"
+[tasks.charger]
+count = 1
+program = ["span_begin alloc", "charge box 1 page", "span_end alloc", "sleep 10s"]
+[tasks.taker]
+count = 1
+program = ["sleep 6ms", "span_begin take", "charge box 32 pages", "span_end take", "sleep 10s"]
+"#
+    )
+}
+
+#[test]
+fn r45_pages_freed_during_an_attempt_go_to_the_first_charger() {
+    // At the end: the charger's batch is there at its retry (10 ms); the
+    // taker, finding the memcg full at 6 ms, reclaims for itself until 16 ms.
+    let r = run_text(&midpoint_scenario("at_end"), 1);
+    let span = |name: &str| r.series(Metric::Span, name).unwrap().hist.max();
+    assert_eq!(
+        (span("alloc/charger"), span("take/taker")),
+        (10 * MS, 10 * MS)
+    );
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(2));
+    assert_eq!(r.counter("memcg/box/free_retries"), Some(0));
+    // During: the batch comes back at 5 ms and the taker charges it at 6 ms
+    // without reclaim. The charger's retry at 10 ms finds no margin, but
+    // its attempt made progress: a second one for free (R45), whose batch
+    // (back at 15 ms) it charges at 20 ms.
+    let r = run_text(&midpoint_scenario("during"), 1);
+    let span = |name: &str| r.series(Metric::Span, name).unwrap().hist.max();
+    assert_eq!((span("alloc/charger"), span("take/taker")), (20 * MS, 0));
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(2));
+    assert_eq!(r.counter("memcg/box/free_retries"), Some(1));
+}
+
+#[test]
+fn reclaim_frees_names_its_values_and_refuses_reclaim_kept_below_one() {
+    let e = common::compile_error(&midpoint_scenario("later"));
+    assert!(
+        e.contains("t.toml:11:")
+            && e.contains("memcg.box.reclaim_frees")
+            && e.contains("expected `at_end` or `during`, not `later`"),
+        "{e}"
+    );
+    let text = midpoint_scenario("during").replace(
+        "reclaim_pages = 32",
+        "reclaim_pages = 32\nreclaim_kept = 0.5",
+    );
+    let e = common::compile_error(&text);
+    assert!(
+        e.contains("t.toml:11:")
+            && e.contains("memcg.box.reclaim_kept")
+            && e.contains("must stay 1"),
+        "{e}"
+    );
+}

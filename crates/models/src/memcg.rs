@@ -233,6 +233,14 @@ impl Memcg {
     /// charge loops for free.
     pub fn after_reclaim(&mut self, c: &mut Charge, freed: u64, taken: u64) -> ChargeStep {
         self.usage = self.usage.saturating_sub(freed) + taken.min(freed);
+        self.retry_after_reclaim(c, freed)
+    }
+
+    /// R45 step 5 after an attempt whose `freed` pages already left
+    /// `usage` while it ran (the world uncharged them, and the memcg's
+    /// other tasks may have charged them since): retry the charge, with
+    /// `freed > 0` as the attempt's progress.
+    pub fn retry_after_reclaim(&mut self, c: &mut Charge, freed: u64) -> ChargeStep {
         if self.margin_ok(c.nr_pages) && self.try_fast(c) {
             return ChargeStep::Charged {
                 throttle_jiffies: 0,
@@ -483,6 +491,36 @@ mod tests {
                 throttle_jiffies: 0
             }
         );
+    }
+
+    #[test]
+    fn r45_retry_after_pages_left_during_the_attempt_sees_usage_as_it_is() {
+        let mut m = memcg(64);
+        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
+        let mut c = Charge::new(1, 1, Gfp::default());
+        assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
+        // The attempt's 32 pages left while it ran, and another task
+        // charged them all: progress, no margin, a free retry.
+        m.uncharge(32);
+        m.usage += 32;
+        assert_eq!(m.retry_after_reclaim(&mut c, 32), ChargeStep::Reclaim);
+        assert_eq!((m.usage(), c.retries_left()), (64, MAX_RECLAIM_RETRIES));
+        // Next time one page is left: the charge takes it, and the usage
+        // is not touched again for the 32 freed.
+        m.uncharge(32);
+        m.usage += 31;
+        assert_eq!(
+            m.retry_after_reclaim(&mut c, 32),
+            ChargeStep::Charged {
+                throttle_jiffies: 0
+            }
+        );
+        assert_eq!(m.usage(), 64);
+        // An attempt that freed nothing spends a retry.
+        let mut c = Charge::new(1, 1, Gfp::default());
+        assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
+        assert_eq!(m.retry_after_reclaim(&mut c, 0), ChargeStep::Reclaim);
+        assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES - 1);
     }
 
     #[test]

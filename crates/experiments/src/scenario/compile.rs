@@ -239,10 +239,27 @@ pub struct MemcgSpec {
     /// loops for free (R45).
     pub reclaim_kept: f64,
     pub reclaim_pages: u64,
+    /// When an attempt's freed pages leave `usage`.
+    pub reclaim_frees: ReclaimFrees,
     /// Background release, pages per second.
     pub release_rate: f64,
     /// Task groups (indices) the OOM killer may kill, preferred first.
     pub oom_victims: Vec<u32>,
+}
+
+/// When a reclaim attempt's freed pages leave the memcg's usage
+/// (`memcg.NAME.reclaim_frees`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimFrees {
+    /// At the attempt's end, just before the reclaimer retries: only
+    /// `reclaim_kept` stands for other chargers.
+    AtEnd,
+    /// At the attempt's midpoint: pages come back while reclaim runs
+    /// (R45: shrinking frees and uncharges them one by one), so the
+    /// scenario's other tasks of the memcg can charge them before the
+    /// reclaimer retries. The midpoint is assumed: one batch a time, with
+    /// as long before the retry as after the start.
+    During,
 }
 
 /// Where a woken task waits for a CPU (`scenario.wake_placement`).
@@ -1819,6 +1836,30 @@ fn build_memcg(
     };
     let reclaim_success = probability(&d.reclaim_success, "reclaim_success", 1.0)?;
     let reclaim_kept = probability(&d.reclaim_kept, "reclaim_kept", 1.0)?;
+    let reclaim_frees = match &d.reclaim_frees {
+        None => ReclaimFrees::AtEnd,
+        Some(v) => match v.get_ref().as_str() {
+            "at_end" => ReclaimFrees::AtEnd,
+            "during" => ReclaimFrees::During,
+            other => {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    field("reclaim_frees"),
+                    format!("expected `at_end` or `during`, not `{other}`"),
+                ))
+            }
+        },
+    };
+    if let (ReclaimFrees::During, Some(k)) = (reclaim_frees, &d.reclaim_kept) {
+        if *k.get_ref() < 1.0 {
+            return Err(ScenarioError::new(
+                src.locate(Some(k.span())),
+                field("reclaim_kept"),
+                "with `reclaim_frees = \"during\"` the memcg's own tasks take the freed pages: \
+                 `reclaim_kept` (chargers outside the scenario) must stay 1",
+            ));
+        }
+    }
     let mut oom_victims = Vec::new();
     for v in &d.oom_victims {
         match doc.tasks.get_index_of(v.get_ref().as_str()) {
@@ -1841,6 +1882,7 @@ fn build_memcg(
         reclaim_success,
         reclaim_kept,
         reclaim_pages: d.reclaim_pages.as_ref().map_or(32, |p| *p.get_ref()),
+        reclaim_frees,
         release_rate: match &d.release_rate {
             Some(r) if *r.get_ref() >= 0.0 && r.get_ref().is_finite() => *r.get_ref(),
             Some(r) => {

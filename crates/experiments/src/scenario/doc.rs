@@ -92,6 +92,11 @@ pub struct MemcgDef {
     /// Pages a successful attempt frees (default 32, SWAP_CLUSTER_MAX).
     #[serde(default)]
     pub reclaim_pages: Option<Spanned<u64>>,
+    /// When an attempt's freed pages leave the memcg's usage: `at_end`
+    /// (default, just before the retry) or `during` (at the attempt's
+    /// midpoint, so the memcg's other tasks can charge them first).
+    #[serde(default)]
+    pub reclaim_frees: Option<Spanned<String>>,
     /// Memory freed in the background (pages per second, e.g. file cache
     /// written back and dropped), applied every 10 ms. Default 0.
     #[serde(default)]

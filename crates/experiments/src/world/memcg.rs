@@ -2,6 +2,7 @@
 //! and the OOM reaper.
 
 use super::*;
+use crate::scenario::compile::ReclaimFrees;
 
 impl<'c> World<'c> {
     /// Runs the charge step at `pc` for `t` (R45-R48). Returns true if the
@@ -20,10 +21,19 @@ impl<'c> World<'c> {
                 (ch, st)
             }
             Some((_, mut ch)) => {
-                // Back from a reclaim attempt: did it free a batch?
-                let rng = self.tasks[ti].mem_rng.as_mut().expect("memcg stream");
-                let (freed, taken) = reclaim_outcome(spec, rng);
-                let st = self.memcgs[mi].after_reclaim(&mut ch, freed, taken);
+                let st = match self.mid_reclaim.get_mut(ti).map(std::mem::take) {
+                    // Its pages came back at the midpoint; others may have
+                    // charged them since.
+                    Some(MidReclaim::Freed { pages }) => {
+                        self.memcgs[mi].retry_after_reclaim(&mut ch, pages)
+                    }
+                    _ => {
+                        // Back from a reclaim attempt: did it free a batch?
+                        let rng = self.tasks[ti].mem_rng.as_mut().expect("memcg stream");
+                        let (freed, taken) = reclaim_outcome(spec, rng);
+                        self.memcgs[mi].after_reclaim(&mut ch, freed, taken)
+                    }
+                };
                 (ch, st)
             }
         };
@@ -58,9 +68,25 @@ impl<'c> World<'c> {
                         step = self.memcgs[mi].after_reclaim(&mut ch, freed, taken);
                         continue;
                     }
+                    // The batch of an attempt that returns it at the
+                    // midpoint is drawn now, in the same order.
+                    let mid = (spec.reclaim_frees == ReclaimFrees::During)
+                        .then(|| reclaim_outcome(spec, rng).0);
                     self.tasks[ti].charging = Some((m, ch));
                     self.tasks[ti].off = crate::blame::Doing::Reclaim { memcg: m };
                     // Direct reclaim sleeps (I/O, swap) with the task's locks held.
+                    if let Some(pages) = mid {
+                        // The batch comes back at the midpoint (an event
+                        // of the sleep); the trace and blame see one sleep.
+                        let half = d / 2;
+                        self.mid_reclaim[ti] = MidReclaim::Freeing {
+                            pages,
+                            rest: d - half,
+                        };
+                        let slept = self.delay(t, d, true, pc);
+                        self.queue.set(ti, self.now + sim::Dur(half), Ev::Wake);
+                        return slept;
+                    }
                     return self.delay(t, d, true, pc);
                 }
                 ChargeStep::Oom => {
@@ -154,8 +180,33 @@ impl<'c> World<'c> {
             }
         }
         self.tasks[ti].charging = None;
+        if let Some(r) = self.mid_reclaim.get_mut(ti) {
+            *r = MidReclaim::None;
+        }
         self.tasks[ti].state = State::Exited;
         self.leave_cpu(t);
+    }
+
+    /// The midpoint of `t`'s reclaim attempt, if this wake is one: the
+    /// attempt's pages leave the memcg's usage, so its other tasks can
+    /// charge them before `t` retries (R45), and `t` sleeps on. Returns
+    /// whether it was. A task killed before the midpoint freed nothing.
+    pub(super) fn reclaim_midpoint(&mut self, t: TaskId) -> bool {
+        let ti = t as usize;
+        let MidReclaim::Freeing { pages, rest } = self.mid_reclaim[ti] else {
+            return false;
+        };
+        let Some((m, _)) = self.tasks[ti].charging else {
+            return false;
+        };
+        if self.tasks[ti].killed.is_some() {
+            self.mid_reclaim[ti] = MidReclaim::None;
+            return false;
+        }
+        self.memcgs[m as usize].uncharge(pages);
+        self.mid_reclaim[ti] = MidReclaim::Freed { pages };
+        self.queue.set(ti, self.now + sim::Dur(rest), Ev::Wake);
+        true
     }
 
     /// Background release of memcg `m`: `release_rate` pages per second,

@@ -61,6 +61,20 @@ enum Ev {
     Release,
 }
 
+/// A reclaim attempt of a memcg that returns its pages at the midpoint
+/// (`reclaim_frees = "during"`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+enum MidReclaim {
+    /// No such attempt in progress.
+    #[default]
+    None,
+    /// Before the midpoint: `pages` come back then, and the attempt goes
+    /// on for `rest` ns.
+    Freeing { pages: u64, rest: u64 },
+    /// After it: `pages` came back (the retry's progress).
+    Freed { pages: u64 },
+}
+
 /// Period of a memcg's background release.
 const RELEASE_TICK: sim::Dur = sim::Dur(10_000_000);
 
@@ -443,6 +457,10 @@ pub struct World<'c> {
     task_pages: Vec<u64>,
     /// Per memcg: reclaim time, throttle time, OOM exits, OOM reaps.
     mem_stats: Vec<[u64; 4]>,
+    /// Per task, where its reclaim attempt is when a memcg returns pages
+    /// at an attempt's midpoint (`reclaim_frees = "during"`); empty if
+    /// none does.
+    mid_reclaim: Vec<MidReclaim>,
     /// Each lock word's cache line: the CPU that wrote it last and when
     /// the atomic in progress on it completes.
     lines: Vec<(u32, SimTime)>,
@@ -767,6 +785,13 @@ impl<'c> World<'c> {
                 })
                 .collect(),
             task_pages: vec![0; ntasks * c.memcgs.len()],
+            mid_reclaim: if (c.memcgs.iter())
+                .any(|m| m.reclaim_frees == crate::scenario::compile::ReclaimFrees::During)
+            {
+                vec![MidReclaim::None; ntasks]
+            } else {
+                Vec::new()
+            },
             mem_stats: vec![[0; 4]; c.memcgs.len()],
             lines: vec![(u32::MAX, SimTime::ZERO); c.locks.len()],
             line_costs: if c.locks.iter().any(|l| l.line.is_some()) {
@@ -949,6 +974,9 @@ impl<'c> World<'c> {
                 Ev::Wake => {
                     // A timer wakes the sleeper, not a task.
                     self.current = NONE;
+                    if !self.mid_reclaim.is_empty() && self.reclaim_midpoint(t) {
+                        continue;
+                    }
                     // The sleeper runs at once if a CPU is free: no second event.
                     if self.wakeup(t, true) {
                         self.run_task(t)?;
