@@ -33,6 +33,7 @@ const FRAGMENTS: &[&str] = &[
     "must be non-empty and within 0..1048576",
     "expected pages, KiB, MiB or GiB",
     "expected `at_end` or `during`, not ",
+    "a charge may end with its GFP flags: ",
     "`reclaim_kept` (chargers outside the scenario) must stay 1",
     "is also a task group; give the work type another name",
     "is out of range; nice levels run from -20 to 19",

@@ -348,3 +348,50 @@ fn reclaim_frees_names_its_values_and_refuses_reclaim_kept_below_one() {
         "{e}"
     );
 }
+
+#[test]
+fn r45_a_charge_that_cannot_block_takes_freed_pages_without_reclaim() {
+    // The taker's allocation cannot block (GFP_NOWAIT): at 6 ms it takes
+    // the charger's batch, back since 5 ms, at once. Charging the same at
+    // 2 ms, before the batch is back, it fails at once (-ENOMEM), and the
+    // charger's retry at 10 ms finds its pages.
+    let text = midpoint_scenario("during").replace("32 pages\"", "32 pages nowait\"");
+    let r = run_text(&text, 1);
+    let span =
+        |r: &output::VariantResult, name: &str| r.series(Metric::Span, name).unwrap().hist.max();
+    assert_eq!(
+        (span(&r, "alloc/charger"), span(&r, "take/taker")),
+        (20 * MS, 0)
+    );
+    assert_eq!(r.counter("memcg/box/nomem"), Some(0));
+    let r = run_text(&text.replace("sleep 6ms", "sleep 2ms"), 1);
+    assert_eq!(
+        (span(&r, "alloc/charger"), span(&r, "take/taker")),
+        (10 * MS, 0)
+    );
+    assert_eq!(r.counter("memcg/box/nomem"), Some(1));
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(1));
+}
+
+#[test]
+fn a_charge_s_last_word_names_its_gfp_flags() {
+    let text = midpoint_scenario("at_end").replace("32 pages\"", "32 pages sometimes\"");
+    let e = common::compile_error(&text);
+    assert!(
+        e.contains("t.toml:17:")
+            && e.contains("`charge box 32 pages sometimes`: unknown unit `pages sometimes`")
+            && e.contains("a charge may end with its GFP flags: kernel, nowait, atomic"),
+        "{e}"
+    );
+    for word in [
+        "kernel",
+        "nowait",
+        "atomic",
+        "nofail",
+        "noretry",
+        "retry_mayfail",
+    ] {
+        let text = midpoint_scenario("at_end").replace("32 pages\"", &format!("32 pages {word}\""));
+        run_text(&text, 1);
+    }
+}

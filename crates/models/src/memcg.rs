@@ -31,6 +31,12 @@ const DELAY_SCALING_SHIFT: u32 = 14;
 /// GFP flags that change the charge loop (R45, R47).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Gfp {
+    /// Cannot block (GFP_NOWAIT, GFP_ATOMIC): no direct reclaim; with no
+    /// margin the charge fails at once (R45 step 3).
+    pub nowait: bool,
+    /// `__GFP_HIGH` (GFP_ATOMIC): a charge that fails is forced above the
+    /// limit instead of -ENOMEM (R47).
+    pub high: bool,
     /// `__GFP_NOFAIL`: force the charge above the limit instead of -ENOMEM.
     pub nofail: bool,
     /// `__GFP_NORETRY`: give up after the first reclaim.
@@ -219,6 +225,10 @@ impl Memcg {
                 throttle_jiffies: 0,
             };
         }
+        // Step 3: an allocation that cannot block does not reclaim.
+        if c.gfp.nowait {
+            return self.nomem(c);
+        }
         // Step 4: MEMCG_MAX event, then direct reclaim.
         self.n.max_events += 1;
         self.n.reclaims += 1;
@@ -331,9 +341,10 @@ impl Memcg {
         self.pending_victim
     }
 
-    /// -ENOMEM, or a forced charge above the limit with NOFAIL (R47).
+    /// -ENOMEM, or a forced charge above the limit with NOFAIL or HIGH
+    /// (R47).
     fn nomem(&mut self, c: &Charge) -> ChargeStep {
-        if c.gfp.nofail {
+        if c.gfp.nofail || c.gfp.high {
             self.n.forced += 1;
             self.usage += c.nr_pages;
             ChargeStep::Charged {
@@ -521,6 +532,51 @@ mod tests {
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
         assert_eq!(m.retry_after_reclaim(&mut c, 0), ChargeStep::Reclaim);
         assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES - 1);
+    }
+
+    #[test]
+    fn r45_r47_a_charge_that_cannot_block_fails_or_is_forced_without_reclaim() {
+        let mut m = memcg(64);
+        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
+        // GFP_NOWAIT: no margin, no reclaim, -ENOMEM at once (R45 step 3).
+        let nowait = Gfp {
+            nowait: true,
+            ..Gfp::default()
+        };
+        let mut c = Charge::new(1, 1, nowait);
+        assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::NoMem);
+        // GFP_ATOMIC (__GFP_HIGH): forced above the limit instead (R47).
+        let atomic = Gfp {
+            high: true,
+            ..nowait
+        };
+        let mut c = Charge::new(1, 1, atomic);
+        assert_eq!(
+            m.try_charge_memcg(&mut c),
+            ChargeStep::Charged {
+                throttle_jiffies: 0
+            }
+        );
+        assert_eq!(m.usage(), 65);
+        // With margin, a non-blocking charge goes through as any other.
+        m.uncharge(3);
+        let mut c = Charge::new(2, 1, nowait);
+        assert_eq!(
+            m.try_charge_memcg(&mut c),
+            ChargeStep::Charged {
+                throttle_jiffies: 0
+            }
+        );
+        assert_eq!(m.usage(), 64);
+        let n: Vec<_> = m
+            .counters()
+            .into_iter()
+            .filter(|(k, _)| *k == "reclaims" || *k == "nomem" || *k == "forced_charges")
+            .collect();
+        assert_eq!(
+            n,
+            vec![("reclaims", 0), ("nomem", 1), ("forced_charges", 1)]
+        );
     }
 
     #[test]

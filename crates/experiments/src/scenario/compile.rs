@@ -122,6 +122,7 @@ pub enum Instr {
     Charge {
         memcg: u32,
         pages: u64,
+        gfp: super::steps::GfpWord,
     },
     Uncharge {
         memcg: u32,
@@ -712,7 +713,7 @@ impl Ctx<'_> {
                 };
                 self.push(Instr::SetKey { lo, span, next }, o);
             }
-            StepKind::Charge(g, pages) | StepKind::Uncharge(g, pages) => {
+            StepKind::Charge(g, pages, _) | StepKind::Uncharge(g, pages) => {
                 let Some(memcg) = self.doc.memcg.get_index_of(g.as_str()) else {
                     return Err(undefined(
                         o,
@@ -724,8 +725,8 @@ impl Ctx<'_> {
                     ));
                 };
                 let (memcg, pages) = (memcg as u32, *pages);
-                let instr = if matches!(s.kind, StepKind::Charge(..)) {
-                    Instr::Charge { memcg, pages }
+                let instr = if let StepKind::Charge(_, _, gfp) = s.kind {
+                    Instr::Charge { memcg, pages, gfp }
                 } else {
                     Instr::Uncharge { memcg, pages }
                 };

@@ -177,8 +177,9 @@ pub enum StepKind {
     SpanBegin(String),
     SpanEnd(String),
     Call(String),
-    /// `charge G N`: charge N pages (or `4KiB`, `2MiB`) to memcg G.
-    Charge(String, u64),
+    /// `charge G N [GFP]`: charge N pages (or `4KiB`, `2MiB`) to memcg G,
+    /// as an allocation with those GFP flags (default GFP_KERNEL).
+    Charge(String, u64, GfpWord),
     /// `uncharge G N`.
     Uncharge(String, u64),
     /// `queue_work W ITEM[KEY] [delay D]` (R33, R35).
@@ -245,6 +246,61 @@ flush_workqueue, count, key, might_resched, span_begin, span_end, call, repeat, 
 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
+
+/// The GFP flags of a `charge` step's allocation, named by its last word
+/// (R45, R47). One byte in the instruction.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum GfpWord {
+    /// `kernel`: GFP_KERNEL, the default.
+    #[default]
+    Kernel,
+    /// `nowait`: GFP_NOWAIT, no reclaim; with no margin it fails at once.
+    Nowait,
+    /// `atomic`: GFP_ATOMIC, no reclaim; with no margin it is forced above
+    /// the limit (__GFP_HIGH).
+    Atomic,
+    /// `nofail`: __GFP_NOFAIL.
+    Nofail,
+    /// `noretry`: __GFP_NORETRY.
+    Noretry,
+    /// `retry_mayfail`: __GFP_RETRY_MAYFAIL.
+    RetryMayfail,
+}
+
+impl GfpWord {
+    pub fn parse(word: &str) -> Option<GfpWord> {
+        Some(match word {
+            "kernel" => GfpWord::Kernel,
+            "nowait" => GfpWord::Nowait,
+            "atomic" => GfpWord::Atomic,
+            "nofail" => GfpWord::Nofail,
+            "noretry" => GfpWord::Noretry,
+            "retry_mayfail" => GfpWord::RetryMayfail,
+            _ => return None,
+        })
+    }
+
+    /// The charge path's flags.
+    pub fn flags(self) -> models::memcg::Gfp {
+        use models::memcg::Gfp;
+        let g = Gfp::default();
+        match self {
+            GfpWord::Kernel => g,
+            GfpWord::Nowait => Gfp { nowait: true, ..g },
+            GfpWord::Atomic => Gfp {
+                nowait: true,
+                high: true,
+                ..g
+            },
+            GfpWord::Nofail => Gfp { nofail: true, ..g },
+            GfpWord::Noretry => Gfp { noretry: true, ..g },
+            GfpWord::RetryMayfail => Gfp {
+                retry_mayfail: true,
+                ..g
+            },
+        }
+    }
+}
 
 /// A memory amount in pages: `1 page`, `64 pages`, `4KiB`, `256MiB`,
 /// `1GiB`, or a bare number of pages. Byte amounts round up to pages.
@@ -407,10 +463,24 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
                 g,
                 "a memcg name and an amount, e.g. `charge full 1 page`",
             )?;
-            let pages =
-                parse_pages(amount.trim()).map_err(|e| o.error(format!("`{kw} {arg}`: {e}")))?;
+            // A charge's last word may name its allocation's GFP flags.
+            let (amount, gfp) = match amount.trim().rsplit_once(char::is_whitespace) {
+                Some((a, word)) if kw == "charge" && GfpWord::parse(word).is_some() => {
+                    (a, GfpWord::parse(word))
+                }
+                _ => (amount, None),
+            };
+            let pages = parse_pages(amount.trim()).map_err(|e| {
+                let gfp = if kw == "charge" {
+                    "; a charge may end with its GFP flags: \
+                     kernel, nowait, atomic, nofail, noretry or retry_mayfail"
+                } else {
+                    ""
+                };
+                o.error(format!("`{kw} {arg}`: {e}{gfp}"))
+            })?;
             if kw == "charge" {
-                StepKind::Charge(g, pages)
+                StepKind::Charge(g, pages, gfp.unwrap_or_default())
             } else {
                 StepKind::Uncharge(g, pages)
             }

@@ -267,8 +267,8 @@ impl<'c> World<'c> {
                         }
                     }
                 }
-                Instr::Charge { memcg, pages } => {
-                    if self.charge(t, pc, memcg, pages) {
+                Instr::Charge { memcg, pages, gfp } => {
+                    if self.charge(t, pc, memcg, pages, gfp) {
                         return Ok(());
                     }
                     pc += 1;

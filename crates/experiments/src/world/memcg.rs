@@ -8,15 +8,22 @@ impl<'c> World<'c> {
     /// Runs the charge step at `pc` for `t` (R45-R48). Returns true if the
     /// task now sleeps (a reclaim attempt or a memory.high throttle) and
     /// false once the charge is done (charged, or failed with -ENOMEM).
-    pub(super) fn charge(&mut self, t: TaskId, pc: u32, m: u32, pages: u64) -> bool {
-        use models::memcg::{Charge, ChargeStep, Gfp, OomOutcome};
+    pub(super) fn charge(
+        &mut self,
+        t: TaskId,
+        pc: u32,
+        m: u32,
+        pages: u64,
+        gfp: crate::scenario::steps::GfpWord,
+    ) -> bool {
+        use models::memcg::{Charge, ChargeStep, OomOutcome};
         let (ti, mi) = (t as usize, m as usize);
         let spec = &self.c.memcgs[mi];
         let cpu = self.tasks[ti].cpu;
         let cpu = if cpu == Cpu::ANY { 0 } else { cpu.0 };
         let (mut ch, mut step) = match self.tasks[ti].charging.take() {
             None => {
-                let mut ch = Charge::new(pages, cpu, Gfp::default());
+                let mut ch = Charge::new(pages, cpu, gfp.flags());
                 let st = self.memcgs[mi].try_charge_memcg(&mut ch);
                 (ch, st)
             }
