@@ -364,8 +364,15 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
 
 /// `--blame`: explains the worst waits of the plan's first variant,
 /// replication 0, writes `blame.csv` and `blame-trace.json` into `dir`,
-/// and returns the text to print.
-fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<String> {
+/// and returns the text to print. `first` is that variant's result: a
+/// wait still going on at its end, longer than the worst explained, gets
+/// a line (blame explains waits that ended).
+fn write_blame(
+    p: &RunPlan,
+    seed: u64,
+    dir: &std::path::Path,
+    first: Option<&output::VariantResult>,
+) -> anyhow::Result<String> {
     use std::fmt::Write;
     let Some((top, threshold, subject)) = &p.blame else {
         return Ok(String::new());
@@ -387,8 +394,23 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<
     let b = crate::blame::blame_run(c, (seed, 0), p.opts.limits, wanted, true)?;
     output::files::write_atomic(dir, "blame.csv", &crate::blame::csv(&b.chains))?;
     let mut s = String::new();
+    let worst = b.chains.first().map_or(0, |c| c.wait.ns());
+    let open = first
+        .into_iter()
+        .flat_map(|v| &v.open_waits)
+        .filter(|(sub, ns)| *ns > worst && subject.as_ref().is_none_or(|want| want == sub))
+        .max_by_key(|(_, ns)| *ns);
+    let open_note = match open {
+        Some((sub, ns)) => format!(
+            "blame explains waits that ended: {sub} had one still going on when the run \
+             ended, {} so far (a longer --duration lets it end)\n",
+            output::terminal::human_ns(*ns)
+        ),
+        None => String::new(),
+    };
     if b.chains.is_empty() {
         let _ = writeln!(s, "\nblame ({variant}, replication 0): no lock waited for");
+        s.push_str(&open_note);
         return Ok(s);
     }
     if let Some(tr) = b.trace {
@@ -410,6 +432,7 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<
         b.top
     );
     s.push_str(&crate::blame::render(&b.chains[..b.top]));
+    s.push_str(&open_note);
     if b.truncated {
         let _ = writeln!(
             s,
@@ -556,7 +579,7 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     write_results(&dir, &out)?;
     write_trace(&p, out.manifest.seed)?;
-    let blame = write_blame(&p, out.manifest.seed, &dir)?;
+    let blame = write_blame(&p, out.manifest.seed, &dir, out.result.variants.first())?;
     let plots = plots_note(&dir, &out.result);
     if let Some(f) = p.format {
         for v in &out.result.variants {

@@ -388,4 +388,14 @@ program = ["sleep 250ms", "mutex_lock m", "mutex_unlock m", "sleep 10s"]
         ),
         "{s}"
     );
+    // --blame explains ended waits, and says the longer one had not ended.
+    let o = convoy(&["run", "s.toml", "--out", "r", "--blame"], d.path());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains(
+            "blame explains waits that ended: m/lock/waiter had one still going on when \
+             the run ended, 750ms so far (a longer --duration lets it end)"
+        ),
+        "{s}"
+    );
 }
