@@ -4,6 +4,20 @@
 use super::*;
 use crate::scenario::compile::ReclaimFrees;
 
+/// A reclaim attempt of a memcg that returns its pages at the midpoint
+/// (`reclaim_frees = "during"`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(super) enum MidReclaim {
+    /// No such attempt in progress.
+    #[default]
+    None,
+    /// Before the midpoint: `pages` come back then, and the attempt goes
+    /// on for `rest` ns.
+    Freeing { pages: u64, rest: u64 },
+    /// After it: `pages` came back (the retry's progress).
+    Freed { pages: u64 },
+}
+
 impl<'c> World<'c> {
     /// Runs the charge step at `pc` for `t` (R45-R48). Returns true if the
     /// task now sleeps (a reclaim attempt or a memory.high throttle) and

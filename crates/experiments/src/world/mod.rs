@@ -61,20 +61,6 @@ enum Ev {
     Release,
 }
 
-/// A reclaim attempt of a memcg that returns its pages at the midpoint
-/// (`reclaim_frees = "during"`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-enum MidReclaim {
-    /// No such attempt in progress.
-    #[default]
-    None,
-    /// Before the midpoint: `pages` come back then, and the attempt goes
-    /// on for `rest` ns.
-    Freeing { pages: u64, rest: u64 },
-    /// After it: `pages` came back (the retry's progress).
-    Freed { pages: u64 },
-}
-
 /// Period of a memcg's background release.
 const RELEASE_TICK: sim::Dur = sim::Dur(10_000_000);
 
@@ -607,6 +593,7 @@ mod cpu;
 mod interp;
 mod locks;
 mod memcg;
+use memcg::MidReclaim;
 mod observe;
 mod results;
 mod workqueues;
