@@ -405,6 +405,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         let at = at.max(self.now).0;
         let seq = self.next_seq;
         self.next_seq += 1;
+        let mut to_fifo = false;
         if at == self.now.0 {
             if self.entries[slot].place == Place::Tree {
                 self.take_from_tree(slot);
@@ -413,18 +414,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
                 self.replay(slot, true);
             }
             full = false;
-            if !self.now_fifo.is_empty() || self.nothing_pending_now() {
-                let e = &mut self.entries[slot];
-                if e.place == Place::None {
-                    self.len += 1;
-                }
-                e.kind = kind;
-                e.time = at;
-                e.seq = seq;
-                e.place = Place::Now;
-                self.now_fifo.push_back((slot as u32, seq));
-                return;
-            }
+            to_fifo = !self.now_fifo.is_empty() || self.nothing_pending_now();
         }
         let e = &mut self.entries[slot];
         if e.place == Place::None {
@@ -433,6 +423,11 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         e.kind = kind;
         e.time = at;
         e.seq = seq;
+        if to_fifo {
+            e.place = Place::Now;
+            self.now_fifo.push_back((slot as u32, seq));
+            return;
+        }
         if at - self.base > Self::SPAN || self.sub == Self::SUB_LIMIT {
             self.set_rare(slot, at, full);
             return;
@@ -552,6 +547,19 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         (self.entries[slot].place != Place::None).then(|| SimTime(self.entries[slot].time))
     }
 
+    /// The slot of the first live event in `now_fifo`, dropping the stale
+    /// entries before it.
+    fn fifo_front(&mut self) -> Option<usize> {
+        while let Some(&(s, q)) = self.now_fifo.front() {
+            let e = &self.entries[s as usize];
+            if e.place == Place::Now && e.seq == q {
+                return Some(s as usize);
+            }
+            self.now_fifo.pop_front();
+        }
+        None
+    }
+
     /// The earliest live far event, dropping stale heap entries.
     fn far_top(&mut self) -> Option<(u64, u64, usize)> {
         while let Some(&Reverse((t, q, s))) = self.far.peek() {
@@ -569,13 +577,12 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, usize, K)> {
         self.settle(usize::MAX);
-        while let Some((s, q)) = self.now_fifo.pop_front() {
-            let e = &mut self.entries[s as usize];
-            if e.place == Place::Now && e.seq == q {
-                e.place = Place::None;
-                self.len -= 1;
-                return Some((self.now, s as usize, e.kind));
-            }
+        if let Some(s) = self.fifo_front() {
+            self.now_fifo.pop_front();
+            let e = &mut self.entries[s];
+            e.place = Place::None;
+            self.len -= 1;
+            return Some((self.now, s, e.kind));
         }
         let root = self.root();
         let from_tree = root.key != EMPTY;
@@ -606,12 +613,8 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle(usize::MAX);
-        while let Some(&(s, q)) = self.now_fifo.front() {
-            let e = &self.entries[s as usize];
-            if e.place == Place::Now && e.seq == q {
-                return Some(self.now);
-            }
-            self.now_fifo.pop_front();
+        if self.fifo_front().is_some() {
+            return Some(self.now);
         }
         let root = self.root();
         let tree = (root.key != EMPTY).then(|| self.entries[root.slot as usize].time);
