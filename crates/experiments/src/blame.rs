@@ -768,6 +768,10 @@ pub struct Blamed {
     pub trace: Option<crate::trace::Trace>,
     /// Recording runs it took.
     pub runs: usize,
+    /// The longest wait (of the wanted subjects) still going on when the
+    /// run ended, and what held it up then: the chains explain only
+    /// waits that ended.
+    pub stuck: Option<crate::world::Stuck>,
 }
 
 /// A recording run's chains (see [`Recorder::explain`]).
@@ -801,9 +805,11 @@ pub fn blame_run(
 ) -> Result<Blamed, crate::world::RunError> {
     use crate::world::World;
     let top = wanted.top;
+    let wanted_stats = wanted.stats.clone();
     let mut w = World::new(c, seed, rep, limits);
     w.enable_blame_picking(wanted);
     w.run(&mut |_| {})?;
+    let stuck = w.stuck(wanted_stats.as_deref());
     let picker = w.take_picker().expect("picking was enabled");
     let waits = picker.picked();
     let (mut focus, mut convoys) = (Focus::default(), Focus::default());
@@ -851,6 +857,7 @@ pub fn blame_run(
             truncated: e.truncated,
             runs,
             trace,
+            stuck,
         });
     }
 }

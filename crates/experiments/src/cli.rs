@@ -364,15 +364,10 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
 
 /// `--blame`: explains the worst waits of the plan's first variant,
 /// replication 0, writes `blame.csv` and `blame-trace.json` into `dir`,
-/// and returns the text to print. `first` is that variant's result: a
-/// wait still going on at its end, longer than the worst explained, gets
-/// a line (blame explains waits that ended).
-fn write_blame(
-    p: &RunPlan,
-    seed: u64,
-    dir: &std::path::Path,
-    first: Option<&output::VariantResult>,
-) -> anyhow::Result<String> {
+/// and returns the text to print. A wait still going on at the run's end,
+/// longer than the worst explained, gets a note and the tasks that held
+/// it up then (blame explains waits that ended).
+fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<String> {
     use std::fmt::Write;
     let Some((top, threshold, subject)) = &p.blame else {
         return Ok(String::new());
@@ -395,18 +390,17 @@ fn write_blame(
     output::files::write_atomic(dir, "blame.csv", &crate::blame::csv(&b.chains))?;
     let mut s = String::new();
     let worst = b.chains.first().map_or(0, |c| c.wait.ns());
-    let open = first
-        .into_iter()
-        .flat_map(|v| &v.open_waits)
-        .filter(|(sub, ns)| *ns > worst && subject.as_ref().is_none_or(|want| want == sub))
-        .max_by_key(|(_, ns)| *ns);
-    let open_note = match open {
-        Some((sub, ns)) => format!(
-            "blame explains waits that ended: {sub} had one still going on when the run \
-             ended, {} so far (a longer --duration lets it end)\n",
-            output::terminal::human_ns(*ns)
+    let open_note = match &b.stuck {
+        Some(st) if st.so_far > worst => format!(
+            "blame explains waits that ended: {} had one still going on when the run \
+             ended, {} so far (a longer --duration lets it end)\n\
+             what held it up when the run ended ({}):\n{}",
+            st.subject,
+            output::terminal::human_ns(st.so_far),
+            crate::world::stuck_secs(st.at),
+            st.render()
         ),
-        None => String::new(),
+        _ => String::new(),
     };
     if b.chains.is_empty() {
         let _ = writeln!(s, "\nblame ({variant}, replication 0): no lock waited for");
@@ -579,7 +573,7 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     write_results(&dir, &out)?;
     write_trace(&p, out.manifest.seed)?;
-    let blame = write_blame(&p, out.manifest.seed, &dir, out.result.variants.first())?;
+    let blame = write_blame(&p, out.manifest.seed, &dir)?;
     let plots = plots_note(&dir, &out.result);
     if let Some(f) = p.format {
         for v in &out.result.variants {
@@ -904,6 +898,15 @@ fn check_blame(
             s.push_str("  (still going on when the run ended: no finished wait to explain)\n");
         } else {
             s.push_str("  (still going on when the run ended; below, its longest finished wait)\n");
+        }
+        if let Some(st) = &b.stuck {
+            s.push_str(&format!(
+                "  what held it up when the run ended ({}):\n",
+                crate::world::stuck_secs(st.at)
+            ));
+            for l in st.render().lines() {
+                s.push_str(&format!("  {l}\n"));
+            }
         }
     }
     s.push_str(&crate::blame::render(&b.chains));

@@ -259,3 +259,133 @@ fn convoy_run_blame_prints_chains_and_writes_blame_csv() {
         "{err}"
     );
 }
+
+/// The report of the longest wait still going on at the end of a run
+/// (`Blamed::stuck`), as `(depth, task, doing)` lines.
+fn stuck(text: &str, subject: Option<&str>) -> (String, u64, Vec<(usize, String, String)>) {
+    let c = common::compile_text(text);
+    let stats = subject.map(|s| {
+        c.stats
+            .iter()
+            .enumerate()
+            .filter(|(_, st)| st.metric == output::Metric::Wait && st.subject == s)
+            .map(|(i, _)| i as u32)
+            .collect()
+    });
+    let wanted = Wanted {
+        top: 5,
+        threshold: None,
+        stats,
+    };
+    let st = blame_run(&c, (1, 0), Limits::default(), wanted, false)
+        .unwrap()
+        .stuck
+        .expect("a wait still going on");
+    let lines = st
+        .lines
+        .into_iter()
+        .map(|l| (l.depth, l.task, l.doing))
+        .collect();
+    (st.subject, st.so_far, lines)
+}
+
+fn line(depth: usize, task: &str, doing: &str) -> (usize, String, String) {
+    (depth, task.into(), doing.into())
+}
+
+#[test]
+fn r3_r4_r45_stuck_at_the_end_reader_behind_queued_writer_behind_reclaiming_reader() {
+    // The chain of RECLAIM_CHAIN cut at 30 ms, inside the lookup's 50 ms
+    // reclaim attempt: no wait has ended, so the chains explain nothing,
+    // and the report reads the world at the end instead.
+    let text = CHAIN.replace("duration = \"1s\"", "duration = \"30ms\"");
+    let (subject, so_far, lines) = stuck(&text, None);
+    assert_eq!(subject, "kernfs_rwsem/write/mkdir");
+    assert_eq!(so_far, 29 * MS);
+    let reclaim = "in memcg reclaim (memcg full), this attempt until 0.050000 s, \
+                   16 of 16 retries left (R45); holding kernfs_rwsem (read)";
+    assert_eq!(
+        lines,
+        [
+            line(
+                0,
+                "mkdir[0]",
+                "waits for kernfs_rwsem (write) since 0.001000 s"
+            ),
+            line(1, "lookup[0]", reclaim),
+        ]
+    );
+    // A walker waits behind the queued writer (R3, R4), not behind the
+    // reader that holds the lock.
+    let (subject, so_far, lines) = stuck(&text, Some("kernfs_rwsem/read/walkers"));
+    assert_eq!(subject, "kernfs_rwsem/read/walkers");
+    assert_eq!(so_far, 28 * MS);
+    assert_eq!(
+        lines,
+        [
+            line(
+                0,
+                "walkers[0]",
+                "waits for kernfs_rwsem (read) since 0.002000 s, behind the queued writer mkdir[0]"
+            ),
+            line(
+                1,
+                "mkdir[0]",
+                "waits for kernfs_rwsem (write) since 0.001000 s"
+            ),
+            line(2, "lookup[0]", reclaim),
+        ]
+    );
+}
+
+#[test]
+fn r36_stuck_at_the_end_follows_a_flush_to_the_kworker_and_the_lock_it_waits_for() {
+    // cgroup1_pidlist_destroy_all's shape (R36, R40): a task flushes a
+    // workqueue holding a lock; the item it waits for waits for a mutex
+    // whose holder sleeps; a third task waits for the first's lock.
+    let text = r#"
+[scenario]
+name = "flush-stuck"
+duration = "20ms"
+cpus = 2
+[locks.big]
+kind = "mutex"
+[locks.m]
+kind = "mutex"
+[workqueues.wq]
+kind = "unbound"
+max_active = 1
+[works.w]
+program = ["mutex_lock m", "cpu 1us", "mutex_unlock m"]
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "sleep 1s", "mutex_unlock m"]
+[tasks.freer]
+count = 1
+program = ["mutex_lock big", "sleep 5ms", "queue_work wq w", "flush_workqueue wq",
+           "mutex_unlock big", "sleep 1s"]
+[tasks.waiter]
+count = 1
+program = ["sleep 1ms", "mutex_lock big", "mutex_unlock big", "sleep 1s"]
+"#;
+    let (subject, so_far, lines) = stuck(text, None);
+    assert_eq!(subject, "big/lock/waiter");
+    assert_eq!(so_far, 19 * MS);
+    assert_eq!(
+        lines,
+        [
+            line(0, "waiter[0]", "waits for big (lock) since 0.001000 s"),
+            line(
+                1,
+                "freer[0]",
+                "in flush_workqueue(wq): 1 item(s) in flight; holding big (lock)"
+            ),
+            line(2, "kworker/wq/0", "waits for m (lock) since 0.005000 s"),
+            line(
+                3,
+                "holder[0]",
+                "in a sleep step until 1.000000 s; holding m (lock)"
+            ),
+        ]
+    );
+}

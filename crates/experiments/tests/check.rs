@@ -227,7 +227,11 @@ fn a_worst_wait_still_going_on_at_the_end_of_a_run_counts_as_reached() {
     for needle in [
         "per run: min 900us, p50 9.90ms, p90 9.90ms, max 9.90ms",
         "1 of 2 runs reach it",
-        "hold_ms=20; m/lock/waiter 9.90ms), its worst wait of that subject:\n  (still going on when the run ended: no finished wait to explain)",
+        "hold_ms=20; m/lock/waiter 9.90ms), its worst wait of that subject:\n  \
+         (still going on when the run ended: no finished wait to explain)\n  \
+         what held it up when the run ended (0.010000 s):\n    \
+         waiter[0] waits for m (lock) since 0.000100 s\n      \
+         holder[0] in a sleep step until 0.020000 s; holding m (lock)\n",
     ] {
         assert!(out.contains(needle), "{needle}\n{out}");
     }

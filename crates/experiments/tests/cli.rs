@@ -388,13 +388,17 @@ program = ["sleep 250ms", "mutex_lock m", "mutex_unlock m", "sleep 10s"]
         ),
         "{s}"
     );
-    // --blame explains ended waits, and says the longer one had not ended.
+    // --blame explains ended waits, says the longer one had not ended,
+    // and what held it up when the run ended.
     let o = convoy(&["run", "s.toml", "--out", "r", "--blame"], d.path());
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(
         s.contains(
             "blame explains waits that ended: m/lock/waiter had one still going on when \
-             the run ended, 750ms so far (a longer --duration lets it end)"
+             the run ended, 750ms so far (a longer --duration lets it end)\n\
+             what held it up when the run ended (1.000000 s):\n\
+             \x20 waiter[0] waits for m (lock) since 0.250000 s\n\
+             \x20   holder[0] in a sleep step until 10.000000 s; holding m (lock)\n"
         ),
         "{s}"
     );

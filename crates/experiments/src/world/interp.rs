@@ -32,8 +32,6 @@ impl<'c> World<'c> {
             task.state = State::Sleeping;
             self.schedule(t, at, Ev::Wake);
             self.leave_cpu(t);
-            // Said once, for this sleep (blame and the trace read it).
-            self.tasks[t as usize].off = crate::blame::Doing::Sleep;
         } else {
             task.in_burst = true;
             task.burst_start = self.now;

@@ -596,6 +596,8 @@ mod memcg;
 use memcg::MidReclaim;
 mod observe;
 mod results;
+mod stuck;
+pub use stuck::{secs as stuck_secs, Stuck, StuckLine};
 mod workqueues;
 
 /// Where the event queue's trees start (besides slot 0): a task group of
@@ -909,7 +911,7 @@ impl<'c> World<'c> {
         while let Some((at, t, ev)) = self.queue.pop() {
             if t >= self.tasks.len() {
                 if at >= self.horizon {
-                    self.now = self.horizon;
+                    self.stop_at_horizon(t, at, ev);
                     return Ok(());
                 }
                 self.now = at;
@@ -939,7 +941,7 @@ impl<'c> World<'c> {
             }
             let t = t as TaskId;
             if at >= self.horizon {
-                self.now = self.horizon;
+                self.stop_at_horizon(t as usize, at, ev);
                 return Ok(());
             }
             self.now = at;
@@ -964,6 +966,9 @@ impl<'c> World<'c> {
                     if !self.mid_reclaim.is_empty() && self.reclaim_midpoint(t) {
                         continue;
                     }
+                    // What this sleep was for (reclaim, throttle) was said
+                    // for it alone: blame, the trace and `stuck` read it.
+                    self.tasks[t as usize].off = crate::blame::Doing::Sleep;
                     // The sleeper runs at once if a CPU is free: no second event.
                     if self.wakeup(t, true) {
                         self.run_task(t)?;
@@ -1015,6 +1020,14 @@ impl<'c> World<'c> {
         }
         self.now = self.horizon;
         Ok(())
+    }
+
+    /// The run reached its horizon with the event `(at, slot, ev)`
+    /// popped: it goes back, so that the world at the end still says when
+    /// each pending sleep would have ended (`World::stuck`).
+    fn stop_at_horizon(&mut self, slot: usize, at: SimTime, ev: Ev) {
+        self.queue.set(slot, at, ev);
+        self.now = self.horizon;
     }
 
     pub fn events(&self) -> u64 {

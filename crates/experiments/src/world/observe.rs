@@ -184,17 +184,11 @@ impl<'c> World<'c> {
 
     /// The locks `t` holds, as `name (mode)`, for reports.
     pub(super) fn held_names(&self, t: TaskId) -> Vec<String> {
+        use crate::blame::Names;
         self.held[self.hold_slots(t)]
             .iter()
             .filter_map(|&h| held_decode(h))
-            .map(|(lock, mode)| {
-                let l = &self.c.locks[lock as usize];
-                format!(
-                    "{} ({})",
-                    l.name,
-                    crate::scenario::compile::mode_label(l.kind, mode)
-                )
-            })
+            .map(|(lock, mode)| self.lock(lock, mode))
             .collect()
     }
 }

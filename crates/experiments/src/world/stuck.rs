@@ -1,0 +1,316 @@
+//! What a lock wait still going on at the end of a run waits for: the
+//! tasks that hold it up, followed from holder to holder, as the kernel's
+//! hung-task report or `sysrq-w` would list blocked tasks and the locks
+//! they hold. `--blame` explains waits that ended, by the wakeups that
+//! ended them; a stall that outlasts the run has no such wakeup yet, so
+//! this reads the world's state at its end instead.
+
+use super::*;
+use crate::blame::Names;
+
+/// The longest lock wait still going on at the end of a run, and what
+/// holds it up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stuck {
+    /// The waiting task, e.g. `oomd[0]`.
+    pub waiter: String,
+    /// Its wait's subject, as in summary.csv (`lock/mode/group`).
+    pub subject: String,
+    /// How long it had waited when the run ended.
+    pub so_far: u64,
+    /// When the run ended.
+    pub at: SimTime,
+    /// One line per task reached: depth (0 = the waiter), task, what it
+    /// was doing.
+    pub lines: Vec<StuckLine>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StuckLine {
+    pub depth: usize,
+    pub task: String,
+    pub doing: String,
+}
+
+/// How deep the report follows holders (a chain of locks and flushes
+/// longer than this is cut, and says so).
+const MAX_DEPTH: usize = 12;
+/// Holders listed under one task (the readers of a busy rwsem can be
+/// hundreds); the rest are counted.
+const MAX_SHOWN: usize = 6;
+
+/// A point in simulated time as the blame chains print it.
+pub fn secs(t: SimTime) -> String {
+    format!("{:.6} s", t.0 as f64 / 1e9)
+}
+
+impl Stuck {
+    /// The report as indented text, two spaces per level.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        for l in &self.lines {
+            s.push_str(&"  ".repeat(l.depth + 1));
+            if !l.task.is_empty() {
+                s.push_str(&l.task);
+                s.push(' ');
+            }
+            s.push_str(&l.doing);
+            s.push('\n');
+        }
+        s
+    }
+}
+
+impl World<'_> {
+    /// The longest lock wait still going on now (of the wait statistics
+    /// `only`, if given), and the tasks holding it up. Meant for the end
+    /// of a run.
+    pub fn stuck(&self, only: Option<&[u32]>) -> Option<Stuck> {
+        let mut worst: Option<(u64, TaskId, StatId)> = None;
+        for (i, task) in self.tasks.iter().enumerate() {
+            if let Resume::Acquired { wait, .. } | Resume::Retry { wait, .. } = task.resume {
+                if only.is_some_and(|ids| !ids.contains(&wait)) {
+                    continue;
+                }
+                let so_far = self.now.since(task.since).0;
+                if worst.is_none_or(|(w, _, _)| so_far > w) {
+                    worst = Some((so_far, i as TaskId, wait));
+                }
+            }
+        }
+        let (so_far, t, wait) = worst?;
+        let mut lines = Vec::new();
+        let mut seen = vec![false; self.tasks.len()];
+        self.stuck_lines(t, 0, &mut seen, &mut lines);
+        Some(Stuck {
+            waiter: self.track_name(t),
+            subject: self.c.stats[wait as usize].subject.clone(),
+            so_far,
+            at: self.now,
+            lines,
+        })
+    }
+
+    /// Task `t`'s line and, below it, those of the tasks it waits for.
+    fn stuck_lines(&self, t: TaskId, depth: usize, seen: &mut [bool], lines: &mut Vec<StuckLine>) {
+        let task = self.track_name(t);
+        if seen[t as usize] {
+            lines.push(StuckLine {
+                depth,
+                task,
+                doing: "(listed above)".into(),
+            });
+            return;
+        }
+        seen[t as usize] = true;
+        let (doing, next) = self.stuck_doing(t);
+        lines.push(StuckLine { depth, task, doing });
+        if next.is_empty() {
+            return;
+        }
+        if depth + 1 > MAX_DEPTH {
+            lines.push(StuckLine {
+                depth: depth + 1,
+                task: String::new(),
+                doing: format!("(not followed further: more than {MAX_DEPTH} levels)"),
+            });
+            return;
+        }
+        for &n in next.iter().take(MAX_SHOWN) {
+            self.stuck_lines(n, depth + 1, seen, lines);
+        }
+        if next.len() > MAX_SHOWN {
+            lines.push(StuckLine {
+                depth: depth + 1,
+                task: String::new(),
+                doing: format!("... and {} more", next.len() - MAX_SHOWN),
+            });
+        }
+    }
+
+    /// What `t` is doing now, in words, and the tasks it waits for.
+    fn stuck_doing(&self, t: TaskId) -> (String, Vec<TaskId>) {
+        use crate::blame::Doing;
+        let task = &self.tasks[t as usize];
+        let until = || match self.queue.time_of(t as usize) {
+            Some(at) => format!(" until {}", secs(at)),
+            None => String::new(),
+        };
+        let lock_wait = match task.resume {
+            Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
+                Some((lock, mode))
+            }
+            Resume::Nothing => None,
+        };
+        let (mut doing, next) = match (task.state, lock_wait) {
+            (State::Blocked | State::Spinning, Some((lock, mode))) => {
+                let verb = if task.state == State::Spinning {
+                    "spins on"
+                } else {
+                    "waits for"
+                };
+                let mut s = format!(
+                    "{verb} {} since {}",
+                    Names::lock(self, lock, mode),
+                    secs(task.since)
+                );
+                let next = match self.queued_writer_ahead(t, lock, mode) {
+                    // R3, R4: a waiting writer makes new readers queue,
+                    // even behind reader holders.
+                    Some(w) => {
+                        s.push_str(&format!(
+                            ", behind the queued writer {}",
+                            self.track_name(w)
+                        ));
+                        vec![w]
+                    }
+                    None => {
+                        let holders = self.lock_holders(lock, t);
+                        if holders.is_empty() {
+                            s.push_str(" (no holder: being handed over)");
+                        }
+                        holders
+                    }
+                };
+                (s, next)
+            }
+            (State::Blocked, None) => match task.off {
+                Doing::Flush { wq } => (
+                    format!(
+                        "in flush_workqueue({}): {} item(s) in flight",
+                        self.c.workqueues[wq as usize].name,
+                        self.wqs[wq as usize].in_flight()
+                    ),
+                    self.running_items(wq),
+                ),
+                Doing::WorkWait { wq } => (
+                    format!(
+                        "waits for a running item of {} (cancel_*_sync)",
+                        self.c.workqueues[wq as usize].name
+                    ),
+                    self.running_items(wq),
+                ),
+                _ => ("blocked".into(), Vec::new()),
+            },
+            (State::Runnable, Some((lock, mode))) => (
+                format!(
+                    "{} {}, runnable: waiting for a CPU{}",
+                    if matches!(task.resume, Resume::Retry { .. }) {
+                        "woken to try again for"
+                    } else {
+                        "was given"
+                    },
+                    Names::lock(self, lock, mode),
+                    task.queued_at
+                        .map_or(String::new(), |q| format!(" since {}", secs(q)))
+                ),
+                Vec::new(),
+            ),
+            (State::Runnable, None) => (
+                format!(
+                    "runnable: waiting for a CPU{}",
+                    task.queued_at
+                        .map_or(String::new(), |q| format!(" since {}", secs(q)))
+                ),
+                Vec::new(),
+            ),
+            (State::Running | State::Spinning, _) => {
+                let s = if task.in_burst {
+                    format!("on a CPU, in a cpu step until {}", secs(task.burst_end))
+                } else {
+                    "on a CPU".into()
+                };
+                (s, Vec::new())
+            }
+            (State::Sleeping, _) => {
+                let s = match task.off {
+                    Doing::Reclaim { memcg } => {
+                        let retries = match &task.charging {
+                            Some((_, ch)) => format!(
+                                ", {} of {} retries left (R45)",
+                                ch.retries_left(),
+                                models::memcg::MAX_RECLAIM_RETRIES
+                            ),
+                            None => String::new(),
+                        };
+                        format!(
+                            "in memcg reclaim (memcg {}), this attempt{}{retries}",
+                            self.c.memcgs[memcg as usize].name,
+                            until()
+                        )
+                    }
+                    Doing::Throttle { memcg } => format!(
+                        "throttled over memory.high (memcg {}){}",
+                        self.c.memcgs[memcg as usize].name,
+                        until()
+                    ),
+                    _ => format!("in a sleep step{}", until()),
+                };
+                (s, Vec::new())
+            }
+            (State::Idle, _) => ("an idle kworker".into(), Vec::new()),
+            (State::Exited, _) => ("exited".into(), Vec::new()),
+        };
+        let held = self.held_names(t);
+        if !held.is_empty() {
+            doing.push_str("; holding ");
+            doing.push_str(&held.join(", "));
+        }
+        (doing, next)
+    }
+
+    /// The tasks holding `lock` in either mode, other than `but`.
+    fn lock_holders(&self, lock: u32, but: TaskId) -> Vec<TaskId> {
+        (0..self.tasks.len() as TaskId)
+            .filter(|&h| h != but)
+            .filter(|&h| {
+                self.held[self.hold_slots(h)]
+                    .iter()
+                    .any(|&code| held_decode(code).is_some_and(|(l, _)| l == lock))
+            })
+            .collect()
+    }
+
+    /// For a reader waiting for rwsem `lock` that no writer holds: the
+    /// writer that asked for it first among those still waiting, if it
+    /// asked before `t` did. The reader waits behind that writer (R3,
+    /// R4), not behind the readers holding the lock. With a writer
+    /// holding it, the holder is what it waits for.
+    fn queued_writer_ahead(&self, t: TaskId, lock: u32, mode: Mode) -> Option<TaskId> {
+        let write_held = self.lock_holders(lock, t).iter().any(|&h| {
+            self.held[self.hold_slots(h)]
+                .iter()
+                .any(|&code| held_decode(code) == Some((lock, Mode::Write)))
+        });
+        if mode != Mode::Read || write_held {
+            return None;
+        }
+        let me = &self.tasks[t as usize];
+        (0..self.tasks.len() as TaskId)
+            .filter(|&w| w != t)
+            .filter(|&w| {
+                let k = &self.tasks[w as usize];
+                matches!(k.state, State::Blocked | State::Spinning)
+                    && matches!(
+                        k.resume,
+                        Resume::Acquired { lock: l, mode: Mode::Write, .. }
+                            | Resume::Retry { lock: l, mode: Mode::Write, .. } if l == lock
+                    )
+                    && k.since <= me.since
+            })
+            .min_by_key(|&w| (self.tasks[w as usize].since, w))
+    }
+
+    /// The kworkers running an item of workqueue `wq` now.
+    fn running_items(&self, wq: u32) -> Vec<TaskId> {
+        (0..self.tasks.len() as TaskId)
+            .filter(|&k| {
+                let task = &self.tasks[k as usize];
+                task.worker_of.is_some()
+                    && task.work.is_some()
+                    && task.item_wq == wq
+                    && !matches!(task.state, State::Idle | State::Exited)
+            })
+            .collect()
+    }
+}
