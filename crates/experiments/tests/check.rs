@@ -122,6 +122,7 @@ fn the_built_in_reports_parse() {
     for r in [
         "lookup-holds-625ms",
         "readdir-waits-72s",
+        "readdir-waits-72s-nonblocking",
         "lookup-waits-15min",
     ] {
         let spec = experiments::sweep::parse(&experiments::sweep::spec::report_source(r).unwrap())

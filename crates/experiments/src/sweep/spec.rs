@@ -262,6 +262,10 @@ pub const BUILTIN_REPORTS: &[(&str, &str)] = &[
         include_str!("../../reports/readdir-waits-72s.toml"),
     ),
     (
+        "readdir-waits-72s-nonblocking",
+        include_str!("../../reports/readdir-waits-72s-nonblocking.toml"),
+    ),
+    (
         "lookup-waits-15min",
         include_str!("../../reports/lookup-waits-15min.toml"),
     ),
