@@ -389,3 +389,61 @@ program = ["sleep 1ms", "mutex_lock big", "mutex_unlock big", "sleep 1s"]
         ]
     );
 }
+
+#[test]
+fn stuck_at_the_end_says_which_cpu_a_runnable_holder_waits_for() {
+    // The holder's sleep ends at 1 ms, but two tasks burn both CPUs for
+    // 1 s (PREEMPT_NONE, no time slice): it holds the mutex runnable,
+    // waiting for a CPU, and the waiter waits with it.
+    let text = r#"
+[scenario]
+name = "cpu-stuck"
+duration = "20ms"
+cpus = 2
+[locks.m]
+kind = "mutex"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "sleep 1ms", "mutex_unlock m", "sleep 1s"]
+[tasks.waiter]
+count = 1
+program = ["mutex_lock m", "mutex_unlock m", "sleep 1s"]
+[tasks.hog]
+count = 2
+program = ["cpu 1s"]
+"#;
+    let waiter = line(0, "waiter[0]", "waits for m (lock) since 0.000000 s");
+    let (_, so_far, lines) = stuck(text, None);
+    assert_eq!(so_far, 20 * MS);
+    assert_eq!(
+        lines,
+        [
+            waiter.clone(),
+            line(
+                1,
+                "holder[0]",
+                "runnable: waiting for a CPU since 0.001000 s (runnable tasks waiting: 1); \
+                 holding m (lock)"
+            ),
+        ]
+    );
+    // With per-CPU run queues it waits for its own CPU, and says who
+    // runs there.
+    let percpu = text.replace(
+        "cpus = 2",
+        "cpus = 2\nrunqueue = \"percpu\"\nwake_placement = \"eevdf\"",
+    );
+    let (_, _, lines) = stuck(&percpu, None);
+    assert_eq!(
+        lines,
+        [
+            waiter,
+            line(
+                1,
+                "holder[0]",
+                "runnable: waiting for CPU 0 since 0.001000 s (hog[0] runs there; \
+                 tasks waiting for it: 1); holding m (lock)"
+            ),
+        ]
+    );
+}

@@ -194,26 +194,18 @@ impl World<'_> {
             },
             (State::Runnable, Some((lock, mode))) => (
                 format!(
-                    "{} {}, runnable: waiting for a CPU{}",
+                    "{} {}, runnable: {}",
                     if matches!(task.resume, Resume::Retry { .. }) {
                         "woken to try again for"
                     } else {
                         "was given"
                     },
                     Names::lock(self, lock, mode),
-                    task.queued_at
-                        .map_or(String::new(), |q| format!(" since {}", secs(q)))
+                    self.cpu_wait(t)
                 ),
                 Vec::new(),
             ),
-            (State::Runnable, None) => (
-                format!(
-                    "runnable: waiting for a CPU{}",
-                    task.queued_at
-                        .map_or(String::new(), |q| format!(" since {}", secs(q)))
-                ),
-                Vec::new(),
-            ),
+            (State::Runnable, None) => (format!("runnable: {}", self.cpu_wait(t)), Vec::new()),
             (State::Running | State::Spinning, _) => {
                 let s = if task.in_burst {
                     format!("on a CPU, in a cpu step until {}", secs(task.burst_end))
@@ -257,6 +249,35 @@ impl World<'_> {
             doing.push_str(&held.join(", "));
         }
         (doing, next)
+    }
+
+    /// Runnable `t`'s wait for a CPU: which CPU's queue (per-CPU queues,
+    /// or a bound kworker's CPU), who runs there and how many wait, else
+    /// how many wait for any CPU.
+    fn cpu_wait(&self, t: TaskId) -> String {
+        let task = &self.tasks[t as usize];
+        let since = task
+            .queued_at
+            .map_or(String::new(), |q| format!(" since {}", secs(q)));
+        match task.bound.or_else(|| self.cpu.queued_on(t)) {
+            Some(cpu) if (cpu.0 as usize) < self.running_on.len() => {
+                let r = self.running_on[cpu.0 as usize];
+                let who = if r == NONE {
+                    "idle".to_string()
+                } else {
+                    format!("{} runs there", self.track_name(r))
+                };
+                format!(
+                    "waiting for CPU {}{since} ({who}; tasks waiting for it: {})",
+                    cpu.0,
+                    self.cpu.waiting_for(cpu)
+                )
+            }
+            _ => format!(
+                "waiting for a CPU{since} (runnable tasks waiting: {})",
+                self.cpu.runnable_waiting()
+            ),
+        }
     }
 
     /// The tasks holding `lock` in either mode, other than `but`.
