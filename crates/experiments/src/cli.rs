@@ -593,7 +593,14 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
             print!("{}", terminal::log2_histogram(variant, s));
         }
     }
-    print!("{}", terminal::open_waits_note(&out.result));
+    let open = terminal::open_waits_note(&out.result);
+    print!("{open}");
+    if !open.is_empty() && p.blame.is_none() {
+        println!(
+            "(--blame, with --blame-subject to pick one, lists what held such a wait up \
+             when the run ended)"
+        );
+    }
     println!("{plots}");
     print!("{blame}");
     println!(

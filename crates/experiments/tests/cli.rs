@@ -388,6 +388,10 @@ program = ["sleep 250ms", "mutex_lock m", "mutex_unlock m", "sleep 10s"]
         ),
         "{s}"
     );
+    assert!(
+        s.contains("(--blame, with --blame-subject to pick one, lists what held such a wait up"),
+        "{s}"
+    );
     // --blame explains ended waits, says the longer one had not ended,
     // and what held it up when the run ended.
     let o = convoy(&["run", "s.toml", "--out", "r", "--blame"], d.path());
@@ -402,4 +406,5 @@ program = ["sleep 250ms", "mutex_lock m", "mutex_unlock m", "sleep 10s"]
         ),
         "{s}"
     );
+    assert!(!s.contains("(--blame, with"), "{s}");
 }
