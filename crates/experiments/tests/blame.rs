@@ -427,8 +427,8 @@ program = ["cpu 1s"]
             ),
         ]
     );
-    // With per-CPU run queues it waits for its own CPU, and says who
-    // runs there.
+    // With per-CPU run queues it waits for its own CPU, behind the task
+    // that runs there.
     let percpu = text.replace(
         "cpus = 2",
         "cpus = 2\nrunqueue = \"percpu\"\nwake_placement = \"eevdf\"",
@@ -444,6 +444,7 @@ program = ["cpu 1s"]
                 "runnable: waiting for CPU 0 since 0.001000 s (hog[0] runs there; \
                  tasks waiting for it: 1); holding m (lock)"
             ),
+            line(2, "hog[0]", "on a CPU, in a cpu step until 1.000000 s"),
         ]
     );
 }

@@ -192,20 +192,20 @@ impl World<'_> {
                 ),
                 _ => ("blocked".into(), Vec::new()),
             },
-            (State::Runnable, Some((lock, mode))) => (
-                format!(
-                    "{} {}, runnable: {}",
-                    if matches!(task.resume, Resume::Retry { .. }) {
-                        "woken to try again for"
-                    } else {
-                        "was given"
-                    },
-                    Names::lock(self, lock, mode),
-                    self.cpu_wait(t)
-                ),
-                Vec::new(),
-            ),
-            (State::Runnable, None) => (format!("runnable: {}", self.cpu_wait(t)), Vec::new()),
+            (State::Runnable, Some((lock, mode))) => {
+                let (wait, next) = self.cpu_wait(t);
+                let how = if matches!(task.resume, Resume::Retry { .. }) {
+                    "woken to try again for"
+                } else {
+                    "was given"
+                };
+                let lock = Names::lock(self, lock, mode);
+                (format!("{how} {lock}, runnable: {wait}"), next)
+            }
+            (State::Runnable, None) => {
+                let (wait, next) = self.cpu_wait(t);
+                (format!("runnable: {wait}"), next)
+            }
             (State::Running | State::Spinning, _) => {
                 let s = if task.in_burst {
                     format!("on a CPU, in a cpu step until {}", secs(task.burst_end))
@@ -253,8 +253,9 @@ impl World<'_> {
 
     /// Runnable `t`'s wait for a CPU: which CPU's queue (per-CPU queues,
     /// or a bound kworker's CPU), who runs there and how many wait, else
-    /// how many wait for any CPU.
-    fn cpu_wait(&self, t: TaskId) -> String {
+    /// how many wait for any CPU. With a CPU of its own to wait for, the
+    /// task running there is what it waits behind.
+    fn cpu_wait(&self, t: TaskId) -> (String, Vec<TaskId>) {
         let task = &self.tasks[t as usize];
         let since = task
             .queued_at
@@ -262,20 +263,24 @@ impl World<'_> {
         match task.bound.or_else(|| self.cpu.queued_on(t)) {
             Some(cpu) if (cpu.0 as usize) < self.running_on.len() => {
                 let r = self.running_on[cpu.0 as usize];
-                let who = if r == NONE {
-                    "idle".to_string()
+                let (who, next) = if r == NONE {
+                    ("idle".to_string(), Vec::new())
                 } else {
-                    format!("{} runs there", self.track_name(r))
+                    (format!("{} runs there", self.track_name(r)), vec![r])
                 };
-                format!(
+                let s = format!(
                     "waiting for CPU {}{since} ({who}; tasks waiting for it: {})",
                     cpu.0,
                     self.cpu.waiting_for(cpu)
-                )
+                );
+                (s, next)
             }
-            _ => format!(
-                "waiting for a CPU{since} (runnable tasks waiting: {})",
-                self.cpu.runnable_waiting()
+            _ => (
+                format!(
+                    "waiting for a CPU{since} (runnable tasks waiting: {})",
+                    self.cpu.runnable_waiting()
+                ),
+                Vec::new(),
             ),
         }
     }
