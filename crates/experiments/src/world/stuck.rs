@@ -12,16 +12,14 @@ use crate::blame::Names;
 /// holds it up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stuck {
-    /// The waiting task, e.g. `oomd[0]`.
-    pub waiter: String,
     /// Its wait's subject, as in summary.csv (`lock/mode/group`).
     pub subject: String,
     /// How long it had waited when the run ended.
     pub so_far: u64,
     /// When the run ended.
     pub at: SimTime,
-    /// One line per task reached: depth (0 = the waiter), task, what it
-    /// was doing.
+    /// One line per task reached: depth (0 = the waiter, e.g.
+    /// `oomd[0]`), task, what it was doing.
     pub lines: Vec<StuckLine>,
 }
 
@@ -83,7 +81,6 @@ impl World<'_> {
         let mut seen = vec![false; self.tasks.len()];
         self.stuck_lines(t, 0, &mut seen, &mut lines);
         Some(Stuck {
-            waiter: self.track_name(t),
             subject: self.c.stats[wait as usize].subject.clone(),
             so_far,
             at: self.now,
