@@ -278,6 +278,11 @@ pub struct Row {
     /// For a worst: the model's range over replications, and the fraction
     /// of replications whose worst is below the measured value.
     pub range: Option<(f64, f64, f64)>,
+    /// For a window figure: where each measured window falls among the
+    /// model's windows, as the fractions of them below the least and the
+    /// greatest value the measured figure stands for (the same for a
+    /// count; a printed whole microsecond spans one).
+    pub window_pcts: Option<[(f64, f64); 2]>,
     pub verdict: Verdict,
 }
 
@@ -384,6 +389,7 @@ fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
         target: *t,
         model: Some(model),
         range,
+        window_pcts: None,
         verdict: if ok { Verdict::Ok } else { Verdict::Outside },
     };
     match t.measure {
@@ -452,12 +458,28 @@ fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
             let (lo, hi) = (w[0], w[w.len() - 1]);
             let below = w.iter().filter(|&&x| x < t.measured).count() as f64;
             let ok = windows.iter().all(|&m| stat.contains(lo, hi, m));
-            Ok(row(
-                w[w.len() / 2],
-                Some((lo, hi, below / w.len() as f64)),
-                ok,
-            ))
+            let n = w.len() as f64;
+            let frac_below = |v: f64| w.iter().filter(|&&x| x < v).count() as f64 / n;
+            let pct = |m: f64| match stat {
+                WindowStat::Calls => (frac_below(m), frac_below(m)),
+                WindowStat::MeanUs | WindowStat::MaxUs => (frac_below(m), frac_below(m + 1.0)),
+            };
+            Ok(Row {
+                window_pcts: Some([pct(windows[0]), pct(windows[1])]),
+                ..row(w[w.len() / 2], Some((lo, hi, below / n)), ok)
+            })
         }
+    }
+}
+
+/// A measured window's place among the model's windows: `p12`, or
+/// `p12-19` when the figure spans a range of them.
+fn pct_label((a, b): (f64, f64)) -> String {
+    let (a, b) = ((a * 100.0).round(), (b * 100.0).round());
+    if a == b {
+        format!("p{a:.0}")
+    } else {
+        format!("p{a:.0}-{b:.0}")
     }
 }
 
@@ -527,25 +549,26 @@ pub fn format(rows: &[Row]) -> String {
         );
         if let Some((lo, hi, below)) = r.range {
             let line = match t.measure {
-                Measure::Window {
-                    windows,
-                    stat: WindowStat::Calls,
-                    ..
-                } => format!(
-                    "measured {} and {}; model windows {} to {}",
-                    num(windows[0]),
-                    num(windows[1]),
-                    num(lo),
-                    num(hi)
-                ),
-                // As the script printed them (see WindowStat::contains).
-                Measure::Window { windows, .. } => format!(
-                    "measured {:.0} and {:.0} (whole us); model windows {} to {}",
-                    windows[0],
-                    windows[1],
-                    num(lo),
-                    num(hi)
-                ),
+                Measure::Window { windows, stat, .. } => {
+                    let at = |i: usize| match r.window_pcts {
+                        Some(p) => format!(" ({})", pct_label(p[i])),
+                        None => String::new(),
+                    };
+                    let m = |v: f64| match stat {
+                        WindowStat::Calls => num(v),
+                        // As the script printed them (see WindowStat::contains).
+                        WindowStat::MeanUs | WindowStat::MaxUs => format!("{v:.0}"),
+                    };
+                    format!(
+                        "measured {}{}, {}{}; model windows {} to {}",
+                        m(windows[0]),
+                        at(0),
+                        m(windows[1]),
+                        at(1),
+                        num(lo),
+                        num(hi)
+                    )
+                }
                 _ => format!(
                     "median of {WORST_REPS} reps; range {} to {}; measured at p{:.0}",
                     num(lo),
@@ -567,8 +590,9 @@ pub fn format(rows: &[Row]) -> String {
     {
         let _ = writeln!(
             s,
-            "\nwin: both measured windows within the model's windows \
-             (after the\nfirst) of {WINDOW_REPS} runs"
+            "\nwin: both measured windows within the model's windows (after each\n\
+             run's first) of {WINDOW_REPS} runs. pN: the share of model windows below the\n\
+             measured one (a measured us figure spans a whole microsecond)"
         );
     }
     let _ = writeln!(
@@ -669,6 +693,7 @@ mod tests {
                 target: *t,
                 model: Some(t.measured * 1.2345),
                 range: Some((t.measured * 0.1, t.measured * 10.0, 0.5)),
+                window_pcts: Some([(0.0, 0.215), (0.995, 1.0)]),
                 verdict: Verdict::Outside,
             })
             .collect();
