@@ -310,7 +310,8 @@ fn r3_r4_r45_stuck_at_the_end_reader_behind_queued_writer_behind_reclaiming_read
             line(
                 0,
                 "mkdir[0]",
-                "waits for kernfs_rwsem (write) since 0.001000 s"
+                "waits for kernfs_rwsem (write) since 0.001000 s \
+                 (4 more have asked for it since)"
             ),
             line(1, "lookup[0]", reclaim),
         ]
@@ -326,12 +327,14 @@ fn r3_r4_r45_stuck_at_the_end_reader_behind_queued_writer_behind_reclaiming_read
             line(
                 0,
                 "walkers[0]",
-                "waits for kernfs_rwsem (read) since 0.002000 s, behind the queued writer mkdir[0]"
+                "waits for kernfs_rwsem (read) since 0.002000 s \
+                 (3 more have asked for it since), behind the queued writer mkdir[0]"
             ),
             line(
                 1,
                 "mkdir[0]",
-                "waits for kernfs_rwsem (write) since 0.001000 s"
+                "waits for kernfs_rwsem (write) since 0.001000 s \
+                 (4 more have asked for it since)"
             ),
             line(2, "lookup[0]", reclaim),
         ]

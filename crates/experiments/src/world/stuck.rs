@@ -151,6 +151,10 @@ impl World<'_> {
                     Names::lock(self, lock, mode),
                     secs(task.since)
                 );
+                let after = self.waiting_after(t, lock);
+                if after > 0 {
+                    s.push_str(&format!(" ({after} more have asked for it since)"));
+                }
                 let next = match self.queued_writer_ahead(t, lock, mode) {
                     // R3, R4: a waiting writer makes new readers queue,
                     // even behind reader holders.
@@ -280,6 +284,23 @@ impl World<'_> {
                 Vec::new(),
             ),
         }
+    }
+
+    /// How many tasks asked for `lock` after `t` did (same time: a higher
+    /// id) and still wait for it: the convoy behind `t`.
+    fn waiting_after(&self, t: TaskId, lock: u32) -> usize {
+        let me = (self.tasks[t as usize].since, t);
+        (0..self.tasks.len() as TaskId)
+            .filter(|&w| {
+                let k = &self.tasks[w as usize];
+                matches!(k.state, State::Blocked | State::Spinning)
+                    && matches!(
+                        k.resume,
+                        Resume::Acquired { lock: l, .. } | Resume::Retry { lock: l, .. } if l == lock
+                    )
+                    && (k.since, w) > me
+            })
+            .count()
     }
 
     /// The tasks holding `lock` in either mode, other than `but`.
