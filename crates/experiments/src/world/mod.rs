@@ -121,6 +121,22 @@ enum Resume {
     },
 }
 
+impl Resume {
+    /// The lock, mode and wait statistic of the lock request it finishes,
+    /// if any: the task asked for that lock and has not yet run holding it.
+    fn lock_wait(self) -> Option<(u32, Mode, StatId)> {
+        match self {
+            Resume::Acquired {
+                lock, mode, wait, ..
+            }
+            | Resume::Retry {
+                lock, mode, wait, ..
+            } => Some((lock, mode, wait)),
+            Resume::Nothing => None,
+        }
+    }
+}
+
 struct Task {
     group: u32,
     index: u32,
@@ -1020,6 +1036,16 @@ impl<'c> World<'c> {
         }
         self.now = self.horizon;
         Ok(())
+    }
+
+    /// The lock waits going on now: each waiting task, its wait
+    /// statistic and how long it has waited (it asked for the lock and has
+    /// not run holding it yet).
+    fn open_lock_waits(&self) -> impl Iterator<Item = (TaskId, StatId, u64)> + '_ {
+        (self.tasks.iter().enumerate()).filter_map(|(t, task)| {
+            let (_, _, wait) = task.resume.lock_wait()?;
+            Some((t as TaskId, wait, self.now.since(task.since).0))
+        })
     }
 
     /// The run reached its horizon with the event `(at, slot, ev)`

@@ -167,11 +167,9 @@ impl<'c> World<'c> {
         let task = &mut self.tasks[t as usize];
         let off = std::mem::replace(&mut task.off, Doing::Sleep);
         let doing = match task.state {
-            State::Blocked => match task.resume {
-                Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
-                    Doing::Lock { lock, mode }
-                }
-                Resume::Nothing => off,
+            State::Blocked => match task.resume.lock_wait() {
+                Some((lock, mode, _)) => Doing::Lock { lock, mode },
+                None => off,
             },
             State::Sleeping => off,
             State::Runnable => Doing::Runnable,

@@ -8,6 +8,17 @@ impl<'c> World<'c> {
     pub fn result(self) -> VariantResult {
         let c = self.c;
         let horizon = self.horizon;
+        // Lock waits the horizon cut off (a task asked for a lock and has
+        // not run holding it yet).
+        let mut open_waits: Vec<(String, u64)> = Vec::new();
+        for (_, wait, so_far) in self.open_lock_waits() {
+            let subject = &c.stats[wait as usize].subject;
+            match open_waits.iter_mut().find(|(s, _)| s == subject) {
+                Some((_, ns)) => *ns = (*ns).max(so_far),
+                None => open_waits.push((subject.clone(), so_far)),
+            }
+        }
+        open_waits.sort();
         let series = c
             .stats
             .iter()
@@ -137,20 +148,6 @@ impl<'c> World<'c> {
                 value: self.spin_resched_stops,
             });
         }
-        // Lock waits the horizon cut off (a task asked for a lock and has
-        // not run holding it yet).
-        let mut open_waits: Vec<(String, u64)> = Vec::new();
-        for task in &self.tasks {
-            if let Resume::Acquired { wait, .. } | Resume::Retry { wait, .. } = task.resume {
-                let subject = &c.stats[wait as usize].subject;
-                let so_far = horizon.since(task.since).0;
-                match open_waits.iter_mut().find(|(s, _)| s == subject) {
-                    Some((_, ns)) => *ns = (*ns).max(so_far),
-                    None => open_waits.push((subject.clone(), so_far)),
-                }
-            }
-        }
-        open_waits.sort();
         let mut r = VariantResult {
             variant: c.variant.clone(),
             series,

@@ -64,19 +64,12 @@ impl World<'_> {
     /// `only`, if given), and the tasks holding it up. Meant for the end
     /// of a run.
     pub fn stuck(&self, only: Option<&[u32]>) -> Option<Stuck> {
-        let mut worst: Option<(u64, TaskId, StatId)> = None;
-        for (i, task) in self.tasks.iter().enumerate() {
-            if let Resume::Acquired { wait, .. } | Resume::Retry { wait, .. } = task.resume {
-                if only.is_some_and(|ids| !ids.contains(&wait)) {
-                    continue;
-                }
-                let so_far = self.now.since(task.since).0;
-                if worst.is_none_or(|(w, _, _)| so_far > w) {
-                    worst = Some((so_far, i as TaskId, wait));
-                }
-            }
-        }
-        let (so_far, t, wait) = worst?;
+        let worst = self
+            .open_lock_waits()
+            .filter(|&(_, wait, _)| only.is_none_or(|ids| ids.contains(&wait)))
+            .map(|(t, wait, so_far)| (so_far, std::cmp::Reverse(t), wait))
+            .max();
+        let (so_far, std::cmp::Reverse(t), wait) = worst?;
         let mut lines = Vec::new();
         let mut seen = vec![false; self.tasks.len()];
         self.stuck_lines(t, 0, &mut seen, &mut lines);
@@ -133,12 +126,7 @@ impl World<'_> {
             Some(at) => format!(" until {}", secs(at)),
             None => String::new(),
         };
-        let lock_wait = match task.resume {
-            Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
-                Some((lock, mode))
-            }
-            Resume::Nothing => None,
-        };
+        let lock_wait = task.resume.lock_wait().map(|(lock, mode, _)| (lock, mode));
         let (mut doing, next) = match (task.state, lock_wait) {
             (State::Blocked | State::Spinning, Some((lock, mode))) => {
                 let verb = if task.state == State::Spinning {
@@ -151,14 +139,31 @@ impl World<'_> {
                     Names::lock(self, lock, mode),
                     secs(task.since)
                 );
-                let after = self.waiting_after(t, lock);
+                let waiters = self.lock_waiters(lock);
+                let me = (task.since, t);
+                let after = waiters
+                    .iter()
+                    .filter(|&&(w, since, _)| (since, w) > me)
+                    .count();
                 if after > 0 {
                     s.push_str(&format!(" ({after} more have asked for it since)"));
                 }
-                let next = match self.queued_writer_ahead(t, lock, mode) {
-                    // R3, R4: a waiting writer makes new readers queue,
-                    // even behind reader holders.
-                    Some(w) => {
+                let holders = self.lock_holders(lock, t);
+                // R3, R4: a waiting writer makes new readers queue, even
+                // behind reader holders; with a writer holding the lock,
+                // the holder is what a reader waits for.
+                let write_held = holders.iter().any(|&(_, m)| m == Mode::Write);
+                let writer_ahead = (mode == Mode::Read && !write_held)
+                    .then(|| {
+                        (waiters.iter())
+                            .filter(|&&(w, since, m)| {
+                                w != t && m == Mode::Write && since <= task.since
+                            })
+                            .min_by_key(|&&(w, since, _)| (since, w))
+                    })
+                    .flatten();
+                let next = match writer_ahead {
+                    Some(&(w, _, _)) => {
                         s.push_str(&format!(
                             ", behind the queued writer {}",
                             self.track_name(w)
@@ -166,11 +171,10 @@ impl World<'_> {
                         vec![w]
                     }
                     None => {
-                        let holders = self.lock_holders(lock, t);
                         if holders.is_empty() {
                             s.push_str(" (no holder: being handed over)");
                         }
-                        holders
+                        holders.into_iter().map(|(h, _)| h).collect()
                     }
                 };
                 (s, next)
@@ -286,63 +290,29 @@ impl World<'_> {
         }
     }
 
-    /// How many tasks asked for `lock` after `t` did (same time: a higher
-    /// id) and still wait for it: the convoy behind `t`.
-    fn waiting_after(&self, t: TaskId, lock: u32) -> usize {
-        let me = (self.tasks[t as usize].since, t);
-        (0..self.tasks.len() as TaskId)
-            .filter(|&w| {
-                let k = &self.tasks[w as usize];
-                matches!(k.state, State::Blocked | State::Spinning)
-                    && matches!(
-                        k.resume,
-                        Resume::Acquired { lock: l, .. } | Resume::Retry { lock: l, .. } if l == lock
-                    )
-                    && (k.since, w) > me
-            })
-            .count()
-    }
-
-    /// The tasks holding `lock` in either mode, other than `but`.
-    fn lock_holders(&self, lock: u32, but: TaskId) -> Vec<TaskId> {
-        (0..self.tasks.len() as TaskId)
-            .filter(|&h| h != but)
-            .filter(|&h| {
-                self.held[self.hold_slots(h)]
-                    .iter()
-                    .any(|&code| held_decode(code).is_some_and(|(l, _)| l == lock))
+    /// The tasks waiting for `lock` (asleep in its queue or spinning):
+    /// each with when it asked and in which mode.
+    fn lock_waiters(&self, lock: u32) -> Vec<(TaskId, SimTime, Mode)> {
+        (self.tasks.iter().enumerate())
+            .filter(|(_, k)| matches!(k.state, State::Blocked | State::Spinning))
+            .filter_map(|(w, k)| match k.resume.lock_wait() {
+                Some((l, m, _)) if l == lock => Some((w as TaskId, k.since, m)),
+                _ => None,
             })
             .collect()
     }
 
-    /// For a reader waiting for rwsem `lock` that no writer holds: the
-    /// writer that asked for it first among those still waiting, if it
-    /// asked before `t` did. The reader waits behind that writer (R3,
-    /// R4), not behind the readers holding the lock. With a writer
-    /// holding it, the holder is what it waits for.
-    fn queued_writer_ahead(&self, t: TaskId, lock: u32, mode: Mode) -> Option<TaskId> {
-        let write_held = self.lock_holders(lock, t).iter().any(|&h| {
-            self.held[self.hold_slots(h)]
-                .iter()
-                .any(|&code| held_decode(code) == Some((lock, Mode::Write)))
-        });
-        if mode != Mode::Read || write_held {
-            return None;
-        }
-        let me = &self.tasks[t as usize];
+    /// The tasks holding `lock`, other than `but`, each with its mode.
+    fn lock_holders(&self, lock: u32, but: TaskId) -> Vec<(TaskId, Mode)> {
         (0..self.tasks.len() as TaskId)
-            .filter(|&w| w != t)
-            .filter(|&w| {
-                let k = &self.tasks[w as usize];
-                matches!(k.state, State::Blocked | State::Spinning)
-                    && matches!(
-                        k.resume,
-                        Resume::Acquired { lock: l, mode: Mode::Write, .. }
-                            | Resume::Retry { lock: l, mode: Mode::Write, .. } if l == lock
-                    )
-                    && k.since <= me.since
+            .filter(|&h| h != but)
+            .filter_map(|h| {
+                self.held[self.hold_slots(h)]
+                    .iter()
+                    .find_map(|&code| held_decode(code).filter(|&(l, _)| l == lock))
+                    .map(|(_, m)| (h, m))
             })
-            .min_by_key(|&w| (self.tasks[w as usize].since, w))
+            .collect()
     }
 
     /// The kworkers running an item of workqueue `wq` now.
