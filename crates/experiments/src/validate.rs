@@ -90,9 +90,19 @@ impl WindowStat {
     /// [32, 33) us and is within the range when that interval meets it.
     /// Counts are exact.
     fn contains(self, lo: f64, hi: f64, m: f64) -> bool {
+        let (a, b) = self.spans(m);
         match self {
             WindowStat::Calls => (lo..=hi).contains(&m),
-            WindowStat::MeanUs | WindowStat::MaxUs => lo < m + 1.0 && m <= hi,
+            WindowStat::MeanUs | WindowStat::MaxUs => lo < b && a <= hi,
+        }
+    }
+
+    /// The values a measured `m` stands for: `m` itself for a count,
+    /// [m, m + 1) for a printed whole microsecond (see `contains`).
+    fn spans(self, m: f64) -> (f64, f64) {
+        match self {
+            WindowStat::Calls => (m, m),
+            WindowStat::MeanUs | WindowStat::MaxUs => (m, m + 1.0),
         }
     }
 }
@@ -460,9 +470,9 @@ fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
             let ok = windows.iter().all(|&m| stat.contains(lo, hi, m));
             let n = w.len() as f64;
             let frac_below = |v: f64| w.iter().filter(|&&x| x < v).count() as f64 / n;
-            let pct = |m: f64| match stat {
-                WindowStat::Calls => (frac_below(m), frac_below(m)),
-                WindowStat::MeanUs | WindowStat::MaxUs => (frac_below(m), frac_below(m + 1.0)),
+            let pct = |m: f64| {
+                let (a, b) = stat.spans(m);
+                (frac_below(a), frac_below(b))
             };
             Ok(Row {
                 window_pcts: Some([pct(windows[0]), pct(windows[1])]),
