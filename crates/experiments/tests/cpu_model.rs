@@ -839,3 +839,58 @@ fn a_switch_cost_without_cpus_or_not_a_duration_is_an_error() {
         );
     }
 }
+
+#[test]
+fn cpu_speed_divides_every_cpu_step_and_the_switch_cost_but_not_a_sleep() {
+    // At speed 2 (switch 1 us, bursts 5 us, the sleep still 5 us): a is
+    // switched in 0-1, burns 1-6, sleeps 6-11; b is switched in 6-7 and
+    // burns 7-12; a, awake since 11, is switched in 12-13 and burns 13-18.
+    let fast = SWITCHES.replace("switch_cost", "cpu_speed = 2\nswitch_cost");
+    let r = run_text(&fast);
+    assert_eq!((span(&r, "a/a"), span(&r, "b/b")), (17 * US, 5 * US));
+    // At speed 0.5 (switch 4 us, bursts 20 us): a in 0-4, burns 4-24,
+    // sleeps 24-29; b in 24-28, burns 28-48; a in 48-52, burns 52-72.
+    let slow = SWITCHES.replace("switch_cost", "cpu_speed = 0.5\nswitch_cost");
+    let r = run_text(&slow);
+    assert_eq!((span(&r, "a/a"), span(&r, "b/b")), (68 * US, 20 * US));
+    // Speed 1 is the scenario as written.
+    let same = SWITCHES.replace("switch_cost", "cpu_speed = 1.0\nswitch_cost");
+    assert_eq!(run_text(&same), run_text(SWITCHES));
+}
+
+#[test]
+fn cpu_speed_scales_a_named_distribution_only_where_a_cpu_step_uses_it() {
+    // `$d` is both a burn and a sleep: at speed 4 the burn is 2 us, the
+    // sleep stays 8 us.
+    let text = r#"
+[scenario]
+name = "speed"
+duration = "1s"
+cpu_speed = 4
+[dists.d]
+dist = "const"
+value = "8us"
+[tasks.a]
+count = 1
+program = ["span_begin c", "cpu $d", "span_end c", "span_begin s", "sleep $d", "span_end s"]
+"#;
+    let r = run_text(text);
+    assert_eq!((span(&r, "c/a"), span(&r, "s/a")), (2 * US, 8 * US));
+}
+
+#[test]
+fn a_cpu_speed_out_of_range_or_not_a_number_is_an_error_naming_the_field() {
+    for (to, needle) in [
+        ("cpu_speed = 0", "0 is out of range"),
+        ("cpu_speed = -1.5", "-1.5 is out of range"),
+        ("cpu_speed = 1000", "expected a speed from 0.01 to 100"),
+        ("cpu_speed = \"fast\"", "fast"),
+    ] {
+        let msg =
+            common::compile_error(&SWITCHES.replace("switch_cost", &format!("{to}\nswitch_cost")));
+        assert!(
+            msg.contains(needle) && msg.contains("scenario.cpu_speed") && msg.contains("t.toml:"),
+            "{to}: {msg}"
+        );
+    }
+}

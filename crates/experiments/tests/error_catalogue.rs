@@ -40,6 +40,7 @@ const FRAGMENTS: &[&str] = &[
     "has no nice level",
     "needs a fair order that weighs tasks",
     "a context-switch cost needs a number of CPUs",
+    "(1: the CPUs the costs were measured on, 0.5: half as fast)",
     // Run time.
     "ran more steps than the limit at t=",
     "nothing left to run and tasks wait forever",

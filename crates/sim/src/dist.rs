@@ -708,6 +708,63 @@ fn parse_hist_line(line: &str, line_no: usize, unit_ns: f64) -> Result<Bucket, D
 }
 
 impl Dist {
+    /// The same distribution with every value multiplied by `f` (finite,
+    /// more than 0): what a CPU `f` times slower makes of a CPU cost
+    /// (`scenario.cpu_speed`). It draws the same random numbers, in the
+    /// same order, as `self`, so common random numbers hold across
+    /// variants. A value that was not 0 stays at least 1 ns.
+    pub fn scaled(&self, f: f64) -> Dist {
+        let ns = |v: u64| {
+            if v == 0 {
+                0
+            } else {
+                to_ns(v as f64 * f).max(1)
+            }
+        };
+        match self {
+            Dist::Const(v) => Dist::Const(ns(*v)),
+            Dist::Uniform { lo, hi } => Dist::Uniform {
+                lo: ns(*lo),
+                hi: ns(*hi),
+            },
+            Dist::Exp { mean } => Dist::Exp { mean: mean * f },
+            Dist::LogNormal { mu, sigma } => Dist::LogNormal {
+                mu: mu + f.ln(),
+                sigma: *sigma,
+            },
+            Dist::Pareto { scale, shape, cap } => Dist::Pareto {
+                scale: scale * f,
+                shape: *shape,
+                cap: cap.map(ns),
+            },
+            Dist::Mixture(m) => Dist::Mixture(Mixture {
+                parts: m.parts.iter().map(|(w, d)| (*w, d.scaled(f))).collect(),
+                cum: m.cum.clone(),
+            }),
+            Dist::Empirical(e) => Dist::Empirical(Empirical {
+                data: match &e.data {
+                    EmpiricalData::Buckets { buckets, cum } => EmpiricalData::Buckets {
+                        buckets: buckets
+                            .iter()
+                            .map(|b| {
+                                let lo_ns = ns(b.lo_ns);
+                                Bucket {
+                                    lo_ns,
+                                    hi_ns: ns(b.hi_ns).max(lo_ns.saturating_add(1)),
+                                    count: b.count,
+                                }
+                            })
+                            .collect(),
+                        cum: cum.clone(),
+                    },
+                    EmpiricalData::Samples(s) => {
+                        EmpiricalData::Samples(s.iter().map(|&v| ns(v)).collect())
+                    }
+                },
+            }),
+        }
+    }
+
     /// Always `d` (clamped to [`MAX_SAMPLE_NS`]).
     pub fn constant(d: Dur) -> Dist {
         Dist::Const(d.0.min(MAX_SAMPLE_NS))
@@ -1078,6 +1135,55 @@ mod tests {
 
     fn us(n: u64) -> Dur {
         Dur::from_us(n)
+    }
+
+    /// `scaled(f)` draws what `self` draws times `f`, within the rounding
+    /// of each to whole nanoseconds, from the same random numbers: after
+    /// every draw both streams are at the same place.
+    #[test]
+    fn a_scaled_distribution_draws_the_same_numbers_times_the_factor() {
+        let dists = [
+            Dist::Const(3_000),
+            Dist::uniform(us(1), us(9)).unwrap(),
+            Dist::exp(us(20)).unwrap(),
+            Dist::lognormal(us(6), 0.27).unwrap(),
+            Dist::pareto(us(16), 2.58, Some(us(128))).unwrap(),
+            Dist::mixture(vec![
+                (0.962, Dist::lognormal(us(6), 0.27).unwrap()),
+                (0.038, Dist::pareto(us(16), 2.58, Some(us(128))).unwrap()),
+            ])
+            .unwrap(),
+            Dist::Empirical(Empirical::from_samples(vec![1_000, 5_000, 9_000]).unwrap()),
+            Dist::Empirical(
+                Empirical::from_buckets(vec![Bucket {
+                    lo_ns: 4_000,
+                    hi_ns: 8_000,
+                    count: 1,
+                }])
+                .unwrap(),
+            ),
+        ];
+        for f in [0.5, 2.0, 1.0 / 3.0] {
+            for d in &dists {
+                let s = d.scaled(f);
+                let (mut a, mut b) = (rng(), rng());
+                for _ in 0..2_000 {
+                    let (x, y) = (d.sample(&mut a) as f64, s.sample(&mut b) as f64);
+                    // Buckets draw a position in the scaled bucket: up to
+                    // one original nanosecond apart, times f.
+                    assert!((x * f - y).abs() <= 1.0 + f, "{d} x {f}: {x} -> {y}");
+                    assert_eq!(a.next_u64(), b.next_u64(), "{d} x {f}: streams apart");
+                }
+                assert_eq!(s.mean_ns() > 0.0, d.mean_ns() > 0.0);
+                assert!(
+                    (s.mean_ns() - d.mean_ns() * f).abs() <= 1.0 + d.mean_ns() * f * 1e-9,
+                    "{d} x {f}"
+                );
+            }
+        }
+        // A cost that was not zero stays at least 1 ns; zero stays zero.
+        assert_eq!(Dist::Const(1).scaled(0.01), Dist::Const(1));
+        assert_eq!(Dist::Const(0).scaled(100.0), Dist::Const(0));
     }
 
     /// Sample mean and the standard error of that mean.

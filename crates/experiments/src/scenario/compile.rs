@@ -574,6 +574,10 @@ struct Ctx<'a> {
     locks: &'a [LockSpec],
     named_dists: &'a IndexMap<String, DistId>,
     dists: &'a mut Vec<Dist>,
+    /// What a `cpu` step's time is multiplied by (1 / `scenario.cpu_speed`),
+    /// and the scaled copy made of each distribution a `cpu` step uses.
+    cpu_scale: f64,
+    cpu_scaled: &'a mut IndexMap<DistId, DistId>,
     stats: &'a mut IndexMap<(Metric, String), StatId>,
     ops: &'a mut IndexMap<String, Vec<Node>>,
     counters: &'a mut IndexMap<String, u32>,
@@ -616,6 +620,18 @@ impl Ctx<'_> {
         }
     }
 
+    /// The copy of distribution `d` scaled for `cpu` steps (made once).
+    fn cpu_scaled_dist(&mut self, d: DistId) -> DistId {
+        if let Some(&s) = self.cpu_scaled.get(&d) {
+            return s;
+        }
+        let s = self.dists.len() as DistId;
+        self.dists
+            .push(self.dists[d as usize].scaled(self.cpu_scale));
+        self.cpu_scaled.insert(d, s);
+        s
+    }
+
     fn push(&mut self, i: Instr, o: &Origin) -> u32 {
         self.code.push(i);
         self.origins.push(o.clone());
@@ -645,8 +661,11 @@ impl Ctx<'_> {
         let o = &s.origin;
         match &s.kind {
             StepKind::Cpu(d) | StepKind::Sleep(d) => {
-                let dist = self.dist(o, d)?;
+                let mut dist = self.dist(o, d)?;
                 let sleep = matches!(s.kind, StepKind::Sleep(_));
+                if !sleep && self.cpu_scale != 1.0 {
+                    dist = self.cpu_scaled_dist(dist);
+                }
                 let next = self.code.len() as u32 + 1;
                 let instr = match self.dists[dist as usize] {
                     Dist::Const(ns) => Instr::DelayConst { ns, sleep, next },
@@ -1285,6 +1304,11 @@ fn trim<T: PartialEq + Clone>(v: &[Option<T>]) -> Vec<Option<T>> {
 }
 
 /// Compiles one resolved variant.
+/// The range of `scenario.cpu_speed`: a hundredth to a hundred times the
+/// speed the costs were measured at.
+const MIN_CPU_SPEED: f64 = 0.01;
+const MAX_CPU_SPEED: f64 = 100.0;
+
 pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {
     let h = &doc.scenario;
     let duration = dur_field(src, "scenario.duration", &h.duration)?;
@@ -1394,6 +1418,23 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             Dur(ns) => Some(ns),
         },
     };
+    let cpu_speed = match &h.cpu_speed {
+        None => 1.0,
+        Some(v) if (MIN_CPU_SPEED..=MAX_CPU_SPEED).contains(v.get_ref()) => *v.get_ref(),
+        Some(v) => {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                "scenario.cpu_speed",
+                format!(
+                    "{} is out of range; expected a speed from {MIN_CPU_SPEED} to {MAX_CPU_SPEED} \
+                     (1: the CPUs the costs were measured on, 0.5: half as fast)",
+                    v.get_ref()
+                ),
+            ))
+        }
+    };
+    // Every `cpu` step's distribution is scaled by this at compile time.
+    let cpu_scale = 1.0 / cpu_speed;
     let switch_cost = match &h.switch_cost {
         None => 0,
         Some(v) => {
@@ -1406,7 +1447,11 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
                      with unlimited CPUs no task is switched out",
                 ));
             }
-            ns
+            if ns == 0 {
+                0
+            } else {
+                sim::dist::to_ns(ns as f64 * cpu_scale).max(1)
+            }
         }
     };
     let wake_placement = choice(
@@ -1505,6 +1550,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
     let mut ops = IndexMap::new();
     let mut user_counters: IndexMap<String, u32> = IndexMap::new();
     let mut key_counters = 0u32;
+    let mut cpu_scaled = IndexMap::new();
     let mut groups = Vec::new();
     // Task groups, then one program per work type (run by kworkers).
     struct Prog<'d> {
@@ -1577,6 +1623,8 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             locks: &locks,
             named_dists: &named_dists,
             dists: &mut dists,
+            cpu_scale,
+            cpu_scaled: &mut cpu_scaled,
             stats: &mut stats,
             ops: &mut ops,
             counters: &mut user_counters,

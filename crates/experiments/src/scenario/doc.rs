@@ -169,6 +169,12 @@ pub struct Header {
     /// default; needs a number of CPUs.
     #[serde(default)]
     pub switch_cost: Option<Spanned<String>>,
+    /// How fast the CPUs run against those the scenario's costs were
+    /// measured on: every `cpu` step and the switch cost take 1/speed of
+    /// their time (1 by default; 0.5 is a machine, or a VM's vCPU, at half
+    /// the speed).
+    #[serde(default)]
+    pub cpu_speed: Option<Spanned<f64>>,
 }
 
 /// A named distribution (`[dists.NAME]`), in table form.
