@@ -135,17 +135,18 @@ pub fn source(arg: &str, sets: &[String]) -> Result<Source, ScenarioError> {
         Source::new(format!("builtin:{}", b.name), b.text)
     } else {
         let path = Path::new(arg);
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
-            ScenarioError::new(
-                arg,
-                "",
-                format!(
-                    "cannot read scenario file: {e}; built-in experiments are: {}",
-                    names.join(", ")
-                ),
-            )
-        })?;
+        let text = crate::scenario::source::read_text(path, crate::scenario::source::MAX_TEXT_FILE)
+            .map_err(|e| {
+                let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
+                ScenarioError::new(
+                    arg,
+                    "",
+                    format!(
+                        "cannot read scenario file: {e}; built-in experiments are: {}",
+                        names.join(", ")
+                    ),
+                )
+            })?;
         let mut s = Source::new(arg, text);
         s.dir = path.parent().map(|p| p.to_path_buf());
         s

@@ -13,6 +13,10 @@ use output::files::{write_replications, write_run_dir};
 use output::terminal;
 use std::path::PathBuf;
 
+/// Most replications one command runs: each is a whole run, and the
+/// runner lays out variants x replications before it starts.
+const MAX_REPS: u64 = 100_000;
+
 /// convoy: a deterministic discrete-event simulator of Linux kernel lock
 /// convoys (rwsem, mutex, memcg reclaim, workqueues, CPUs).
 ///
@@ -151,7 +155,7 @@ pub struct CompareArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Replications; the table adds the min/median/max over them.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=MAX_REPS))]
     pub reps: u64,
     /// A counter to compare too, e.g. `kernfs_rwsem/read_contentions`
     /// (repeatable; default: the built-in experiment's own).
@@ -181,7 +185,7 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Replications, each with its own derived random streams; results pool.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=MAX_REPS))]
     pub reps: u64,
     /// Output directory (default: out/EXP).
     #[arg(long, value_name = "DIR")]
@@ -328,6 +332,23 @@ fn first_variant(p: &RunPlan) -> anyhow::Result<(String, crate::scenario::Compil
 
 /// Runs the plan's first variant, replication 0, again with a trace, and
 /// writes it atomically.
+/// Checks before a run that `path` can be written as a file (its
+/// directory made, a file created there), so that the run does not end
+/// in an error after writing its results.
+fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+    if path.file_name().is_none() || path.is_dir() {
+        bail!("not a file name");
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    tempfile::NamedTempFile::new_in(&dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    Ok(())
+}
+
 fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
     let Some((path, from, to)) = &p.trace else {
         return Ok(());
@@ -479,13 +500,16 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
     }
     let src = builtin::source(&a.experiment, &sets)?;
     let file = ScenarioFile::new(src)?;
-    for v in &a.variants {
+    for (i, v) in a.variants.iter().enumerate() {
         if !file.variants.contains(v) {
             bail!(
                 "{}: no variant `{v}`; this scenario has: {}",
                 file.source.name,
                 file.variants.join(", ")
             );
+        }
+        if a.variants[..i].contains(v) {
+            bail!("--variant {v}: given twice; each variant runs once");
         }
     }
     let format = match &a.format {
@@ -504,6 +528,7 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
                 Some(w) => parse_window(w)?,
                 None => (sim::SimTime::ZERO, sim::SimTime::MAX),
             };
+            check_writable(f).with_context(|| format!("--trace {}", f.display()))?;
             Some((f.clone(), from, to))
         }
     };
@@ -571,8 +596,9 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
-    write_results(&dir, &out)?;
+    // The trace first: a trace that cannot be written leaves no results.
     write_trace(&p, out.manifest.seed)?;
+    write_results(&dir, &out)?;
     let blame = write_blame(&p, out.manifest.seed, &dir)?;
     let plots = plots_note(&dir, &out.result);
     if let Some(f) = p.format {

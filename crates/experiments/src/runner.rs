@@ -196,11 +196,16 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
     };
     // One job runs on the calling thread: a sweep calls this from its own
     // pool's workers, and a nested pool would make them wait busily.
-    let results: Vec<Result<VariantResult, RunnerError>> = if opts.jobs == 1 {
+    // No more threads than runs (`--jobs 100000` on one run); 0: all cores.
+    let threads = match opts.jobs {
+        0 => 0,
+        n => n.min(jobs.len()).max(1),
+    };
+    let results: Vec<Result<VariantResult, RunnerError>> = if threads == 1 {
         jobs.iter().map(run_job).collect()
     } else {
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(opts.jobs)
+            .num_threads(threads)
             .build()
             .map_err(|e| RunnerError::Threads(e.to_string()))?;
         pool.install(|| jobs.par_iter().map(run_job).collect())

@@ -41,6 +41,12 @@ const FRAGMENTS: &[&str] = &[
     "needs a fair order that weighs tasks",
     "a context-switch cost needs a number of CPUs",
     "(1: the CPUs the costs were measured on, 0.5: half as fast)",
+    "an empty list runs nothing; name at least the base",
+    "is listed twice; each variant runs once",
+    "given twice; each variant runs once",
+    "cannot name output files; use letters, digits,",
+    "inlined (operations that call others more than once, nested deep)",
+    "tasks that wake each other, with no `cpu` or `sleep` step between",
     // Run time.
     "ran more steps than the limit at t=",
     "nothing left to run and tasks wait forever",

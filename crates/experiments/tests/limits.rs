@@ -203,3 +203,155 @@ program = ["mutex_lock m", "repeat 1000000000", "  count polls", "end", "mutex_u
         assert!(msg.contains(needle), "{needle}: {msg}");
     }
 }
+
+#[test]
+fn a_work_item_that_queues_itself_at_one_instant_is_a_livelock_not_a_hang() {
+    // Each kworker's own steps stay few; it is the events, handed from
+    // kworker to kworker at t=0, that never end.
+    use experiments::scenario::{compile, ScenarioFile, Source};
+    use experiments::world::{Limits, RunError, World};
+    let text = r#"
+[scenario]
+name = "requeue"
+duration = "100ms"
+cpus = 2
+[workqueues.w]
+kind = "unbound"
+[works.x]
+program = ["queue_work w x[0]"]
+[tasks.a]
+count = 1
+program = ["queue_work w x[0]", "sleep 50ms"]
+"#;
+    let file = ScenarioFile::new(Source::new("requeue.toml", text)).unwrap();
+    let l = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &l.doc, &file.base).unwrap();
+    let limits = Limits {
+        max_steps_per_instant: 10_000,
+        ..Limits::default()
+    };
+    let e = World::new(&c, 1, 0, limits).run(&mut |_| {}).unwrap_err();
+    assert!(matches!(e, RunError::InstantLivelock { .. }), "{e:?}");
+    let msg = e.to_string();
+    for needle in [
+        "livelock: more than 10000 events at t=0ns",
+        "requeue.toml:9",
+        "a work item that queues itself",
+    ] {
+        assert!(msg.contains(needle), "{needle}: {msg}");
+    }
+}
+
+#[test]
+fn input_that_would_fill_memory_is_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    // A file that never ends, as a scenario and as a library.
+    refused(dir, &["run", "/dev/zero"], "larger than 16 MiB");
+    let inc = write(
+        dir,
+        "inc.toml",
+        &SMALL.replace(
+            "duration = \"1s\"",
+            "duration = \"1s\"\ninclude = [\"/dev/zero\"]",
+        ),
+    );
+    refused(dir, &["run", &inc], "larger than 16 MiB");
+    // Operations that each call the next twice: 2^41 steps inlined.
+    let mut text = String::from(
+        "[scenario]\nname = \"e\"\nduration = \"1s\"\n[tasks.a]\ncount = 1\nprogram = [\"call o0\", \"sleep 1ms\"]\n",
+    );
+    for n in 0..41 {
+        text += &format!(
+            "[ops.o{n}]\nsteps = [\"call o{}\", \"call o{}\"]\n",
+            n + 1,
+            n + 1
+        );
+    }
+    text += "[ops.o41]\nsteps = [\"count x\"]\n";
+    let exp = write(dir, "exp.toml", &text);
+    refused(dir, &["run", &exp], "expands to more than 4000000 steps");
+    // A bin per 1 ms window for 1000 s is 48 MB a series: over 100 MiB.
+    let win = write(
+        dir,
+        "win.toml",
+        &(SMALL.replace("duration = \"1s\"", "duration = \"1000s\"\nwindow = \"1ms\"")
+            + "[tasks.b]\ncount = 1\nprogram = [\"loop\", \"  mutex_lock m\", \"  cpu 1us\", \"  mutex_unlock m\", \"  sleep 10us\", \"end\"]\n"),
+    );
+    refused(
+        dir,
+        &["run", &win, "--max-memory", "100MiB"],
+        "estimated memory",
+    );
+    // Replications past the most one command runs.
+    refused(
+        dir,
+        &["run", "writer-parks-readers", "--reps", "4294967296"],
+        "not in 0..=100000",
+    );
+}
+
+#[test]
+fn names_that_are_not_file_names_or_repeat_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let up = write(
+        dir,
+        "up.toml",
+        &SMALL.replace("name = \"small\"", "name = \"../../x\""),
+    );
+    refused(
+        dir,
+        &["run", &up],
+        "field `scenario.name`: `../../x` cannot name output files",
+    );
+    refused(
+        dir,
+        &["run", "writer-parks-readers", "--set", "scenario.name=a/b"],
+        "`a/b` cannot name output files",
+    );
+    let v = SMALL.replace("name = \"small\"", "name = \"small\"\nvariants = VS")
+        + "[variants.\"a/../../b\"]\n";
+    let slash = write(dir, "slash.toml", &v.replace("VS", "[\"base\"]"));
+    refused(dir, &["run", &slash], "field `variants.a/../../b`");
+    let none = write(
+        dir,
+        "none.toml",
+        &SMALL.replace("name = \"small\"", "name = \"small\"\nvariants = []"),
+    );
+    refused(dir, &["run", &none], "an empty list runs nothing");
+    let twice = write(
+        dir,
+        "twice.toml",
+        &SMALL.replace(
+            "name = \"small\"",
+            "name = \"small\"\nvariants = [\"base\", \"base\"]",
+        ),
+    );
+    refused(dir, &["run", &twice], "`base` is listed twice");
+    refused(
+        dir,
+        &[
+            "run",
+            "writer-parks-readers",
+            "--variant",
+            "base",
+            "--variant",
+            "base",
+        ],
+        "given twice",
+    );
+    // A trace that cannot be written stops the run before its results.
+    refused(
+        dir,
+        &[
+            "run",
+            "writer-parks-readers",
+            "--duration",
+            "10ms",
+            "--trace",
+            ".",
+        ],
+        "not a file name",
+    );
+}

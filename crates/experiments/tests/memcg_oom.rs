@@ -395,3 +395,33 @@ fn a_charge_s_last_word_names_its_gfp_flags() {
         run_text(&text, 1);
     }
 }
+
+#[test]
+fn page_amounts_past_4_pib_are_refused_so_usage_cannot_wrap() {
+    // The largest u64 of pages as a limit and a charge: usage would wrap
+    // past 2^64 and charges would succeed again.
+    let text = r#"
+[scenario]
+name = "huge"
+duration = "1s"
+[memcg.box]
+max = "MAX"
+[tasks.t]
+count = 1
+program = ["charge box CHARGE", "sleep 1ms"]
+"#;
+    for (max, charge, field) in [
+        ("18446744073709551615 pages", "1 page", "memcg.box.max"),
+        (
+            "1000 pages",
+            "18446744073709551615 pages",
+            "tasks.t.program",
+        ),
+    ] {
+        let e = common::compile_error(&text.replace("MAX", max).replace("CHARGE", charge));
+        assert!(
+            e.contains("is too large; at most 1099511627776 pages (4 PiB)") && e.contains(field),
+            "{e}"
+        );
+    }
+}

@@ -192,7 +192,8 @@ impl Memcg {
     }
 
     fn margin_ok(&self, nr: u64) -> bool {
-        self.usage + nr <= self.cfg.max
+        // Saturating: page counts from a scenario may be near u64's top.
+        self.usage.saturating_add(nr) <= self.cfg.max
     }
 
     /// Steps 1-2 of `try_charge_memcg`: the stock, the batch, the exact amount.
@@ -204,12 +205,12 @@ impl Memcg {
         }
         let batch = c.nr_pages.max(MEMCG_CHARGE_BATCH);
         if self.margin_ok(batch) {
-            self.usage += batch;
-            self.stock[cpu] += batch - c.nr_pages;
+            self.usage = self.usage.saturating_add(batch);
+            self.stock[cpu] = self.stock[cpu].saturating_add(batch - c.nr_pages);
             return true;
         }
         if self.margin_ok(c.nr_pages) {
-            self.usage += c.nr_pages;
+            self.usage = self.usage.saturating_add(c.nr_pages);
             return true;
         }
         false
@@ -346,7 +347,7 @@ impl Memcg {
     fn nomem(&mut self, c: &Charge) -> ChargeStep {
         if c.gfp.nofail || c.gfp.high {
             self.n.forced += 1;
-            self.usage += c.nr_pages;
+            self.usage = self.usage.saturating_add(c.nr_pages);
             ChargeStep::Charged {
                 throttle_jiffies: 0,
             }
@@ -363,7 +364,7 @@ impl Memcg {
 
     /// Usage at the start of a run (pages charged before it).
     pub fn charge_initial(&mut self, pages: u64) {
-        self.usage += pages;
+        self.usage = self.usage.saturating_add(pages);
     }
 
     /// Pages uncharged (freed by their owner).

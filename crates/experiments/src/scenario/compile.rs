@@ -340,8 +340,7 @@ pub struct Compiled {
 /// Most locks a scenario may have, family instances included.
 const MAX_LOCKS: usize = 1 << 22;
 
-/// Largest empirical data file read (a dump or a samples table).
-const MAX_DATA_FILE: u64 = 256 << 20;
+use super::source::MAX_DATA_FILE;
 
 /// Marks, in the static checks, a family lock taken with the `self` key.
 const SELF_LOCK: LockId = 1 << 31;
@@ -407,18 +406,7 @@ fn unit_ns(src: &Source, field: &str, v: Option<&Spanned<String>>) -> Result<f64
 /// Reads a data file of at most [`MAX_DATA_FILE`] bytes (`/dev/zero` or a
 /// mistaken multi-gigabyte file is an error, not an endless read).
 fn read_data_file(path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(MAX_DATA_FILE + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_DATA_FILE {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB",
-            MAX_DATA_FILE >> 20
-        )));
-    }
-    Ok(text)
+    super::source::read_text(path, MAX_DATA_FILE)
 }
 
 /// Builds a named distribution from its table.
@@ -564,6 +552,14 @@ fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSp
     })
 }
 
+/// Where a node is written (a block: its head).
+fn node_origin(n: &Node) -> &Origin {
+    match n {
+        Node::Leaf(s) => &s.origin,
+        Node::Block { head, .. } => &head.origin,
+    }
+}
+
 /// What the compiler tracks for one task group.
 struct Ctx<'a> {
     src: &'a Source,
@@ -593,9 +589,31 @@ struct Ctx<'a> {
     self_count: u32,
     /// `key next` steps so far, over all programs (one counter each).
     key_counters: &'a mut u32,
+    /// Steps visited so far by the checks and the lowering of this
+    /// program, each `call` expanded: calls that each call another twice
+    /// expand exponentially, and are refused past [`MAX_EXPANDED_STEPS`].
+    visited: u64,
 }
 
+/// Most steps a program may expand to (its `call`s inlined), counting
+/// each pass of the compiler over it.
+const MAX_EXPANDED_STEPS: u64 = 4_000_000;
+
 impl Ctx<'_> {
+    /// Counts one step visited at `o`; an error past the expansion limit.
+    fn visit(&mut self, o: &Origin) -> Result<(), ScenarioError> {
+        self.visited += 1;
+        if self.visited > MAX_EXPANDED_STEPS {
+            return Err(o.error(format!(
+                "`{}`'s program expands to more than {MAX_EXPANDED_STEPS} steps with its `call`s \
+                 inlined (operations that call others more than once, nested deep); \
+                 use `repeat N` for repeated work",
+                self.group
+            )));
+        }
+        Ok(())
+    }
+
     fn stat(&mut self, metric: Metric, subject: String) -> StatId {
         let n = self.stats.len() as StatId;
         *self.stats.entry((metric, subject)).or_insert(n)
@@ -834,6 +852,7 @@ impl Ctx<'_> {
     fn key_bound(&mut self, nodes: &[Node]) -> Result<u32, ScenarioError> {
         let mut bound = 0;
         for n in nodes {
+            self.visit(node_origin(n))?;
             bound = bound.max(match n {
                 Node::Leaf(s) => match &s.kind {
                     StepKind::Key(k) => self.key_range(&s.origin, k)?.1,
@@ -1107,6 +1126,7 @@ impl Ctx<'_> {
 
     fn nodes(&mut self, nodes: &[Node]) -> Result<(), ScenarioError> {
         for n in nodes {
+            self.visit(node_origin(n))?;
             match n {
                 Node::Leaf(s) => self.leaf(s)?,
                 Node::Block { head, body } => self.block(head, body)?,
@@ -1243,6 +1263,7 @@ impl Ctx<'_> {
     /// Whether one pass of `body` surely advances simulated time.
     fn advances_time(&mut self, body: &[Node]) -> Result<bool, ScenarioError> {
         for n in body {
+            self.visit(node_origin(n))?;
             let yes = match n {
                 Node::Leaf(s) => match &s.kind {
                     StepKind::Cpu(d) | StepKind::Sleep(d) => {
@@ -1311,6 +1332,10 @@ const MAX_CPU_SPEED: f64 = 100.0;
 
 pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {
     let h = &doc.scenario;
+    // Also here: `--set scenario.name=...` comes after the file's check.
+    if let Some(p) = super::resolve::file_name_problem(&h.name) {
+        return Err(ScenarioError::new(src.name.clone(), "scenario.name", p));
+    }
     let duration = dur_field(src, "scenario.duration", &h.duration)?;
     if duration == Dur::ZERO {
         return Err(ScenarioError::new(
@@ -1637,6 +1662,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             max_depth: 0,
             self_count: pr.self_count,
             key_counters: &mut key_counters,
+            visited: 0,
         };
         ctx.self_count = ctx.self_count.max(ctx.key_bound(&nodes)?);
         ctx.nodes(&nodes)?;

@@ -112,6 +112,19 @@ impl ScenarioFile {
             },
             None => Vec::new(),
         };
+        // Names become directory and file names (out/NAME/,
+        // lock_stat-VARIANT.txt): one path component each.
+        if let Some(v) = get(header, "name") {
+            if let DeValue::String(n) = v.get_ref() {
+                check_file_name(&source, v.span(), "scenario.name", n)?;
+            }
+        }
+        if let Some(v) = get(header, "base") {
+            check_file_name(&source, v.span(), "scenario.base", &base)?;
+        }
+        for (n, span) in &declared {
+            check_file_name(&source, span.clone(), &format!("variants.{n}"), n)?;
+        }
         if let Some((_, span)) = declared.iter().find(|(n, _)| *n == base) {
             return Err(ScenarioError::new(
                 source.locate(Some(span.clone())),
@@ -144,7 +157,21 @@ impl ScenarioFile {
                         ))
                     }
                 };
-                for n in &names {
+                if names.is_empty() {
+                    return Err(ScenarioError::new(
+                        source.locate(Some(v.span())),
+                        "scenario.variants",
+                        format!("an empty list runs nothing; name at least the base (`{base}`), or leave `variants` out to run all"),
+                    ));
+                }
+                for (i, n) in names.iter().enumerate() {
+                    if names[..i].contains(n) {
+                        return Err(ScenarioError::new(
+                            source.locate(Some(v.span())),
+                            "scenario.variants",
+                            format!("`{n}` is listed twice; each variant runs once"),
+                        ));
+                    }
                     if *n != base && !declared.iter().any(|(d, _)| d == n) {
                         return Err(ScenarioError::new(
                             source.locate(Some(v.span())),
@@ -246,7 +273,7 @@ fn load_includes(src: &mut Source) -> Result<(), ScenarioError> {
                     Some(d) => d.join(&name),
                     None => std::path::PathBuf::from(&name),
                 };
-                std::fs::read_to_string(&path).map_err(|e| {
+                super::source::read_text(&path, super::source::MAX_TEXT_FILE).map_err(|e| {
                     ScenarioError::new(
                         src.locate(Some(item.span())),
                         "scenario.include",
@@ -452,5 +479,36 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
         doc,
         resolved_toml,
         hash,
+    })
+}
+
+/// Refuses a scenario or variant name that is not one plain file name:
+/// outputs are written under `out/NAME/` and as `FORMAT-VARIANT.txt`, so
+/// a `/` or a `..` would write elsewhere.
+fn check_file_name(
+    source: &Source,
+    span: std::ops::Range<usize>,
+    field: &str,
+    name: &str,
+) -> Result<(), ScenarioError> {
+    match file_name_problem(name) {
+        None => Ok(()),
+        Some(p) => Err(ScenarioError::new(source.locate(Some(span)), field, p)),
+    }
+}
+
+/// Why `name` cannot name an output file or directory, if it cannot.
+pub(crate) fn file_name_problem(name: &str) -> Option<String> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
+    (!ok).then(|| {
+        format!(
+            "`{name}` cannot name output files; use letters, digits, `-`, `_`, `.` and `+` \
+             (at most 100, not starting with `.`)"
+        )
     })
 }

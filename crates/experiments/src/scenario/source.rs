@@ -95,6 +95,29 @@ impl Source {
     }
 }
 
+/// Largest data file read (a dump or a samples table, a measurement).
+pub const MAX_DATA_FILE: u64 = 256 << 20;
+
+/// Largest scenario, library, sweep or report file read (TOML text); a
+/// larger one, or `/dev/zero`, is refused instead of filling memory.
+pub const MAX_TEXT_FILE: u64 = 16 << 20;
+
+/// Reads a text file of at most `max` bytes.
+pub fn read_text(path: &std::path::Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(max + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB",
+            max >> 20
+        )));
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

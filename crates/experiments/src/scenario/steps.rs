@@ -319,7 +319,7 @@ pub fn parse_pages(text: &str) -> Result<u64, String> {
             .map(|b| b.div_ceil(PAGE_SIZE))
             .ok_or_else(|| format!("`{t}` is too large"))
     };
-    match unit.trim() {
+    let pages = match unit.trim() {
         "" | "page" | "pages" => Ok(num),
         "B" => bytes(1),
         "KiB" | "K" => bytes(1 << 10),
@@ -328,8 +328,18 @@ pub fn parse_pages(text: &str) -> Result<u64, String> {
         other => Err(format!(
             "unknown unit `{other}`; expected pages, KiB, MiB or GiB"
         )),
+    }?;
+    if pages > MAX_PAGES {
+        return Err(format!(
+            "`{t}` is too large; at most {MAX_PAGES} pages (4 PiB)"
+        ));
     }
+    Ok(pages)
 }
+
+/// Most pages one amount may be (4 PiB of 4 KiB pages): sums of amounts
+/// stay far from the top of a u64.
+pub const MAX_PAGES: u64 = 1 << 40;
 
 fn name_arg(o: &Origin, kw: &str, arg: &str, what: &str) -> Result<String, ScenarioError> {
     let valid = !arg.is_empty()

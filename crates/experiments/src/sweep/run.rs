@@ -299,8 +299,13 @@ pub fn run_sweep(spec: &SweepSpec, opts: &SweepOptions) -> anyhow::Result<SweepR
         todo.len()
     );
     let bar = progress_bar(todo.len() as u64, opts.progress);
+    // No more threads than points to run; 0: all cores.
+    let threads = match opts.jobs {
+        0 => 0,
+        n => n.min(todo.len()).max(1),
+    };
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
+        .num_threads(threads)
         .build()
         .context("cannot start worker threads")?;
     let points_dir = opts.out.join(store::POINTS_DIR);

@@ -14,6 +14,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
+/// Most points one sweep may have, and replications per point: a sweep
+/// lays out every point before it runs one.
+const MAX_POINTS: usize = 1_000_000;
+const MAX_SWEEP_REPS: u64 = 100_000;
+
 /// A parsed sweep with its points expanded.
 #[derive(Clone, Debug)]
 pub struct SweepSpec {
@@ -275,17 +280,19 @@ fn file_source(arg: &str, builtins: &[(&str, &str)], what: &str) -> Result<Sourc
     if let Some((name, text)) = builtins.iter().find(|(n, _)| *n == arg) {
         return Ok(Source::new(format!("builtin:{name}"), *text));
     }
-    let text = std::fs::read_to_string(arg).map_err(|e| {
-        let names: Vec<&str> = builtins.iter().map(|b| b.0).collect();
-        ScenarioError::new(
-            arg,
-            "",
-            format!(
-                "cannot read {what} file: {e}; built-in {what}s are: {}",
-                names.join(", ")
-            ),
-        )
-    })?;
+    let text =
+        crate::scenario::source::read_text(Path::new(arg), crate::scenario::source::MAX_TEXT_FILE)
+            .map_err(|e| {
+                let names: Vec<&str> = builtins.iter().map(|b| b.0).collect();
+                ScenarioError::new(
+                    arg,
+                    "",
+                    format!(
+                        "cannot read {what} file: {e}; built-in {what}s are: {}",
+                        names.join(", ")
+                    ),
+                )
+            })?;
     let mut s = Source::new(arg, text);
     s.dir = Path::new(arg).parent().map(Path::to_path_buf);
     Ok(s)
@@ -368,6 +375,16 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
                 "at least one replication is needed".into(),
             ))
         }
+        Some(r) if *r.get_ref() > MAX_SWEEP_REPS => {
+            return Err(err(
+                Some(r.span()),
+                "sweep.reps",
+                format!(
+                    "{} replications per point is too many; at most {MAX_SWEEP_REPS}",
+                    r.get_ref()
+                ),
+            ))
+        }
         Some(r) => *r.get_ref(),
         None => 1,
     };
@@ -399,11 +416,11 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
     };
     let lhs = doc.sample.as_ref().map(|s| s.latin_hypercube.clone());
     if let Some(n) = &lhs {
-        if *n.get_ref() == 0 {
+        if *n.get_ref() == 0 || *n.get_ref() > MAX_POINTS {
             return Err(err(
                 Some(n.span()),
                 "sample.latin_hypercube",
-                "expected the number of points (at least 1)".into(),
+                format!("expected the number of points (1 to {MAX_POINTS})"),
             ));
         }
     }
@@ -520,6 +537,15 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
                             "expected `steps` (number of values, at least 1)".into(),
                         ))
                     }
+                    (Some(n), None) if n > MAX_POINTS => {
+                        return Err(err(
+                            span,
+                            &field("range.steps"),
+                            format!(
+                                "{n} values is too many; at most {MAX_POINTS} points in a sweep"
+                            ),
+                        ))
+                    }
                     (Some(n), None) => {
                         let mut v: Vec<String> = (0..n)
                             .map(|k| {
@@ -582,7 +608,22 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
     )?;
     let value_lists: Vec<Vec<String>> = match &lhs {
         Some(n) => latin_hypercube(*n.get_ref(), h.seed, &params, &bounds),
-        None => grid(&params),
+        None => {
+            let points = params
+                .iter()
+                .try_fold(1usize, |n, p| n.checked_mul(p.values.len()))
+                .filter(|&n| n <= MAX_POINTS);
+            if points.is_none() {
+                return Err(err(
+                    None,
+                    "param",
+                    format!(
+                        "the grid of every `[[param]]`'s values has more than {MAX_POINTS} points"
+                    ),
+                ));
+            }
+            grid(&params)
+        }
     };
     let points = value_lists
         .into_iter()
@@ -698,12 +739,13 @@ fn measured_observation(
         Some(d) => d.join(&fd.file),
         None => PathBuf::from(&fd.file),
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        at(
-            "observation.from.file",
-            format!("cannot read {}: {e}", path.display()),
-        )
-    })?;
+    let text = crate::scenario::source::read_text(&path, crate::scenario::source::MAX_DATA_FILE)
+        .map_err(|e| {
+            at(
+                "observation.from.file",
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })?;
     let lines = output::measured::read(&fd.format, &text)
         .map_err(|e| at("observation.from", format!("{}: {e}", path.display())))?;
     let mode = fd.mode.clone().unwrap_or_else(|| {

@@ -70,6 +70,25 @@ impl<'c> World<'c> {
         }
     }
 
+    /// The error for events that went on at instant `at` past the limit,
+    /// the last one task `t`'s.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn instant_livelock(&self, t: TaskId, at: SimTime) -> RunError {
+        let task = &self.tasks[t as usize];
+        let g = &self.c.groups[task.group as usize];
+        RunError::InstantLivelock {
+            events: self.limits.max_steps_per_instant,
+            at,
+            task: self.task_name(t),
+            location: g
+                .origins
+                .get(task.pc as usize)
+                .map(|o| o.location.clone())
+                .unwrap_or_default(),
+        }
+    }
+
     /// One draw of compiled distribution `dist` from task `t`'s stream.
     #[inline(always)]
     fn draw(&mut self, t: TaskId, dist: u32) -> u64 {

@@ -61,7 +61,8 @@ impl<'c> World<'c> {
         loop {
             match step {
                 ChargeStep::Charged { .. } => {
-                    self.task_pages[ti * self.memcgs.len() + mi] += pages;
+                    let tp = &mut self.task_pages[ti * self.memcgs.len() + mi];
+                    *tp = tp.saturating_add(pages);
                     // memory.high, handled in the charge above a batch (R48).
                     let usage_over = spec.high.is_some_and(|h| self.memcgs[mi].usage() > h);
                     if !usage_over {

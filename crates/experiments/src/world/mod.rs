@@ -308,8 +308,10 @@ impl Default for Limits {
     }
 }
 
-/// Bytes a run of `c` needs, roughly, before it records anything: the task
-/// table, locks, work items and one histogram per reported series.
+/// Bytes a run of `c` needs, roughly: the task table, locks, work items,
+/// one histogram per reported series and, when the run reaches its end,
+/// a bin per window of each series (1 ms windows over a long run are
+/// most of it).
 pub fn estimated_memory(c: &Compiled) -> u64 {
     let per_task = |g: &crate::scenario::compile::GroupProg| {
         std::mem::size_of::<Task>() as u64
@@ -331,6 +333,18 @@ pub fn estimated_memory(c: &Compiled) -> u64 {
         + items * 64
         + locks * (std::mem::size_of::<models::policy::AnyLock>() as u64 + 64)
         + series * 64 * 1024
+        + series
+            .saturating_mul(c.duration.0.div_ceil(c.window.0.max(1)))
+            .saturating_mul(std::mem::size_of::<sim::stats::WindowBin>() as u64)
+}
+
+/// A byte count as the limit messages print it: MiB, or KiB below one.
+fn mib(bytes: u64) -> String {
+    if bytes < 1 << 20 {
+        format!("{} KiB", bytes.div_ceil(1 << 10))
+    } else {
+        format!("{} MiB", bytes >> 20)
+    }
 }
 
 /// Checks a compiled scenario against the limits before anything is
@@ -355,8 +369,8 @@ pub fn check_limits(c: &Compiled, limits: &Limits) -> Result<(), RunError> {
     if mem > limits.max_memory {
         return Err(RunError::TooLarge {
             what: "estimated memory".into(),
-            value: format!("{} MiB", mem >> 20),
-            limit: format!("{} MiB (--max-memory)", limits.max_memory >> 20),
+            value: mib(mem),
+            limit: format!("{} (--max-memory)", mib(limits.max_memory)),
         });
     }
     Ok(())
@@ -380,6 +394,16 @@ pub enum RunError {
     EventLimit {
         limit: u64,
         at: SimTime,
+    },
+    /// Events without end at one instant, spread over tasks (each task's
+    /// own steps stay under the limit): a work item that queues itself,
+    /// tasks that hand a lock back and forth.
+    InstantLivelock {
+        events: u64,
+        at: SimTime,
+        /// The task of the last event, and where its program was.
+        task: String,
+        location: String,
     },
     /// The scenario asks for more than a limit allows; nothing ran.
     TooLarge {
@@ -416,6 +440,17 @@ impl fmt::Display for RunError {
                 f,
                 "stopped after {limit} events at simulated t={at}: the event limit \
                  (--max-events); shorten the duration or raise the limit"
+            ),
+            RunError::InstantLivelock {
+                events,
+                at,
+                task,
+                location,
+            } => write!(
+                f,
+                "livelock: more than {events} events at t={at} without advancing simulated time \
+                 (the last one task {task}'s, at {location}): a work item that queues itself, or \
+                 tasks that wake each other, with no `cpu` or `sleep` step between"
             ),
             RunError::TooLarge { what, value, limit } => write!(
                 f,
@@ -494,6 +529,11 @@ pub struct World<'c> {
     switches: u64,
     /// The event count at which to report progress or stop at the limit.
     next_check: u64,
+    /// The instant of the last event-limit check, and the event count
+    /// when that instant was first seen there: events that go on at one
+    /// instant past `max_steps_per_instant` are a livelock.
+    check_at: SimTime,
+    check_from: u64,
     /// Tasks that yielded their CPU at a preemption point.
     slice_yields: u64,
     /// Spins ended by need_resched: a task came to wait for the spinner's
@@ -819,6 +859,8 @@ impl<'c> World<'c> {
             preemptions: 0,
             switches: 0,
             next_check: limits.max_events.min(1 << 20),
+            check_at: SimTime::MAX,
+            check_from: 0,
             slice_yields: 0,
             spin_resched_stops: 0,
             spans: vec![SimTime::ZERO; spans],
@@ -969,6 +1011,12 @@ impl<'c> World<'c> {
                         limit: self.limits.max_events,
                         at,
                     });
+                }
+                if at != self.check_at {
+                    self.check_at = at;
+                    self.check_from = self.events;
+                } else if self.events - self.check_from > self.limits.max_steps_per_instant {
+                    return Err(self.instant_livelock(t, at));
                 }
                 progress(at);
                 self.next_check = ((self.events | 0xF_FFFF) + 1).min(self.limits.max_events);
