@@ -248,6 +248,20 @@ fn bad_sweep_file_names_file_line_and_field_and_exits_2() {
             sweep_text("[1, 2]", 2, "").replace("l/read/readers", "l/read/nobody"),
             "no wait subject `l/read/nobody`",
         ),
+        // A value the scenario refuses, in the last point: found before
+        // the first point runs.
+        (
+            sweep_text("[1, 2, -1]", 2, ""),
+            "sweep.toml:9: field `param[0].key`: tasks.readers.count=-1",
+        ),
+        (
+            sweep_text("[1, 2]", 2, "").replace("reps = 2", "reps = 4294967296"),
+            "sweep.toml:6: field `sweep.reps`: 4294967296 replications per point is too many",
+        ),
+        (
+            sweep_text("[1, 2]", 4_000_000, ""),
+            "field `param[1].range.steps`: 4000000 values is too many",
+        ),
     ];
     for (text, want) in cases {
         let d = setup(&text);
@@ -256,6 +270,14 @@ fn bad_sweep_file_names_file_line_and_field_and_exits_2() {
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains(want), "expected `{want}` in: {err}");
         assert!(!err.contains("panicked"), "{err}");
+        // A figure's subject is known once a point has run; the rest
+        // are found before any point runs.
+        if !want.contains("no wait subject") {
+            assert!(
+                point_files(&d.path().join("o")).is_empty(),
+                "{want}: ran a point"
+            );
+        }
     }
 }
 

@@ -77,6 +77,34 @@ fn in_sweep_file(spec: &SweepSpec, e: ScenarioError) -> anyhow::Error {
     }
 }
 
+/// Compiles each parameter's every value (a grid's; a sample's lowest
+/// and highest), the others as in the first point, so that a value the
+/// scenario refuses stops the sweep before it runs, not at its point.
+fn check_values(spec: &SweepSpec, first: &Point) -> anyhow::Result<()> {
+    for (i, param) in spec.params.iter().enumerate() {
+        let mut values: Vec<&str> = if param.values.is_empty() {
+            let all = || spec.points.iter().map(|p| p.values[i].as_str());
+            let by_num = |v: &&str| v.parse::<f64>().unwrap_or(f64::NAN);
+            let lo = all().min_by(|a, b| by_num(a).total_cmp(&by_num(b)));
+            let hi = all().max_by(|a, b| by_num(a).total_cmp(&by_num(b)));
+            lo.into_iter().chain(hi).collect()
+        } else {
+            param.values.iter().map(String::as_str).collect()
+        };
+        values.dedup();
+        for v in values {
+            if v == first.values[i] {
+                continue;
+            }
+            let mut p = first.clone();
+            p.sets[i] = param.set(v);
+            let file = scenario_file(spec, &p).map_err(|e| in_sweep_file(spec, e))?;
+            runner::prepare(&file, &spec.variants).map_err(|e| in_sweep_file(spec, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// The header of a sweep: resolves and compiles the first point's every
 /// variant (so a bad key, value or variant is reported before anything
 /// runs) and hashes what decides the results.
@@ -94,6 +122,7 @@ pub fn header(spec: &SweepSpec) -> anyhow::Result<SweepHeader> {
         }
     }
     let prepared = runner::prepare(&file, &spec.variants).map_err(|e| in_sweep_file(spec, e))?;
+    check_values(spec, first)?;
     let variants: Vec<String> = prepared.iter().map(|(c, _)| c.variant.clone()).collect();
     let mut h = blake3::Hasher::new_derive_key("convoy 2026 sweep identity v1");
     let mut put = |s: &str| {
