@@ -942,6 +942,9 @@ fn check_blame(
             }
         }
     }
+    if b.chains.is_empty() && longest_ended >= value {
+        s.push_str("  (no lock wait in it was longer than 0: nothing to explain)\n");
+    }
     s.push_str(&crate::blame::render(&b.chains));
     Ok(s)
 }

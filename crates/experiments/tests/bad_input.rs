@@ -314,3 +314,21 @@ program = ["mutex_lock b", "sleep 1ms", "mutex_lock a", "mutex_unlock a", "mutex
         ],
     );
 }
+
+#[test]
+fn a_distribution_parameter_set_out_of_range_is_told_at_its_value() {
+    // In the file: the line of `mean`; from the command line: the `--set`.
+    let text = format!("{GOOD}\n[dists.d]\ndist = \"exp\"\nmean = \"0s\"\n");
+    let line = text.lines().position(|l| l.starts_with("mean =")).unwrap() + 1;
+    assert_error(
+        &convoy_run(&text, &[]),
+        &[&format!(
+            "s.toml:{line}: field `dists.d.mean`: exp mean must be more than 0"
+        )],
+    );
+    let text = text.replace("mean = \"0s\"", "mean = \"1ms\"");
+    assert_error(
+        &convoy_run(&text, &["--set", "dists.d.mean=0s"]),
+        &["--set dists.d.mean=0s: field `dists.d.mean`: exp mean must be more than 0"],
+    );
+}

@@ -151,13 +151,23 @@ pub fn write_plots(
 ) -> Result<Vec<PathBuf>, PlotError> {
     font()?;
     let mut written = Vec::new();
+    let mut stems: Vec<String> = Vec::new();
     for (metric, subject) in chosen_subjects(r, first, subjects) {
         let series: Vec<(&str, &Series)> = r
             .variants
             .iter()
             .filter_map(|v| v.series(metric, &subject).map(|s| (v.variant.as_str(), s)))
             .collect();
-        let stem = file_stem(metric, &subject);
+        // Subjects that differ only where file names cannot (`a.b` and
+        // `a-b`) get `-2`, `-3`, ... in the order they are plotted.
+        let base = file_stem(metric, &subject);
+        let mut stem = base.clone();
+        let mut k = 1;
+        while stems.contains(&stem) {
+            k += 1;
+            stem = format!("{base}-{k}");
+        }
+        stems.push(stem.clone());
         let title = format!("{} {} ({})", r.experiment, subject, metric.as_str());
         // A run of one window has no course over time to show.
         let windows = series.iter().map(|s| s.1.windows.len()).max().unwrap_or(0);
@@ -615,6 +625,37 @@ mod tests {
         };
         assert!(chosen_subjects(&zeros, &[], 4).is_empty());
         assert_eq!(file_stem(Metric::Wait, "L/read/big"), "wait-L-read-big");
+    }
+
+    #[test]
+    fn subjects_that_map_to_one_file_name_get_their_own_files() {
+        // `L/a.b` and `L/a-b` both make `wait-L-a-b`: the second is `-2`.
+        let mut r = ExperimentResult {
+            experiment: "x".into(),
+            variants: vec![variant("base", "L/a.b", &[900, 1_500])],
+        };
+        let other = variant("base", "L/a-b", &[700, 1_000]).series.remove(0);
+        r.variants[0].series.push(other);
+        let d = tempfile::tempdir().unwrap();
+        match write_plots(d.path(), &r, &[], 4) {
+            Err(PlotError::NoFont) => {}
+            Err(e) => panic!("{e}"),
+            Ok(files) => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+                    .collect();
+                assert_eq!(names.len(), 8, "{names:?}");
+                assert!(
+                    names.contains(&"wait-L-a-b-log2.png".to_string()),
+                    "{names:?}"
+                );
+                assert!(
+                    names.contains(&"wait-L-a-b-2-log2.png".to_string()),
+                    "{names:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -433,8 +433,26 @@ fn build_dist(src: &Source, name: &str, def: &Spanned<DistDef>) -> Result<Dist, 
             )
         })
     };
+    // An out-of-range parameter is told at its own value (which may be a
+    // `--set` argument), other errors at the table.
     let bad = |e: sim::dist::DistError| {
-        ScenarioError::new(at(def.span()), format!("dists.{name}"), e.to_string())
+        use sim::dist::DistError as E;
+        let s = |v: &Option<Spanned<String>>| v.as_ref().map(|v| v.span());
+        let f = |v: &Option<Spanned<f64>>| v.as_ref().map(|v| v.span());
+        let (own, span) = match &e {
+            E::NonPositiveMean => ("mean", s(&d.mean)),
+            E::LoAboveHi { .. } => ("hi", s(&d.hi)),
+            E::ZeroMedian => ("median", s(&d.median)),
+            E::BadSigma(_) => ("sigma", f(&d.sigma)),
+            E::ZeroScale => ("scale", s(&d.scale)),
+            E::BadShape(_) => ("shape", f(&d.shape)),
+            E::CapBelowScale { .. } => ("cap", s(&d.cap)),
+            _ => ("", None),
+        };
+        match span {
+            Some(span) => ScenarioError::new(at(span), field(own), e.to_string()),
+            None => ScenarioError::new(at(def.span()), format!("dists.{name}"), e.to_string()),
+        }
     };
     let kind = d.dist.get_ref().as_str();
     match kind {
