@@ -11,11 +11,20 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use output::files::{write_replications, write_run_dir};
 use output::terminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Most replications one command runs: each is a whole run, and the
 /// runner lays out variants x replications before it starts.
 const MAX_REPS: u64 = 100_000;
+
+/// A directory argument without trailing slashes (`results/` is
+/// `results`), so the paths printed under it read `results/x`.
+fn dir_arg(s: &str) -> Result<PathBuf, String> {
+    if s.is_empty() {
+        return Err("an empty directory name".into());
+    }
+    Ok(Path::new(s).components().collect())
+}
 
 /// convoy: a deterministic discrete-event simulator of Linux kernel lock
 /// convoys (rwsem, mutex, memcg reclaim, workqueues, CPUs).
@@ -92,7 +101,7 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub points: PointFlags,
     /// Output directory; finished points in it are not run again.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = dir_arg)]
     pub out: PathBuf,
 }
 
@@ -106,16 +115,16 @@ pub struct CheckArgs {
     pub points: PointFlags,
     /// Directory of the runs (default: out/check-NAME, NAME the report's `name`); finished runs
     /// in it are not run again.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = dir_arg)]
     pub out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {
     /// Output directories of shards of one sweep.
-    #[arg(value_name = "DIR", required = true)]
+    #[arg(value_name = "DIR", required = true, value_parser = dir_arg)]
     pub dirs: Vec<PathBuf>,
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = dir_arg)]
     pub out: PathBuf,
 }
 
@@ -161,7 +170,7 @@ pub struct CompareArgs {
     /// (repeatable; default: the built-in experiment's own).
     #[arg(long = "counter", value_name = "NAME")]
     pub counters: Vec<String>,
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = dir_arg)]
     pub out: Option<PathBuf>,
     #[arg(long, default_value_t = 0)]
     pub jobs: usize,
@@ -188,7 +197,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=MAX_REPS))]
     pub reps: u64,
     /// Output directory (default: out/EXP).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = dir_arg)]
     pub out: Option<PathBuf>,
     /// Threads for independent runs (variants x replications); 0 = all cores.
     #[arg(long, default_value_t = 0)]
@@ -200,7 +209,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "D")]
     pub max_sim_time: Option<String>,
     /// Refuse a run whose world is estimated to need more memory than
-    /// this, e.g. `16GiB` (default 8 GiB).
+    /// this, e.g. `16GiB` (default 8 GiB). Amounts are as in charge
+    /// steps: a bare number counts 4 KiB pages.
     #[arg(long, value_name = "SIZE")]
     pub max_memory: Option<String>,
     /// Refuse a scenario with more tasks, kworkers and work items than
@@ -332,18 +342,30 @@ fn first_variant(p: &RunPlan) -> anyhow::Result<(String, crate::scenario::Compil
 
 /// Runs the plan's first variant, replication 0, again with a trace, and
 /// writes it atomically.
-/// Checks before a run that `path` can be written as a file (its
-/// directory made, a file created there), so that the run does not end
-/// in an error after writing its results.
+/// Checks before a run that `path` can be written as a file (a file can
+/// be created in the nearest directory of its path that exists), so that
+/// the run does not end in an error after writing its results.
 fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
     if path.file_name().is_none() || path.is_dir() {
         bail!("not a file name");
     }
-    let dir = match path.parent() {
+    // The nearest directory that exists must take a new file; the ones
+    // below it are made when the file is written, so a run that fails
+    // leaves no directory behind.
+    let mut dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    while !dir.exists() {
+        dir = match dir.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ if dir != Path::new(".") => PathBuf::from("."),
+            _ => bail!("the working directory is gone"),
+        };
+    }
+    if !dir.is_dir() {
+        bail!("{} is not a directory", dir.display());
+    }
     tempfile::NamedTempFile::new_in(&dir)
         .with_context(|| format!("cannot write in {}", dir.display()))?;
     Ok(())
@@ -434,7 +456,7 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<
     }
     let above = match threshold {
         Some(th) => format!(
-            "; {} over {} ({} explained in blame.csv)",
+            "; {} over {}, in blame.csv with {} more explained",
             b.above_count,
             crate::blame::human(*th),
             b.chains.len() - b.top

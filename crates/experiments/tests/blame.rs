@@ -210,7 +210,7 @@ fn convoy_run_blame_prints_chains_and_writes_blame_csv() {
     );
     assert!(text.contains("lookup[0] in memcg reclaim (memcg full) [holding kernfs_rwsem (read)]"));
     assert!(
-        text.contains("4 over 1.000 ms (2 explained in blame.csv)"),
+        text.contains("the 2 worst waits; 4 over 1.000 ms, in blame.csv with 2 more explained"),
         "{text}"
     );
     // blame.csv: every wait's root rows add up to it.

@@ -109,6 +109,17 @@ fn a_report_without_its_observation_or_exposure_is_an_error() {
     let (_, err, code) = check(&REPORT.replace("[exposure]\nhosts = 2\nduration = \"20ms\"\n", ""));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("a report needs `[exposure]`"), "{err}");
+    // Without `[observation]` the report has no figure either; what it
+    // lacks is the observation, and the error says so.
+    let (_, err, code) = check(&REPORT.replace(
+        "[observation]\nmetric = \"wait\"\nsubject = \"m/lock/waiter\"\nstat = \"max\"\nvalue = \"2500us\"\n",
+        "",
+    ));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("r.toml:11: field `observation`: a report needs `[observation]`"),
+        "{err}"
+    );
     let (_, err, code) = check(&REPORT.replace("value = \"2500us\"", "value = \"soon\""));
     assert_eq!(code, Some(2));
     assert!(
@@ -163,7 +174,10 @@ fn a_count_of_stalls_over_the_exposure_is_judged_by_its_expected_total() {
     );
     let (_, err, code) = check(&counted.replace("threshold = \"2ms\"\n", ""));
     assert_eq!(code, Some(2));
-    assert!(err.contains("`count_above` needs `threshold`"), "{err}");
+    assert!(
+        err.contains("field `observation.threshold`: `count_above` needs `threshold`"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -894,3 +894,29 @@ fn a_cpu_speed_out_of_range_or_not_a_number_is_an_error_naming_the_field() {
         );
     }
 }
+
+#[test]
+fn set_cpus_to_unlimited_over_a_count_in_the_file() {
+    let run = |set: &str| {
+        let mut src = Source::new("t.toml", PREEMPT);
+        src.sets.push(set.to_string());
+        let f = ScenarioFile::new(src)?;
+        let l = f.load(&f.base)?;
+        let c = compile(&f.source, &l.doc, &f.base)?;
+        let mut w = World::new(&c, 1, 0, Limits::default());
+        w.run(&mut |_| {}).unwrap();
+        Ok::<_, experiments::scenario::ScenarioError>(w.result())
+    };
+    // With a CPU each, the wakee runs its 1 ms at once when it wakes.
+    for set in ["scenario.cpus=unlimited", "scenario.cpus=\"unlimited\""] {
+        let r = run(set).unwrap();
+        assert_eq!(span(&r, "wakee/wakee"), 2 * MS, "{set}");
+    }
+    let e = run("scenario.cpus=lots").unwrap_err().to_string();
+    assert!(
+        e.contains("`scenario.cpus` is an integer; `lots` is not"),
+        "{e}"
+    );
+    let e = run("tasks.hog.count=unlimited").unwrap_err().to_string();
+    assert!(e.contains("tasks.hog.count"), "{e}");
+}

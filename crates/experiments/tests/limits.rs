@@ -354,4 +354,20 @@ fn names_that_are_not_file_names_or_repeat_are_refused() {
         ],
         "not a file name",
     );
+    // A run that fails leaves no directory for its trace behind.
+    refused(
+        dir,
+        &[
+            "run",
+            "writer-parks-readers",
+            "--duration",
+            "10ms",
+            "--max-events",
+            "10",
+            "--trace",
+            "traces/t.json",
+        ],
+        "the event limit",
+    );
+    assert!(!dir.join("traces").exists());
 }

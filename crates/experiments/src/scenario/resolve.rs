@@ -354,6 +354,11 @@ fn apply_set<'i>(root: &mut DeTable<'i>, src: &'i Source, i: usize) -> Result<()
             ))),
             Some(DeValue::Integer(_)) => match parsed {
                 Some(v @ DeValue::Integer(_)) => Ok(v),
+                // `scenario.cpus` is a count or "unlimited"; the word is
+                // checked where the field is read, as in the file.
+                _ if text.trim_matches(|c| c == '"' || c == '\'') == "unlimited" => {
+                    Ok(DeValue::String(Cow::Borrowed("unlimited")))
+                }
                 _ => Err(format!("`{key}` is an integer; `{text}` is not")),
             },
             Some(DeValue::Float(_)) => match parsed {

@@ -582,6 +582,7 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
         });
         bounds.push(b);
     }
+    report_pairing(doc.observation.as_ref(), doc.exposure.as_ref(), &err)?;
     let mut figure_docs = doc.figure.clone();
     if let Some(o) = &doc.observation {
         let o = o.get_ref();
@@ -593,7 +594,8 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
             threshold: o.threshold.clone(),
         });
     }
-    let mut figures = figures(&figure_docs, &err)?;
+    let observation_index = doc.observation.as_ref().map(|_| figure_docs.len() - 1);
+    let mut figures = figures(&figure_docs, observation_index, &err)?;
     if doc.observation.is_some() {
         if let Some(f) = figures.last_mut() {
             f.open_waits = true;
@@ -656,6 +658,30 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
     })
 }
 
+/// A fleet report has both `[observation]` and `[exposure]`, or neither.
+/// Checked before the figures, so a report missing one is told that, not
+/// that it has no `[[figure]]`.
+fn report_pairing(
+    observation: Option<&Spanned<ObservationDoc>>,
+    exposure: Option<&Spanned<ExposureDoc>>,
+    err: &ErrFn<'_>,
+) -> Result<(), ScenarioError> {
+    match (observation, exposure) {
+        (Some(o), None) => Err(err(
+            Some(o.span()),
+            "exposure",
+            "a report needs `[exposure]` (hosts, duration) beside `[observation]`".into(),
+        )),
+        (None, Some(e)) => Err(err(
+            Some(e.span()),
+            "observation",
+            "a report needs `[observation]` (metric, subject, stat, value) beside `[exposure]`"
+                .into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The `[observation]` and `[exposure]` of a fleet report, if any.
 fn check_spec(
     (observation, exposure): (
@@ -667,24 +693,9 @@ fn check_spec(
     dir: Option<&Path>,
     err: &ErrFn<'_>,
 ) -> Result<Option<CheckSpec>, ScenarioError> {
-    let (o, e) =
-        match (observation, exposure) {
-            (None, None) => return Ok(None),
-            (Some(o), Some(e)) => (o, e),
-            (Some(o), None) => {
-                return Err(err(
-                    Some(o.span()),
-                    "exposure",
-                    "a report needs `[exposure]` (hosts, duration) beside `[observation]`".into(),
-                ))
-            }
-            (None, Some(e)) => return Err(err(
-                Some(e.span()),
-                "observation",
-                "a report needs `[observation]` (metric, subject, stat, value) beside `[exposure]`"
-                    .into(),
-            )),
-        };
+    let (Some(o), Some(e)) = (observation, exposure) else {
+        return Ok(None);
+    };
     let figure = figures.len() - 1;
     let v = match (&o.get_ref().value, &o.get_ref().from) {
         (Some(v), None) => v,
@@ -830,7 +841,13 @@ fn check_spec_with(
 
 type ErrFn<'a> = dyn Fn(Option<Range<usize>>, &str, String) -> ScenarioError + 'a;
 
-fn figures(docs: &[FigureDoc], err: &ErrFn<'_>) -> Result<Vec<Figure>, ScenarioError> {
+/// The figures of `[[figure]]`, and last the observation's if
+/// `observation` is its index (its errors then name `observation.FIELD`).
+fn figures(
+    docs: &[FigureDoc],
+    observation: Option<usize>,
+    err: &ErrFn<'_>,
+) -> Result<Vec<Figure>, ScenarioError> {
     if docs.is_empty() {
         return Err(err(
             None,
@@ -840,7 +857,10 @@ fn figures(docs: &[FigureDoc], err: &ErrFn<'_>) -> Result<Vec<Figure>, ScenarioE
     }
     let mut out: Vec<Figure> = Vec::new();
     for (i, f) in docs.iter().enumerate() {
-        let field = |x: &str| format!("figure[{i}].{x}");
+        let field = |x: &str| match observation {
+            Some(o) if o == i => format!("observation.{x}"),
+            _ => format!("figure[{i}].{x}"),
+        };
         let metric = Metric::parse(f.metric.get_ref()).ok_or_else(|| {
             err(
                 Some(f.metric.span()),
@@ -857,7 +877,7 @@ fn figures(docs: &[FigureDoc], err: &ErrFn<'_>) -> Result<Vec<Figure>, ScenarioE
                 return Err(err(
                     Some(f.metric.span()),
                     &field("stat"),
-                    "expected `stat`: count, mean, p50, p90, p99, p999 or max".into(),
+                    "expected `stat`: count, mean, p50, p90, p99, p999, max or count_above".into(),
                 ))
             }
             Some(s) if s.get_ref() == "count_above" && metric != Metric::Counter => {
