@@ -669,11 +669,27 @@ fn plots_note(dir: &std::path::Path, r: &output::ExperimentResult) -> String {
     let headline = builtin::find(&r.experiment).map_or(&[][..], |b| b.headline);
     match output::plots::write_plots(dir, r, headline, 4) {
         Ok(files) if files.is_empty() => String::new(),
-        Ok(files) => format!(
-            "plots: {} files in {}/ (*-percentiles, *-log2, *-windows; .png and .svg)",
-            files.len(),
-            dir.display()
-        ),
+        Ok(files) => {
+            // The kinds written: a run shorter than two windows has no
+            // per-window plot.
+            let kinds: Vec<String> = ["percentiles", "log2", "windows"]
+                .into_iter()
+                .filter(|k| {
+                    files.iter().any(|f| {
+                        f.file_stem()
+                            .and_then(|s| s.to_str())
+                            .is_some_and(|s| s.ends_with(&format!("-{k}")))
+                    })
+                })
+                .map(|k| format!("*-{k}"))
+                .collect();
+            format!(
+                "plots: {} files in {}/ ({}; .png and .svg)",
+                files.len(),
+                dir.display(),
+                kinds.join(", ")
+            )
+        }
         Err(e) => {
             eprintln!("convoy: warning: no plots: {e}");
             String::new()

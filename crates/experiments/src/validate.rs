@@ -458,11 +458,24 @@ fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
                 let s = rep
                     .series(Metric::Span, span)
                     .ok_or_else(|| missing(format!("span {span} of variant {variant}")))?;
-                runs.push(s.windows.iter().map(|(_, b)| b).collect::<Vec<_>>());
+                // Whole windows only: a run that ends inside one would
+                // set a part of a window beside the measured 10 s ones.
+                let width = s.windows.width().0;
+                runs.push(
+                    s.windows
+                        .iter()
+                        .filter(|(start, _)| start.0.saturating_add(width) <= rep.horizon.0)
+                        .map(|(_, b)| b)
+                        .collect::<Vec<_>>(),
+                );
             }
             let mut w = pooled_window_values(&runs, stat);
             if w.is_empty() {
-                return Ok(row(0.0, None, false));
+                // No whole window after a warm-up: nothing to compare.
+                return Ok(Row {
+                    model: None,
+                    ..row(0.0, None, false)
+                });
             }
             w.sort_by(f64::total_cmp);
             let (lo, hi) = (w[0], w[w.len() - 1]);
@@ -502,14 +515,13 @@ fn pooled_window_values(runs: &[Vec<&sim::stats::WindowBin>], stat: WindowStat) 
 }
 
 /// The model's value of `stat` in each window of a span's windows, the
-/// first left out as a warm-up (unless it is all there is). A window
+/// first left out as a warm-up (so one window gives none). A window
 /// without calls has a count (0) but no mean and no max: it is left out
 /// of those, or a stalled stretch of the run would widen the model's
 /// range down to 0 and meet any small target.
 fn window_values(bins: &[&sim::stats::WindowBin], stat: WindowStat) -> Vec<f64> {
-    let skip = usize::from(bins.len() > 1);
     bins.iter()
-        .skip(skip)
+        .skip(1)
         .filter(|b| b.count > 0 || matches!(stat, WindowStat::Calls))
         .map(|b| match stat {
             WindowStat::Calls => b.count as f64,
@@ -587,6 +599,11 @@ pub fn format(rows: &[Row]) -> String {
                 ),
             };
             let _ = writeln!(s, "    {line}");
+        } else if let (None, Measure::Window { .. }) = (r.model, t.measure) {
+            let _ = writeln!(
+                s,
+                "    run too short: no whole window after the first (a warm-up)"
+            );
         }
     }
     let met = rows.iter().filter(|r| r.verdict == Verdict::Ok).count();
@@ -659,8 +676,8 @@ mod tests {
         assert_eq!(of(WindowStat::Calls), [0.0, 2.0, 4.0]);
         assert_eq!(of(WindowStat::MeanUs), [4.0, 1.0]);
         assert_eq!(of(WindowStat::MaxUs), [6.0, 3.0]);
-        // A single window is all there is: kept.
-        assert_eq!(window_values(&bins[..1], WindowStat::Calls), [9.0]);
+        // A single window is the warm-up: nothing to compare.
+        assert!(window_values(&bins[..1], WindowStat::Calls).is_empty());
     }
 
     #[test]

@@ -316,6 +316,53 @@ program = ["mutex_lock b", "sleep 1ms", "mutex_lock a", "mutex_unlock a", "mutex
 }
 
 #[test]
+fn r27_abba_deadlock_of_two_spinning_owners_is_reported() {
+    // The same ABBA with the two on their CPUs: each mutex's owner stays
+    // on its CPU, spinning for the other mutex, so each waiter spins on
+    // an owner that never leaves (R27: spin while the owner is on a CPU).
+    // Nothing else is left to happen: a deadlock, not a finished run.
+    let text = r#"
+[scenario]
+name = "abba"
+duration = "1s"
+cpus = 2
+[locks.a]
+kind = "mutex"
+[locks.b]
+kind = "mutex"
+[tasks.one]
+count = 1
+program = ["mutex_lock a", "cpu 1ms", "mutex_lock b", "mutex_unlock b", "mutex_unlock a"]
+[tasks.two]
+count = 1
+program = ["mutex_lock b", "cpu 1ms", "mutex_lock a", "mutex_unlock a", "mutex_unlock b"]
+"#;
+    for cpus in ["cpus = 2\n", ""] {
+        let o = convoy_run(&text.replace("cpus = 2\n", cpus), &[]);
+        assert_error(
+            &o,
+            &[
+                "deadlock at t=1ms",
+                "one[0] spinning on its CPU for b (lock)",
+                "two[0] spinning on its CPU for a (lock)",
+            ],
+        );
+    }
+    // Without spinning they sleep on the wait lists: blocked, as before.
+    let o = convoy_run(
+        &text.replace(
+            "kind = \"mutex\"",
+            "kind = \"mutex\"\nspin_on_owner = false",
+        ),
+        &[],
+    );
+    assert_error(
+        &o,
+        &["one[0] blocked on b (lock)", "two[0] blocked on a (lock)"],
+    );
+}
+
+#[test]
 fn a_distribution_parameter_set_out_of_range_is_told_at_its_value() {
     // In the file: the line of `mean`; from the command line: the `--set`.
     let text = format!("{GOOD}\n[dists.d]\ndist = \"exp\"\nmean = \"0s\"\n");

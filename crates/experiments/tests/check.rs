@@ -120,6 +120,13 @@ fn a_report_without_its_observation_or_exposure_is_an_error() {
         err.contains("r.toml:11: field `observation`: a report needs `[observation]`"),
         "{err}"
     );
+    // A report without a run's duration is told at its `[sweep]` line.
+    let (_, err, code) = check(&REPORT.replace("duration = \"10ms\"\n", ""));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("r.toml:2: field `sweep.duration`: a report needs `duration` in [sweep]"),
+        "{err}"
+    );
     let (_, err, code) = check(&REPORT.replace("value = \"2500us\"", "value = \"soon\""));
     assert_eq!(code, Some(2));
     assert!(

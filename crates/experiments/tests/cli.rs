@@ -350,6 +350,10 @@ fn validate_prints_model_against_targets_and_exits_1_when_one_is_outside() {
         .find(|l| l.contains("unpatched calls/10s"))
         .expect(&s);
     assert!(calls.ends_with("OUTSIDE"), "{calls}");
+    assert!(
+        s.contains("unpatched calls/10s       399.5        -      -    -  OUTSIDE\n    run too short: no whole window after the first (a warm-up)\n"),
+        "{s}"
+    );
     assert_eq!(o.status.code(), Some(1), "{s}");
     for line in s.lines() {
         assert!(line.chars().count() <= 72, "{line}");
@@ -407,4 +411,39 @@ program = ["sleep 250ms", "mutex_lock m", "mutex_unlock m", "sleep 10s"]
         "{s}"
     );
     assert!(!s.contains("(--blame, with"), "{s}");
+}
+
+#[test]
+fn the_plots_line_names_the_kinds_of_plot_written() {
+    // A run shorter than two 10 s windows has no per-window plot, and the
+    // line that says where the plots are does not promise one.
+    let d = tempfile::tempdir().unwrap();
+    let run = |duration: &str| {
+        let o = convoy(
+            &[
+                "run",
+                "writer-parks-readers",
+                "--variant",
+                "base",
+                "--duration",
+                duration,
+                "--out",
+                duration,
+            ],
+            d.path(),
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let short = run("1s");
+    assert!(
+        short.contains("(*-percentiles, *-log2; .png and .svg)"),
+        "{short}"
+    );
+    assert!(!d.path().join("1s/span-walk-walkers-windows.png").exists());
+    let long = run("25s");
+    assert!(
+        long.contains("(*-percentiles, *-log2, *-windows; .png and .svg)"),
+        "{long}"
+    );
+    assert!(d.path().join("25s/span-walk-walkers-windows.png").exists());
 }

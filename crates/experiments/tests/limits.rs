@@ -308,7 +308,7 @@ fn names_that_are_not_file_names_or_repeat_are_refused() {
     refused(
         dir,
         &["run", "writer-parks-readers", "--set", "scenario.name=a/b"],
-        "`a/b` cannot name output files",
+        "--set scenario.name=a/b: field `scenario.name`: `a/b` cannot name output files",
     );
     let v = SMALL.replace("name = \"small\"", "name = \"small\"\nvariants = VS")
         + "[variants.\"a/../../b\"]\n";

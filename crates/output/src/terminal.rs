@@ -189,7 +189,7 @@ pub fn compare_table(
                 continue;
             };
             let h = &s.hist;
-            let name: String = v.variant.chars().take(10).collect();
+            let name = column_name(&v.variant);
             let _ = writeln!(
                 out,
                 " {:<10} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>5} {:>5}",
@@ -249,7 +249,7 @@ pub fn compare_table(
             let Some(c) = v.counter(subject) else {
                 continue;
             };
-            let name: String = v.variant.chars().take(10).collect();
+            let name = column_name(&v.variant);
             let x = ratio_text(c as f64, bc as f64, 3);
             let _ = write!(out, " {name:<10} {c:>14} {x:>7}");
             let mut reps: Vec<u64> = per_rep
@@ -271,7 +271,42 @@ pub fn compare_table(
         }
         out.push('\n');
     }
+    // The names cut to fit, in full.
+    let mut cut: Vec<String> = r
+        .variants
+        .iter()
+        .filter(|v| v.variant.chars().count() > NAME_COLUMN)
+        .map(|v| format!("{} = {},", column_name(&v.variant), v.variant))
+        .collect();
+    if let Some(last) = cut.last_mut() {
+        last.pop();
+        let mut line = String::from("names cut to fit:");
+        for c in cut {
+            if line.len() + 1 + c.len() > 72 {
+                let _ = writeln!(out, "{line}");
+                line = String::from("  ");
+            } else {
+                line.push(' ');
+            }
+            line.push_str(&c);
+        }
+        let _ = writeln!(out, "{line}\n");
+    }
     out
+}
+
+/// Width of the variant column of [`compare_table`].
+const NAME_COLUMN: usize = 10;
+
+/// A variant's name in the table: cut to its column with a `~` at the
+/// end when longer (`watchers-~`), so a cut name is not read as another.
+fn column_name(name: &str) -> String {
+    if name.chars().count() <= NAME_COLUMN {
+        name.to_string()
+    } else {
+        let head: String = name.chars().take(NAME_COLUMN - 1).collect();
+        format!("{head}~")
+    }
 }
 
 /// "min/median/max" of durations (the upper median of an even count),
@@ -493,6 +528,38 @@ mod tests {
             variants: vec![one_wait("before", &[5_000], &[("L/read/g", 4_000)])],
         };
         assert_eq!(open_waits_note(&r), "");
+    }
+
+    #[test]
+    fn compare_table_marks_cut_names_and_gives_them_in_full() {
+        let r = ExperimentResult {
+            experiment: "e".into(),
+            variants: vec![
+                one_wait("base", &[1000], &[]),
+                one_wait("root-reuse", &[1000], &[]),
+                one_wait("inode-requested", &[2000], &[]),
+                one_wait("watchers-shortcut", &[500], &[]),
+            ],
+        };
+        let t = compare_table(&r, &[], 0, &[]);
+        // Ten characters fit; a longer name ends in `~` at the tenth.
+        assert!(t.contains("\n root-reuse "), "{t}");
+        assert!(t.contains("\n inode-req~ "), "{t}");
+        assert!(t.contains("\n watchers-~ "), "{t}");
+        assert!(
+            t.ends_with(
+                "names cut to fit: inode-req~ = inode-requested,\n  \
+                 watchers-~ = watchers-shortcut\n\n"
+            ),
+            "{t}"
+        );
+        assert!(t.lines().all(|l| l.chars().count() <= 72), "{t}");
+        // No name cut, no legend.
+        let r = ExperimentResult {
+            experiment: "e".into(),
+            variants: vec![one_wait("before", &[1000], &[])],
+        };
+        assert!(!compare_table(&r, &[], 0, &[]).contains("cut to fit"));
     }
 
     #[test]

@@ -1342,17 +1342,26 @@ fn trim<T: PartialEq + Clone>(v: &[Option<T>]) -> Vec<Option<T>> {
     v
 }
 
-/// Compiles one resolved variant.
 /// The range of `scenario.cpu_speed`: a hundredth to a hundred times the
 /// speed the costs were measured at.
 const MIN_CPU_SPEED: f64 = 0.01;
 const MAX_CPU_SPEED: f64 = 100.0;
 
+/// Compiles one resolved variant.
 pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {
     let h = &doc.scenario;
-    // Also here: `--set scenario.name=...` comes after the file's check.
+    // Also here: `--set scenario.name=...` comes after the file's check,
+    // so the error names that argument (the last one given wins).
     if let Some(p) = super::resolve::file_name_problem(&h.name) {
-        return Err(ScenarioError::new(src.name.clone(), "scenario.name", p));
+        let set = src.sets.iter().rposition(|a| {
+            a.split_once('=')
+                .is_some_and(|(k, _)| k.trim() == "scenario.name")
+        });
+        let at = match set {
+            Some(i) => src.locate(Some(src.set_span(i))),
+            None => src.name.clone(),
+        };
+        return Err(ScenarioError::new(at, "scenario.name", p));
     }
     let duration = dur_field(src, "scenario.duration", &h.duration)?;
     if duration == Dur::ZERO {

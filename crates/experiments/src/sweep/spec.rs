@@ -141,7 +141,7 @@ pub const BUILTIN_SWEEPS: &[(&str, &str)] = &[
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Doc {
-    sweep: Header,
+    sweep: Spanned<Header>,
     #[serde(default)]
     param: Vec<ParamDoc>,
     sample: Option<SampleDoc>,
@@ -366,7 +366,9 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
         let field = if field == "." { String::new() } else { field };
         err(inner.span(), &field, inner.message().to_string())
     })?;
-    let h = doc.sweep;
+    // Where `[sweep]` is, for a field it lacks.
+    let sweep_at = doc.sweep.span();
+    let h = doc.sweep.into_inner();
     let reps = match &h.reps {
         Some(r) if *r.get_ref() == 0 => {
             return Err(err(
@@ -603,7 +605,7 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
     }
     let check = check_spec(
         (doc.observation.as_ref(), doc.exposure.as_ref()),
-        &h,
+        (&h, &sweep_at),
         &figures,
         src.dir.as_deref(),
         &err,
@@ -688,7 +690,7 @@ fn check_spec(
         Option<&Spanned<ObservationDoc>>,
         Option<&Spanned<ExposureDoc>>,
     ),
-    h: &Header,
+    h: (&Header, &Range<usize>),
     figures: &[Figure],
     dir: Option<&Path>,
     err: &ErrFn<'_>,
@@ -808,7 +810,7 @@ fn check_spec_with(
     observed: u64,
     figure: usize,
     e: &Spanned<ExposureDoc>,
-    h: &Header,
+    (h, sweep_at): (&Header, &Range<usize>),
     err: &ErrFn<'_>,
 ) -> Result<Option<CheckSpec>, ScenarioError> {
     let ex = e.get_ref();
@@ -816,7 +818,7 @@ fn check_spec_with(
         .map_err(|x| err(Some(ex.duration.span()), "exposure.duration", x.to_string()))?;
     let Some(run) = &h.duration else {
         return Err(err(
-            Some(e.span()),
+            Some(sweep_at.clone()),
             "sweep.duration",
             "a report needs `duration` in [sweep]: the simulated time of one run".into(),
         ));

@@ -1049,9 +1049,18 @@ impl<'c> World<'c> {
                 }
             }
         }
-        // Nothing left to happen before the horizon.
+        // Nothing left to happen before the horizon. A task blocked on a
+        // lock or a flush waits forever, and so does a spinner: a spinner
+        // with no deadline spins while its lock's owner stays on its CPU
+        // (R9, R27), and with no event left nothing moves that owner (two
+        // tasks that spin each on the other's lock: ABBA on CPUs).
         let waiters: Vec<String> = (0..self.tasks.len() as TaskId)
-            .filter(|&t| self.tasks[t as usize].state == State::Blocked)
+            .filter(|&t| {
+                matches!(
+                    self.tasks[t as usize].state,
+                    State::Blocked | State::Spinning
+                )
+            })
             .take(20)
             .map(|t| {
                 let task = &self.tasks[t as usize];
@@ -1068,8 +1077,13 @@ impl<'c> World<'c> {
                     }
                     Resume::Nothing => "a flush or a work item (workqueue)".into(),
                 };
+                let how = if task.state == State::Spinning {
+                    "spinning on its CPU for"
+                } else {
+                    "blocked on"
+                };
                 format!(
-                    "{} blocked on {what} since t={} at {}",
+                    "{} {how} {what} since t={} at {}",
                     self.task_name(t),
                     task.since,
                     at.map(|o| o.location.as_str()).unwrap_or("?")
