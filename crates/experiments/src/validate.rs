@@ -469,13 +469,17 @@ fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
                         .collect::<Vec<_>>(),
                 );
             }
-            let mut w = pooled_window_values(&runs, stat);
-            if w.is_empty() {
+            if runs.iter().all(|r| r.len() < 2) {
                 // No whole window after a warm-up: nothing to compare.
                 return Ok(Row {
                     model: None,
                     ..row(0.0, None, false)
                 });
+            }
+            let mut w = pooled_window_values(&runs, stat);
+            if w.is_empty() {
+                // Whole windows, none with a call: no mean, no max.
+                return Ok(row(0.0, None, false));
             }
             w.sort_by(f64::total_cmp);
             let (lo, hi) = (w[0], w[w.len() - 1]);
