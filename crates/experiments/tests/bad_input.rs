@@ -363,6 +363,34 @@ program = ["mutex_lock b", "cpu 1ms", "mutex_lock a", "mutex_unlock a", "mutex_u
 }
 
 #[test]
+fn r36_a_work_item_that_flushes_its_own_workqueue_deadlocks_since_its_flush() {
+    // The flush waits for every item queued before it, itself among them
+    // (R36): it never ends. The error says when the flush began (700 us:
+    // queued at 200 us, 500 us of CPU), not when the kworker last woke.
+    let text = r#"
+[scenario]
+name = "self-flush"
+duration = "10ms"
+cpus = 2
+[workqueues.q]
+kind = "percpu"
+[works.wk]
+program = ["cpu 500us", "flush_workqueue q", "cpu 10us"]
+[tasks.r]
+count = 1
+program = ["sleep 200us", "queue_work q wk[0]", "sleep 1ms"]
+"#;
+    let o = convoy_run(text, &[]);
+    assert_error(
+        &o,
+        &[
+            "deadlock at t=1.2ms",
+            "wk[0] blocked on a flush or a work item (workqueue) since t=700us",
+        ],
+    );
+}
+
+#[test]
 fn a_distribution_parameter_set_out_of_range_is_told_at_its_value() {
     // In the file: the line of `mean`; from the command line: the `--set`.
     let text = format!("{GOOD}\n[dists.d]\ndist = \"exp\"\nmean = \"0s\"\n");

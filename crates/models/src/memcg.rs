@@ -6,8 +6,9 @@
 //! do one direct-reclaim attempt (the world spends its time and reports how
 //! many pages it freed), after which the loop retries. Reclaim that makes
 //! progress retries a small charge for free (an unbounded loop while any
-//! page comes back); otherwise each failure spends one of 16 retries; the
-//! stocks are drained once. When retries run out the caller takes the
+//! page comes back). The first failure drains the stocks and reclaims
+//! again; after that each failure spends one of 16 retries, so a charge
+//! that frees nothing reclaims 18 times. When retries run out the caller takes the
 //! global `oom_lock` and asks [`Memcg::mem_cgroup_oom`] (R46): no new kill
 //! while a victim is pending, so chargers loop until the victim exits or is
 //! reaped (R47). memory.high (R48) turns into a throttle penalty computed
@@ -269,6 +270,10 @@ impl Memcg {
                     throttle_jiffies: 0,
                 };
             }
+            // `goto retry`: the charge fails again and reclaims again,
+            // before any retry is spent or NORETRY gives up.
+            self.n.reclaims += 1;
+            return ChargeStep::Reclaim;
         }
         if c.gfp.noretry {
             return self.nomem(c);
@@ -279,12 +284,12 @@ impl Memcg {
             self.n.reclaims += 1;
             return ChargeStep::Reclaim;
         }
+        // `if (nr_retries--) goto retry`: 16 retries, the 17th failure
+        // after the drain goes on.
         if c.retries > 0 {
             c.retries -= 1;
-            if c.retries > 0 {
-                self.n.reclaims += 1;
-                return ChargeStep::Reclaim;
-            }
+            self.n.reclaims += 1;
+            return ChargeStep::Reclaim;
         }
         if c.gfp.retry_mayfail {
             return self.nomem(c);
@@ -476,9 +481,14 @@ mod tests {
         }
         assert_eq!(m.usage(), 64);
         assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES);
-        // A 9-page charge with the same progress spends a retry each time.
+        // A 9-page charge with the same progress spends a retry each time
+        // after its first failure, which drains the stocks and reclaims
+        // again without spending one.
         let mut c = Charge::new(9, 0, Gfp::default());
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
+        assert_eq!(m.after_reclaim(&mut c, 1, 0), ChargeStep::Reclaim);
+        m.usage += 1;
+        assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES);
         assert_eq!(m.after_reclaim(&mut c, 1, 0), ChargeStep::Reclaim);
         m.usage += 1;
         assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES - 1);
@@ -528,9 +538,12 @@ mod tests {
             }
         );
         assert_eq!(m.usage(), 64);
-        // An attempt that freed nothing spends a retry.
+        // An attempt that freed nothing spends a retry (after the first,
+        // which drains and reclaims again).
         let mut c = Charge::new(1, 1, Gfp::default());
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
+        assert_eq!(m.retry_after_reclaim(&mut c, 0), ChargeStep::Reclaim);
+        assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES);
         assert_eq!(m.retry_after_reclaim(&mut c, 0), ChargeStep::Reclaim);
         assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES - 1);
     }
@@ -594,8 +607,10 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
-        // The first try plus 15 retries: the 16th failure goes to OOM.
-        assert_eq!(reclaims, 16);
+        // The first attempt; after its failure the drain's `goto retry`,
+        // a second; then `if (nr_retries--) goto retry` gives 16 more. The
+        // 18th failure goes to OOM.
+        assert_eq!(reclaims, 18);
         assert_eq!(m.counters()[4], ("stock_drains", 1));
         // OOM kills the largest candidate and resets the retries.
         assert_eq!(m.mem_cgroup_oom(&mut c, 0, &[7, 3]), OomOutcome::Kill(7));
@@ -654,7 +669,9 @@ mod tests {
                 ..Gfp::default()
             },
         );
+        // NORETRY gives up after the drain's second attempt (R45's order).
         assert_eq!(m.try_charge_memcg(&mut c2), ChargeStep::Reclaim);
+        assert_eq!(m.after_reclaim(&mut c2, 0, 0), ChargeStep::Reclaim);
         assert_eq!(m.after_reclaim(&mut c2, 0, 0), ChargeStep::NoMem);
     }
 

@@ -176,15 +176,40 @@ impl<'c> World<'c> {
         self.queue.set(slot, self.now + OOM_REAPER_DELAY, Ev::Reap);
     }
 
+    /// The hold statistic of `t`'s hold slot `slot` held in `mode`: the
+    /// one its program's release of that slot records.
+    fn hold_stat_of_slot(&self, t: TaskId, slot: u8, mode: Mode) -> Option<StatId> {
+        let g = &self.c.groups[self.tasks[t as usize].group as usize];
+        g.code.iter().find_map(|i| match *i {
+            Instr::Release {
+                slot: s,
+                mode: m,
+                hold,
+                ..
+            } if s == slot && m == mode => Some(hold),
+            _ => None,
+        })
+    }
+
     /// A killed task exits: it releases its locks (as the syscall unwinds),
     /// frees the pages it charged, and is gone.
     pub(super) fn exit_killed(&mut self, t: TaskId) {
         let ti = t as usize;
+        let base = self.tasks[ti].hold_base as usize;
         for i in self.hold_slots(t) {
             if let Some((lock, mode)) = held_decode(self.held[i]) {
                 self.held[i] = 0;
+                // The hold ends here, and counts as the program's release
+                // of that slot would have counted it.
+                let start = self.holds[i];
+                if let Some(hold) = self.hold_stat_of_slot(t, (i - base) as u8, mode) {
+                    self.record(hold, self.now.since(start).0);
+                }
+                if self.trace.is_some() {
+                    self.trace_lock(t, "hold", lock, mode, start);
+                }
                 if let Some(r) = self.recorder.as_mut() {
-                    r.hold(t, lock, mode, self.holds[i], self.now);
+                    r.hold(t, lock, mode, start, self.now);
                 }
                 with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                 self.apply_wakes(lock);

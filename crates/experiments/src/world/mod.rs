@@ -144,7 +144,8 @@ struct Task {
     cpu: Cpu,
     state: State,
     resume: Resume,
-    /// When the current lock request was made.
+    /// When the current lock request, flush or wait for a work item was
+    /// made.
     since: SimTime,
     /// Real-time scheduling class.
     rt: bool,

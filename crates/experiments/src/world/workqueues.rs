@@ -71,6 +71,8 @@ impl<'c> World<'c> {
         task.pc = pc;
         task.off = why;
         task.state = State::Blocked;
+        // When this wait began, for the deadlock error.
+        task.since = self.now;
         self.leave_cpu(t);
     }
 
