@@ -413,3 +413,63 @@ program = ["queue_work a x[0]", "sleep 50us", "queue_work b y[0]", "sleep 100ms"
     // The other kworker (one per workqueue on one CPU) was never woken.
     assert!(spans(&v, "kworker/b/0", "runnable").is_empty());
 }
+
+#[test]
+fn a_writer_that_queues_after_spinning_counts_in_the_queue() {
+    // The writer spins on the reader-owned lock (R8: spinnable), gives up
+    // after its spin (R9) and sleeps in the wait queue until the reader
+    // releases at 2 ms: the queue counter shows it from when it queued.
+    let v = trace_of_scenario(
+        r#"
+[scenario]
+name = "spin-queue"
+duration = "20ms"
+cpus = 4
+[locks.l]
+kind = "rwsem"
+[tasks.r]
+count = 1
+program = ["down_read l", "cpu 2ms", "up_read l", "sleep 100ms"]
+[tasks.w]
+count = 1
+program = ["sleep 100us", "down_write l", "cpu 10us", "up_write l", "sleep 100ms"]
+"#,
+    );
+    let queue: Vec<(f64, u64)> = events(&v)
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| {
+            (
+                e["ts"].as_f64().unwrap(),
+                e["args"]["waiters"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(queue.len(), 2, "{queue:?}");
+    assert!(queue[0].0 > 100.0 && queue[0].0 < 2000.0, "{queue:?}");
+    assert_eq!((queue[0].1, queue[1]), (1, (2000.0, 0)));
+}
+
+#[test]
+fn r21_a_downgraded_hold_shows_its_write_part_then_its_read_part() {
+    let v = trace_of_scenario(
+        r#"
+[scenario]
+name = "downgrade"
+duration = "10ms"
+cpus = 2
+[locks.l]
+kind = "rwsem"
+[tasks.w]
+count = 1
+program = ["down_write l", "sleep 1ms", "downgrade_write l", "sleep 1ms", "up_read l", "sleep 100ms"]
+"#,
+    );
+    let part = |name: &str| {
+        let s = slices_of(&v, "w[0]", name);
+        assert_eq!(s.len(), 1, "{name}");
+        (s[0]["ts"].as_f64().unwrap(), s[0]["dur"].as_f64().unwrap())
+    };
+    assert_eq!(part("hold l (write)"), (0.0, 1000.0));
+    assert_eq!(part("hold l (read)"), (1000.0, 1000.0));
+}

@@ -417,8 +417,11 @@ impl<'c> World<'c> {
                     let lock = self.lock_instance(t, lock, dynamic);
                     pc += 1;
                     let base = self.tasks[ti].hold_base as usize;
-                    let held = self.now.since(self.holds[base + slot as usize]).0;
-                    self.record(hold, held);
+                    let start = self.holds[base + slot as usize];
+                    self.record(hold, self.now.since(start).0);
+                    if self.trace.is_some() {
+                        self.trace_lock(t, "hold", lock, Mode::Write, start);
+                    }
                     self.holds[base + slot as usize] = self.now;
                     self.held[base + slot as usize] = held_code(lock, Mode::Read);
                     with_lock!(self, lock, |l, ctx, wakes| l.downgrade(ctx, t, wakes));

@@ -121,6 +121,9 @@ impl<'c> World<'c> {
             Acquire::Granted => self.run_task(t),
             Acquire::Queued => {
                 self.tasks[t as usize].state = State::Blocked;
+                if self.trace.is_some() {
+                    self.trace_queue(t, lock, true);
+                }
                 self.leave_cpu(t);
                 Ok(())
             }
