@@ -391,6 +391,64 @@ program = ["sleep 200us", "queue_work q wk[0]", "sleep 1ms"]
 }
 
 #[test]
+fn an_abba_cycle_that_the_rest_of_the_run_goes_on_around_is_a_deadlock() {
+    // ABBA with a third task that never stops: there is always something
+    // left to happen, but the two wait for each other forever. The run's
+    // end finds the cycle, asleep (R29: the waiter loop sleeps) or spinning
+    // on owners that stay on their CPUs (R27).
+    let text = r#"
+[scenario]
+name = "abba-bg"
+duration = "10ms"
+cpus = 3
+[locks.a]
+kind = "mutex"
+SPIN
+[locks.b]
+kind = "mutex"
+SPIN
+[tasks.x]
+count = 1
+program = ["mutex_lock a", "STEP", "mutex_lock b", "mutex_unlock b", "mutex_unlock a"]
+[tasks.y]
+count = 1
+program = ["mutex_lock b", "STEP", "mutex_lock a", "mutex_unlock a", "mutex_unlock b"]
+[tasks.bg]
+count = 1
+program = ["loop", "sleep 1ms", "cpu 1us", "end"]
+"#;
+    let asleep = text
+        .replace("SPIN", "spin_on_owner = false")
+        .replace("STEP", "sleep 100us");
+    assert_error(
+        &convoy_run(&asleep, &[]),
+        &[
+            "deadlock at t=100us: tasks wait for each other's locks in a cycle, forever",
+            "x[0] blocked on b (lock) since t=100us at s.toml:",
+            ", held by y[0]\n  y[0] blocked on a (lock) since t=100us",
+            ", held by x[0]",
+        ],
+    );
+    let spinning = text.replace("SPIN", "").replace("STEP", "cpu 50us");
+    assert_error(
+        &convoy_run(&spinning, &[]),
+        &[
+            "deadlock at t=50us: tasks wait for each other's locks in a cycle",
+            "x[0] spinning on its CPU for b (lock) since t=50us",
+            "y[0] spinning on its CPU for a (lock) since t=50us",
+        ],
+    );
+    // Taken in one order, the same three tasks run to the end.
+    let ordered = asleep.replace(
+        "\"mutex_lock b\", \"sleep 100us\", \"mutex_lock a\", \"mutex_unlock a\", \"mutex_unlock b\"",
+        "\"mutex_lock a\", \"sleep 100us\", \"mutex_lock b\", \"mutex_unlock b\", \"mutex_unlock a\"",
+    );
+    assert_ne!(ordered, asleep);
+    let o = convoy_run(&ordered, &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
+
+#[test]
 fn a_distribution_parameter_set_out_of_range_is_told_at_its_value() {
     // In the file: the line of `mean`; from the command line: the `--set`.
     let text = format!("{GOOD}\n[dists.d]\ndist = \"exp\"\nmean = \"0s\"\n");

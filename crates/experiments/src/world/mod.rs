@@ -396,6 +396,13 @@ pub enum RunError {
         limit: u64,
         at: SimTime,
     },
+    /// Tasks that wait for each other's locks in a cycle while the rest
+    /// of the run goes on: `tasks` lists the cycle, each waiting for a
+    /// lock the next one holds; `at` is when the last of them began to.
+    LockCycle {
+        at: SimTime,
+        tasks: Vec<String>,
+    },
     /// Events without end at one instant, spread over tasks (each task's
     /// own steps stay under the limit): a work item that queues itself,
     /// tasks that hand a lock back and forth.
@@ -436,6 +443,12 @@ impl fmt::Display for RunError {
                 f,
                 "deadlock at t={at}: nothing left to run and tasks wait forever:\n  {}",
                 waiters.join("\n  ")
+            ),
+            RunError::LockCycle { at, tasks } => write!(
+                f,
+                "deadlock at t={at}: tasks wait for each other's locks in a cycle, forever \
+                 (the rest of the run went on around them):\n  {}",
+                tasks.join("\n  ")
             ),
             RunError::EventLimit { limit, at } => write!(
                 f,
@@ -651,6 +664,7 @@ mod interp;
 mod locks;
 mod memcg;
 use memcg::MidReclaim;
+mod cycle;
 mod observe;
 mod results;
 mod stuck;
@@ -971,7 +985,7 @@ impl<'c> World<'c> {
             if t >= self.tasks.len() {
                 if at >= self.horizon {
                     self.stop_at_horizon(t, at, ev);
-                    return Ok(());
+                    return self.no_lock_cycle();
                 }
                 self.now = at;
                 // A timer, the reaper or a release tick: no task acts.
@@ -1001,7 +1015,7 @@ impl<'c> World<'c> {
             let t = t as TaskId;
             if at >= self.horizon {
                 self.stop_at_horizon(t as usize, at, ev);
-                return Ok(());
+                return self.no_lock_cycle();
             }
             self.now = at;
             self.events += 1;
@@ -1063,33 +1077,7 @@ impl<'c> World<'c> {
                 )
             })
             .take(20)
-            .map(|t| {
-                let task = &self.tasks[t as usize];
-                let g = &self.c.groups[task.group as usize];
-                let at = g.origins.get(task.pc.saturating_sub(1) as usize);
-                let what = match task.resume {
-                    Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
-                        let l = &self.c.locks[lock as usize];
-                        format!(
-                            "{} ({})",
-                            l.name,
-                            crate::scenario::compile::mode_label(l.kind, mode)
-                        )
-                    }
-                    Resume::Nothing => "a flush or a work item (workqueue)".into(),
-                };
-                let how = if task.state == State::Spinning {
-                    "spinning on its CPU for"
-                } else {
-                    "blocked on"
-                };
-                format!(
-                    "{} {how} {what} since t={} at {}",
-                    self.task_name(t),
-                    task.since,
-                    at.map(|o| o.location.as_str()).unwrap_or("?")
-                )
-            })
+            .map(|t| self.stuck_line(t))
             .collect();
         if !waiters.is_empty() {
             return Err(RunError::Deadlock {
@@ -1114,6 +1102,36 @@ impl<'c> World<'c> {
     /// The run reached its horizon with the event `(at, slot, ev)`
     /// popped: it goes back, so that the world at the end still says when
     /// each pending sleep would have ended (`World::stuck`).
+    /// A task that waits forever, for the deadlock errors: `one[0]
+    /// blocked on b (lock) since t=1ms at s.toml:10`.
+    fn stuck_line(&self, t: TaskId) -> String {
+        let task = &self.tasks[t as usize];
+        let g = &self.c.groups[task.group as usize];
+        let at = g.origins.get(task.pc.saturating_sub(1) as usize);
+        let what = match task.resume {
+            Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
+                let l = &self.c.locks[lock as usize];
+                format!(
+                    "{} ({})",
+                    l.name,
+                    crate::scenario::compile::mode_label(l.kind, mode)
+                )
+            }
+            Resume::Nothing => "a flush or a work item (workqueue)".into(),
+        };
+        let how = if task.state == State::Spinning {
+            "spinning on its CPU for"
+        } else {
+            "blocked on"
+        };
+        format!(
+            "{} {how} {what} since t={} at {}",
+            self.task_name(t),
+            task.since,
+            at.map(|o| o.location.as_str()).unwrap_or("?")
+        )
+    }
+
     fn stop_at_horizon(&mut self, slot: usize, at: SimTime, ev: Ev) {
         self.queue.set(slot, at, ev);
         self.now = self.horizon;
