@@ -920,3 +920,47 @@ fn set_cpus_to_unlimited_over_a_count_in_the_file() {
     let e = run("tasks.hog.count=unlimited").unwrap_err().to_string();
     assert!(e.contains("tasks.hog.count"), "{e}");
 }
+
+#[test]
+fn eevdf_and_cfs_end_a_hogs_slice_at_the_tick_without_a_timeslice_setting() {
+    // Two CPU hogs on one CPU. EEVDF's base slice and CFS's granularity
+    // always exist: with no `timeslice` the slice is one tick, and the
+    // tick ends it, so the hogs take turns (nice 0 against nice 5 split
+    // the CPU 1024:335 under EEVDF). Only the orders that are not a
+    // kernel's (`fifo`, `first`) have no slice unless one is set.
+    let text = |placement: &str, nice: &str| {
+        format!(
+            r#"
+[scenario]
+name = "hogs"
+duration = "1s"
+cpus = 1
+hz = 1000
+wake_placement = "{placement}"
+[tasks.a]
+count = 1
+program = ["loop", "cpu 100us", "count it", "end"]
+[tasks.b]
+count = 1
+nice = {nice}
+program = ["loop", "cpu 100us", "count it", "end"]
+"#
+        )
+    };
+    let counts = |r: &VariantResult| (r.counter("it/a").unwrap(), r.counter("it/b").unwrap());
+    for placement in ["eevdf", "eevdf-6.6"] {
+        let (a, b) = counts(&run_text(&text(placement, "5")));
+        let share = a as f64 / (a + b) as f64;
+        assert!(
+            (share - 1024.0 / 1359.0).abs() < 0.02,
+            "{placement}: {a} against {b}"
+        );
+    }
+    let (a, b) = counts(&run_text(&text("cfs", "0").replace("nice = 0\n", "")));
+    assert!(a.abs_diff(b) <= 10, "cfs: {a} against {b}");
+    let cfs = run_text(&text("cfs", "0").replace("nice = 0\n", ""));
+    assert!(cfs.counter("cpu/resched_yields").unwrap() > 0);
+    // `fifo` without a slice: the first hog keeps the CPU.
+    let (a, b) = counts(&run_text(&text("fifo", "0").replace("nice = 0\n", "")));
+    assert_eq!((a, b), (9_999, 0));
+}

@@ -270,7 +270,7 @@ impl<'c> World<'c> {
         let asked = self.cpu.rt_waiting() > 0
             || self.cpu.resched_set(task.cpu)
             || (self.c.wake_placement.preempts() && self.cpu.woken_waiting() > 0)
-            || self.c.timeslice.is_some_and(over);
+            || self.slice.is_some_and(over);
         asked && self.cpu.waiting_for(task.cpu) > 0
     }
 

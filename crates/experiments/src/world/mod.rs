@@ -530,6 +530,10 @@ pub struct World<'c> {
     may_resched: bool,
     /// 1/HZ in ns.
     tick_ns: u64,
+    /// How long a fair task runs while others wait before the tick ends
+    /// its slice: `scenario.timeslice`, or one tick under the orders that
+    /// always have a slice (EEVDF's base slice, CFS's granularity).
+    slice: Option<u64>,
     /// The task whose step is being executed (the waker of any wakeup).
     current: TaskId,
     /// `--trace`: what this run looks like, slice by slice.
@@ -795,6 +799,12 @@ impl<'c> World<'c> {
             cpu.set_percpu();
         }
         let tick_ns = 1_000_000_000 / u64::from(c.hz.max(1));
+        let slice = match c.wake_placement {
+            WakePlacement::Eevdf | WakePlacement::Eevdf66 | WakePlacement::Cfs => {
+                Some(c.timeslice.unwrap_or(tick_ns))
+            }
+            _ => c.timeslice,
+        };
         match c.wake_placement {
             WakePlacement::Eevdf | WakePlacement::Eevdf66 => cpu.set_eevdf(
                 c.timeslice.unwrap_or(tick_ns),
@@ -863,7 +873,8 @@ impl<'c> World<'c> {
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
             tick_ns,
-            may_resched: c.timeslice.is_some()
+            slice,
+            may_resched: slice.is_some()
                 || c.wake_placement.preempts()
                 || c.percpu_runqueues
                 || tasks.iter().any(|t| t.rt),

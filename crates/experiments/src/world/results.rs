@@ -131,7 +131,7 @@ impl<'c> World<'c> {
                     value: self.preemptions,
                 });
             }
-            if self.c.timeslice.is_some() || self.c.wake_placement.preempts() {
+            if self.slice.is_some() || self.c.wake_placement.preempts() {
                 counters.push(Counter {
                     subject: "cpu/resched_yields".into(),
                     value: self.slice_yields,
