@@ -84,6 +84,15 @@ impl WorkerPools {
         self.need_more_worker(cpu)
     }
 
+    /// Item `id` of workqueue `q` leaves `cpu`'s worklist before a
+    /// kworker took it (a grab: `try_to_grab_pending`).
+    pub fn remove_work(&mut self, cpu: Cpu, q: u32, id: WorkId) {
+        let l = &mut self.worklist[cpu.0 as usize];
+        if let Some(i) = l.iter().position(|&x| x == (q, id)) {
+            l.remove(i);
+        }
+    }
+
     pub fn need_more_worker(&self, cpu: Cpu) -> bool {
         let c = cpu.0 as usize;
         !self.worklist[c].is_empty() && self.nr_running[c] == 0

@@ -38,15 +38,12 @@
 //! here every flusher waits only for what preceded it.
 //!
 //! Simplified, on purpose:
-//! - [`Action::Start`] means `process_one_work` begins: the item is no
-//!   longer pending and executes until [`Workqueue::work_done`]. Which
-//!   worker runs it, and when it gets a CPU, is the world's business. In
-//!   the kernel an activated item waits on `pool->worklist`, still
-//!   PENDING, until a worker picks it up; here that wait is folded into the
-//!   item's run, so during it `queue_work` queues a second run instead of
-//!   being a no-op, and `mod_delayed_work` cannot grab it. Only an activated
-//!   second run waiting behind its own executing instance stays pending on
-//!   the worklist, and can be grabbed.
+//! - [`Action::Start`] puts an activated item on its pool's worklist:
+//!   which worker takes it, and when, is the world's business. It stays
+//!   PENDING there (`queue_work` is a no-op, a grab takes it off with
+//!   [`Action::Withdraw`]) until the world says a worker began it
+//!   ([`Workqueue::process_begins`]); it then executes until
+//!   [`Workqueue::work_done`].
 //! - Concurrency management (R37: nr_running, `need_more_worker`, idle
 //!   workers) and worker creation (R38: the manager,
 //!   `maybe_create_worker`, CREATE_COOLDOWN, mayday and rescuers) are not
@@ -97,9 +94,10 @@ pub enum WqKind {
 /// What the workqueue asks of the world.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// A worker may run the item now, bound to this CPU ([`Cpu::ANY`] on an
-    /// unbound or ordered workqueue). The item executes, no longer pending,
-    /// until the world calls [`Workqueue::work_done`].
+    /// The item is on the worklist for a worker bound to this CPU
+    /// ([`Cpu::ANY`] on an unbound or ordered workqueue), still pending
+    /// until the world calls [`Workqueue::process_begins`]; it then
+    /// executes until [`Workqueue::work_done`].
     Start(WorkId, Cpu),
     /// Arm the item's delayed-work timer for this time and call
     /// [`Workqueue::delayed_timer_fired`] then. Timers armed earlier for
@@ -111,6 +109,9 @@ pub enum Action {
     ArmTimer(WorkId, SimTime),
     /// The flusher returns from `flush_workqueue`.
     FlushDone(FlushId),
+    /// A grab took the item off the worklist before a worker began it:
+    /// the world drops it from where it waits for a worker.
+    Withdraw(WorkId, Cpu),
 }
 
 /// The answer to [`Workqueue::flush_workqueue`].
@@ -477,6 +478,12 @@ impl Workqueue {
                 self.name
             );
         };
+        // A second run queued behind this one while it executed, active
+        // already (not one the activation below makes active and starts).
+        let collided = match item.pending {
+            Pending::Queued(q) if q.active => Some(q),
+            _ => None,
+        };
         let pwq = &mut self.pwqs[run.pwq];
         pwq.nr_active -= 1;
         pwq.executed += 1;
@@ -485,10 +492,8 @@ impl Workqueue {
         self.in_flight.remove(&run.seq);
         self.flush_check(now, out);
         // The executing worker goes on with the collided second run.
-        if let Pending::Queued(q) = self.items[&work].pending {
-            if q.active {
-                self.start(now, work, q, out);
-            }
+        if let Some(q) = collided {
+            self.start(now, work, q, out);
         }
     }
 
@@ -679,8 +684,18 @@ impl Workqueue {
     }
 
     /// `process_one_work` begins: the pending instance executes.
-    fn start(&mut self, now: SimTime, work: WorkId, q: Queued, out: &mut Vec<Action>) {
+    fn start(&mut self, _now: SimTime, work: WorkId, q: Queued, out: &mut Vec<Action>) {
+        debug_assert!(q.active && self.items[&work].running.is_none());
+        out.push(Action::Start(work, self.pwqs[q.pwq].cpu));
+    }
+
+    /// `process_one_work` begins: a worker takes the item off the
+    /// worklist, PENDING clears and it executes.
+    pub fn process_begins(&mut self, now: SimTime, work: WorkId) {
         let item = self.items.get_mut(&work).expect("a queued item exists");
+        let Pending::Queued(q) = item.pending else {
+            panic!("workqueue {}: {work:?} begins but is not queued", self.name);
+        };
         debug_assert!(q.active && item.running.is_none());
         item.pending = Pending::No;
         item.running = Some(Running {
@@ -693,7 +708,6 @@ impl Workqueue {
         let wait = now.since(q.at).ns();
         self.n.start_wait_ns_total += wait;
         self.n.start_wait_ns_max = self.n.start_wait_ns_max.max(wait);
-        out.push(Action::Start(work, p.cpu));
     }
 
     /// `pwq_activate_first_inactive` (R33): if a slot is free, the oldest
@@ -729,12 +743,16 @@ impl Workqueue {
             return false;
         };
         let pending = std::mem::replace(&mut item.pending, Pending::No);
+        let on_worklist = item.running.is_none();
         match pending {
             Pending::No => return false,
             Pending::Timer { .. } => {}
             Pending::Queued(q) => {
                 let p = &mut self.pwqs[q.pwq];
                 if q.active {
+                    if on_worklist {
+                        out.push(Action::Withdraw(work, p.cpu));
+                    }
                     p.nr_active -= 1;
                     self.pwq_activate_first_inactive(now, q.pwq, out);
                 } else {
@@ -785,8 +803,6 @@ impl Workqueue {
                 assert_eq!(on_list, !q.active, "{w:?}");
                 if q.active {
                     active[q.pwq] += 1;
-                    // An active pending instance only waits for its own run.
-                    assert_eq!(item.running.map(|r| r.pwq), Some(q.pwq));
                 }
                 if let Some(r) = item.running {
                     assert_eq!(r.pwq, q.pwq, "non-reentrancy");
@@ -819,7 +835,7 @@ mod tests {
     //! asserted.
     use super::*;
     use std::collections::BTreeMap;
-    use Action::{ArmTimer, FlushDone, Start};
+    use Action::{ArmTimer, FlushDone, Start, Withdraw};
 
     const MS: u64 = 1_000_000;
 
@@ -827,6 +843,9 @@ mod tests {
     struct H {
         wq: Workqueue,
         now: SimTime,
+        /// Workers begin started items only when told (`begin`); else a
+        /// worker takes each item off the worklist at once.
+        lazy: bool,
     }
 
     fn w(n: u32) -> WorkId {
@@ -847,6 +866,7 @@ mod tests {
             H {
                 wq: Workqueue::new("test", kind, max_active),
                 now: SimTime::ZERO,
+                lazy: false,
             }
         }
         fn percpu(cpus: u32, max_active: u32) -> H {
@@ -865,7 +885,20 @@ mod tests {
             let mut out = Vec::new();
             let r = f(&mut self.wq, self.now, &mut out);
             self.wq.check_invariants();
+            if !self.lazy {
+                for a in &out {
+                    if let Start(wk, _) = *a {
+                        self.wq.process_begins(self.now, wk);
+                        self.wq.check_invariants();
+                    }
+                }
+            }
             (r, out)
+        }
+        /// A worker takes `work` off the worklist (`process_one_work`).
+        fn begin(&mut self, work: u32) {
+            self.wq.process_begins(self.now, w(work));
+            self.wq.check_invariants();
         }
         fn queue(&mut self, work: u32, cpu: u32) -> (bool, Vec<Action>) {
             self.call(|q, now, out| q.queue_work(now, w(work), c(cpu), out))
@@ -1003,6 +1036,34 @@ mod tests {
         assert_eq!(h.done(1), none());
         // Not executing any more: it goes to the CPU that queues it.
         assert_eq!(h.queue(1, 1), (true, vec![Start(w(1), c(1))]));
+    }
+
+    #[test]
+    fn r33_r35_an_item_on_the_worklist_stays_pending_until_a_worker_begins_it() {
+        // Activated, not yet taken by a worker: still PENDING on the
+        // worklist (process_one_work clears it), so queue_work is a no-op.
+        let mut h = H::percpu(2, 1);
+        h.lazy = true;
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert!(h.wq.work_pending(w(1)) && !h.wq.work_running(w(1)));
+        assert_eq!(h.queue(1, 0), (false, none()));
+        // A flush taken now waits for it. mod_delayed_work(0) takes it off
+        // the worklist (R35: nr_in_flight-1, which completes the flush,
+        // R36) and queues it at the tail with the current color.
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(0)));
+        assert_eq!(
+            h.modify(1, 0, 0),
+            (
+                true,
+                vec![Withdraw(w(1), c(0)), FlushDone(FlushId(0)), Start(w(1), c(0))]
+            )
+        );
+        assert_eq!(h.counter("grabbed"), 1);
+        // A worker takes it: it executes, no longer pending; it runs once.
+        h.begin(1);
+        assert!(!h.wq.work_pending(w(1)) && h.wq.work_running(w(1)));
+        assert_eq!(h.done(1), none());
+        assert_eq!((h.counter("started"), h.counter("executed")), (1, 1));
     }
 
     #[test]
@@ -1217,6 +1278,7 @@ mod tests {
         let mut h = H {
             wq: Workqueue::new("cgroup_pidlist_destroy", WqKind::PerCpu { cpus: 4 }, 1),
             now: SimTime::ZERO,
+            lazy: false,
         };
         let delay = CGROUP_PIDLIST_DESTROY_DELAY.ns() / MS;
         // Pidlists 1..K of other cgroups were read on CPU 2; their destroy
@@ -1322,6 +1384,7 @@ mod tests {
                             running.push(wk.0);
                         }
                         ArmTimer(wk, at) => timers.push((at, wk.0)),
+                        Withdraw(..) => unreachable!("workers begin items at once here"),
                         FlushDone(id) => {
                             let (first, needs) = flushes.pop_front().expect("a flusher waits");
                             assert_eq!(first, id, "flushers complete in order");

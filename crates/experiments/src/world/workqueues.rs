@@ -190,6 +190,16 @@ impl<'c> World<'c> {
                     Some(w) => self.start_work(w, q, id, cpu),
                     None => self.start_backlog[q as usize].push_back((id, cpu)),
                 },
+                Action::Withdraw(id, cpu) if self.pooled(q) => {
+                    let pools = self.pools.as_mut().expect("pooled");
+                    pools.remove_work(cpu, q, id);
+                }
+                Action::Withdraw(id, _) => {
+                    let b = &mut self.start_backlog[q as usize];
+                    if let Some(i) = b.iter().position(|&(w, _)| w == id) {
+                        b.remove(i);
+                    }
+                }
                 Action::ArmTimer(id, at) => {
                     self.timer_wq[id.0 as usize] = q;
                     let slot = self.tasks.len() + self.memcgs.len() + id.0 as usize;
@@ -234,6 +244,7 @@ impl<'c> World<'c> {
     /// Kworker `w` takes item `id` of workqueue `q` (`process_one_work`
     /// begins): its program runs from the start.
     pub(super) fn begin_item(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
+        self.wqs[q as usize].process_begins(self.now, id);
         let spec = self.work_spec(id);
         let task = &mut self.tasks[w as usize];
         task.group = spec.group;
