@@ -234,3 +234,33 @@ program = [
     assert_eq!(r.counter("busy_166/t").unwrap_or(0), 0);
     assert_eq!(r.counter("wq/wq/executed"), Some(2));
 }
+
+#[test]
+fn r33_r35_an_item_waiting_for_its_kworker_is_still_pending() {
+    // One CPU, busy with the queueing task: the kworker cannot take w[0]
+    // off the worklist yet, so w[0] is still PENDING there. A second
+    // queue_work is a no-op (R33); mod_delayed_work(0) grabs it off the
+    // worklist and queues it again (R35). Either way it runs once. w[1],
+    // inactive behind it (max_active 1), is cancelled and never runs.
+    let text = r#"
+[scenario]
+name = "pending-on-worklist"
+duration = "100ms"
+cpus = 1
+hz = 1000
+[workqueues.wq]
+kind = "percpu"
+max_active = 1
+[works.w]
+instances = 2
+program = ["cpu 2ms", "count ran"]
+[tasks.a]
+count = 1
+program = ["cpu 10us", "queue_work wq w[0]", "queue_work wq w[0]", "mod_delayed_work wq w[0] 0ms", "queue_work wq w[1]", "cancel_delayed_work_sync wq w[1]", "sleep 50ms"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(r.counter("ran/w"), Some(1));
+    assert_eq!(r.counter("wq/wq/queue_noops"), Some(1));
+    assert_eq!(r.counter("wq/wq/grabbed"), Some(2));
+    assert_eq!(r.counter("wq/wq/executed"), Some(1));
+}
