@@ -1055,7 +1055,11 @@ mod tests {
             h.modify(1, 0, 0),
             (
                 true,
-                vec![Withdraw(w(1), c(0)), FlushDone(FlushId(0)), Start(w(1), c(0))]
+                vec![
+                    Withdraw(w(1), c(0)),
+                    FlushDone(FlushId(0)),
+                    Start(w(1), c(0))
+                ]
             )
         );
         assert_eq!(h.counter("grabbed"), 1);
