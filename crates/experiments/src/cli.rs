@@ -668,7 +668,10 @@ fn execute_run(p: RunPlan) -> anyhow::Result<RunOutput> {
 fn plots_note(dir: &std::path::Path, r: &output::ExperimentResult) -> String {
     let headline = builtin::find(&r.experiment).map_or(&[][..], |b| b.headline);
     match output::plots::write_plots(dir, r, headline, 4) {
-        Ok(files) if files.is_empty() => String::new(),
+        // Plots are of waits and spans that took time (a log time axis).
+        Ok(files) if files.is_empty() => {
+            "plots: none (no wait or span took longer than 0)".to_string()
+        }
         Ok(files) => {
             // The kinds written: a run shorter than two windows has no
             // per-window plot.

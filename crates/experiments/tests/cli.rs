@@ -447,3 +447,31 @@ fn the_plots_line_names_the_kinds_of_plot_written() {
     );
     assert!(d.path().join("25s/span-walk-walkers-windows.png").exists());
 }
+
+#[test]
+fn a_run_with_nothing_to_plot_says_so() {
+    // One task alone with its mutex: every wait is 0, and plots have a
+    // log time axis, so there is nothing to draw; the run says why.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("s.toml"),
+        r#"
+[scenario]
+name = "alone"
+duration = "10ms"
+[locks.m]
+kind = "mutex"
+[tasks.a]
+count = 1
+program = ["loop", "mutex_lock m", "mutex_unlock m", "sleep 1ms", "end"]
+"#,
+    )
+    .unwrap();
+    let o = convoy(&["run", "s.toml", "--out", "o"], d.path());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains("plots: none (no wait or span took longer than 0)"),
+        "{s}"
+    );
+    assert!(!d.path().join("o/wait-m-lock-a-log2.png").exists());
+}
