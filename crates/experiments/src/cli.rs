@@ -517,6 +517,11 @@ fn plan_run(a: RunArgs) -> anyhow::Result<RunPlan> {
         sim::time::parse_duration(d).with_context(|| format!("--duration {d}"))?;
         sets.push(format!("scenario.duration={d}"));
     }
+    // The seed goes into the resolved scenario too, as the duration does,
+    // so that the manifest's scenario and hash are those of the run.
+    if let Some(seed) = a.seed {
+        sets.push(format!("scenario.seed={seed}"));
+    }
     if a.reps == 0 {
         bail!("--reps 0: at least one replication is needed");
     }

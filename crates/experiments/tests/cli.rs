@@ -105,6 +105,8 @@ fn manifest_records_seed_variants_resolved_scenario_and_rng_stack() {
         "the variant overlay is applied"
     );
     assert!(resolved.contains("duration = \"1s\""));
+    // --seed, like --duration, is in the scenario the hash stands for.
+    assert!(resolved.contains("seed = 9"), "{resolved}");
     assert_eq!(
         m["resolved_scenarios"][1]["hash"].as_str().unwrap().len(),
         64
