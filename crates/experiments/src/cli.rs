@@ -352,21 +352,14 @@ fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
     // The nearest directory that exists must take a new file; the ones
     // below it are made when the file is written, so a run that fails
     // leaves no directory behind.
-    let mut dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    while !dir.exists() {
-        dir = match dir.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ if dir != Path::new(".") => PathBuf::from("."),
-            _ => bail!("the working directory is gone"),
-        };
-    }
+    let dir = (path.parent().into_iter())
+        .flat_map(Path::ancestors)
+        .find(|d| !d.as_os_str().is_empty() && d.exists())
+        .unwrap_or(Path::new("."));
     if !dir.is_dir() {
         bail!("{} is not a directory", dir.display());
     }
-    tempfile::NamedTempFile::new_in(&dir)
+    tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot write in {}", dir.display()))?;
     Ok(())
 }
@@ -680,15 +673,7 @@ fn plots_note(dir: &std::path::Path, r: &output::ExperimentResult) -> String {
         Ok(files) => {
             // The kinds written: a run shorter than two windows has no
             // per-window plot.
-            let kinds: Vec<String> = ["percentiles", "log2", "windows"]
-                .into_iter()
-                .filter(|k| {
-                    files.iter().any(|f| {
-                        f.file_stem()
-                            .and_then(|s| s.to_str())
-                            .is_some_and(|s| s.ends_with(&format!("-{k}")))
-                    })
-                })
+            let kinds: Vec<String> = (output::plots::kinds_written(&files).iter())
                 .map(|k| format!("*-{k}"))
                 .collect();
             format!(

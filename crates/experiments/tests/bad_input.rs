@@ -285,11 +285,9 @@ fn recursive_call() {
     assert_error(&o, &["recursive call: f -> g -> f"]);
 }
 
-#[test]
-fn deadlock_at_run_time_names_the_tasks_and_locks() {
-    // Two tasks take two mutexes in opposite orders: an ABBA deadlock that
-    // only the run can find.
-    let text = r#"
+/// Two tasks take two mutexes in opposite orders, with a 1 ms sleep
+/// between: an ABBA deadlock that only the run can find.
+const ABBA: &str = r#"
 [scenario]
 name = "abba"
 duration = "1s"
@@ -304,7 +302,10 @@ program = ["mutex_lock a", "sleep 1ms", "mutex_lock b", "mutex_unlock b", "mutex
 count = 1
 program = ["mutex_lock b", "sleep 1ms", "mutex_lock a", "mutex_unlock a", "mutex_unlock b"]
 "#;
-    let o = convoy_run(text, &[]);
+
+#[test]
+fn deadlock_at_run_time_names_the_tasks_and_locks() {
+    let o = convoy_run(ABBA, &[]);
     assert_error(
         &o,
         &[
@@ -321,22 +322,9 @@ fn r27_abba_deadlock_of_two_spinning_owners_is_reported() {
     // on its CPU, spinning for the other mutex, so each waiter spins on
     // an owner that never leaves (R27: spin while the owner is on a CPU).
     // Nothing else is left to happen: a deadlock, not a finished run.
-    let text = r#"
-[scenario]
-name = "abba"
-duration = "1s"
-cpus = 2
-[locks.a]
-kind = "mutex"
-[locks.b]
-kind = "mutex"
-[tasks.one]
-count = 1
-program = ["mutex_lock a", "cpu 1ms", "mutex_lock b", "mutex_unlock b", "mutex_unlock a"]
-[tasks.two]
-count = 1
-program = ["mutex_lock b", "cpu 1ms", "mutex_lock a", "mutex_unlock a", "mutex_unlock b"]
-"#;
+    let text = ABBA
+        .replace("duration = \"1s\"\n", "duration = \"1s\"\ncpus = 2\n")
+        .replace("sleep 1ms", "cpu 1ms");
     for cpus in ["cpus = 2\n", ""] {
         let o = convoy_run(&text.replace("cpus = 2\n", cpus), &[]);
         assert_error(

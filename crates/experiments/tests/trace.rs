@@ -57,6 +57,20 @@ fn slices_of<'a>(v: &'a Value, task: &str, name: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// The lock queue counter's samples: (time in us, waiters).
+fn queue_counts(v: &Value) -> Vec<(f64, u64)> {
+    events(v)
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| {
+            (
+                e["ts"].as_f64().unwrap(),
+                e["args"]["waiters"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// The CPU a slice says it ran or waited on (`args.cpu`).
 fn cpu_of(e: &Value) -> u64 {
     e["args"]["cpu"].as_u64().expect("args.cpu")
@@ -123,16 +137,7 @@ fn a_handoff_shows_the_hold_the_wait_the_wakeup_and_the_queue() {
     assert_eq!(flows[0]["id"], flows[1]["id"]);
     assert_eq!(flows[1]["ts"].as_f64(), Some(1000.0));
     // m's queue: the waiter sleeps in it from 0.1 ms until it has m.
-    let queue: Vec<(f64, u64)> = events(&v)
-        .iter()
-        .filter(|e| e["ph"] == "C")
-        .map(|e| {
-            (
-                e["ts"].as_f64().unwrap(),
-                e["args"]["waiters"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let queue = queue_counts(&v);
     assert_eq!(queue, [(100.0, 1), (1000.0, 0)]);
     // The same run gives the same bytes.
     assert_eq!(trace_of(&[]).1, bytes);
@@ -435,16 +440,7 @@ count = 1
 program = ["sleep 100us", "down_write l", "cpu 10us", "up_write l", "sleep 100ms"]
 "#,
     );
-    let queue: Vec<(f64, u64)> = events(&v)
-        .iter()
-        .filter(|e| e["ph"] == "C")
-        .map(|e| {
-            (
-                e["ts"].as_f64().unwrap(),
-                e["args"]["waiters"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let queue = queue_counts(&v);
     assert_eq!(queue.len(), 2, "{queue:?}");
     assert!(queue[0].0 > 100.0 && queue[0].0 < 2000.0, "{queue:?}");
     assert_eq!((queue[0].1, queue[1]), (1, (2000.0, 0)));

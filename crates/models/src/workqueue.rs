@@ -488,12 +488,12 @@ impl Workqueue {
         pwq.nr_active -= 1;
         pwq.executed += 1;
         self.n.executed += 1;
-        self.pwq_activate_first_inactive(now, run.pwq, out);
+        self.pwq_activate_first_inactive(run.pwq, out);
         self.in_flight.remove(&run.seq);
         self.flush_check(now, out);
         // The executing worker goes on with the collided second run.
         if let Some(q) = collided {
-            self.start(now, work, q, out);
+            self.start(work, q, out);
         }
     }
 
@@ -679,12 +679,13 @@ impl Workqueue {
         };
         self.items.entry(work).pending = Pending::Queued(q);
         if active && running.is_none() {
-            self.start(now, work, q, out);
+            self.start(work, q, out);
         }
     }
 
-    /// `process_one_work` begins: the pending instance executes.
-    fn start(&mut self, _now: SimTime, work: WorkId, q: Queued, out: &mut Vec<Action>) {
+    /// The activated instance goes on its pool's worklist: the world
+    /// finds it a worker ([`Action::Start`]); it stays pending.
+    fn start(&mut self, work: WorkId, q: Queued, out: &mut Vec<Action>) {
         debug_assert!(q.active && self.items[&work].running.is_none());
         out.push(Action::Start(work, self.pwqs[q.pwq].cpu));
     }
@@ -713,7 +714,7 @@ impl Workqueue {
     /// `pwq_activate_first_inactive` (R33): if a slot is free, the oldest
     /// inactive item becomes active and starts, unless its own earlier run
     /// still executes (then it waits on the worklist for it).
-    fn pwq_activate_first_inactive(&mut self, now: SimTime, pwq: usize, out: &mut Vec<Action>) {
+    fn pwq_activate_first_inactive(&mut self, pwq: usize, out: &mut Vec<Action>) {
         let p = &mut self.pwqs[pwq];
         if p.nr_active >= self.max_active {
             return;
@@ -729,7 +730,7 @@ impl Workqueue {
         q.active = true;
         item.pending = Pending::Queued(q);
         if item.running.is_none() {
-            self.start(now, work, q, out);
+            self.start(work, q, out);
         }
     }
 
@@ -754,7 +755,7 @@ impl Workqueue {
                         out.push(Action::Withdraw(work, p.cpu));
                     }
                     p.nr_active -= 1;
-                    self.pwq_activate_first_inactive(now, q.pwq, out);
+                    self.pwq_activate_first_inactive(q.pwq, out);
                 } else {
                     let i = p
                         .inactive

@@ -171,10 +171,10 @@ pub fn write_plots(
         let title = format!("{} {} ({})", r.experiment, subject, metric.as_str());
         // A run of one window has no course over time to show.
         let windows = series.iter().map(|s| s.1.windows.len()).max().unwrap_or(0);
-        let kinds: &[&str] = if windows >= 2 {
-            &["percentiles", "log2", "windows"]
+        let kinds = if windows >= 2 {
+            &KINDS[..]
         } else {
-            &["percentiles", "log2"]
+            &KINDS[..2]
         };
         for &kind in kinds {
             let fig = RunFigure {
@@ -186,6 +186,23 @@ pub fn write_plots(
         }
     }
     Ok(written)
+}
+
+/// The figures of a subject, each a file stem's suffix (`STEM-KIND`); a
+/// run of one window has no `windows`.
+const KINDS: [&str; 3] = ["percentiles", "log2", "windows"];
+
+/// The kinds of figure among `files` (from [`write_plots`]), in order.
+pub fn kinds_written(files: &[PathBuf]) -> Vec<&'static str> {
+    KINDS
+        .into_iter()
+        .filter(|k| {
+            files.iter().any(|f| {
+                (f.file_stem().and_then(|s| s.to_str()))
+                    .is_some_and(|s| s.strip_suffix(k).is_some_and(|h| h.ends_with('-')))
+            })
+        })
+        .collect()
 }
 
 /// A figure that draws itself on any plotters backend, so one drawing

@@ -1350,18 +1350,14 @@ const MAX_CPU_SPEED: f64 = 100.0;
 /// Compiles one resolved variant.
 pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {
     let h = &doc.scenario;
-    // Also here: `--set scenario.name=...` comes after the file's check,
-    // so the error names that argument (the last one given wins).
-    if let Some(p) = super::resolve::file_name_problem(&h.name) {
-        let set = src.sets.iter().rposition(|a| {
-            a.split_once('=')
-                .is_some_and(|(k, _)| k.trim() == "scenario.name")
-        });
-        let at = match set {
-            Some(i) => src.locate(Some(src.set_span(i))),
-            None => src.name.clone(),
-        };
-        return Err(ScenarioError::new(at, "scenario.name", p));
+    // Also here: `--set scenario.name=...` comes after the file's check;
+    // its value's span names that argument.
+    if let Some(p) = super::resolve::file_name_problem(h.name.get_ref()) {
+        return Err(ScenarioError::new(
+            src.locate(Some(h.name.span())),
+            "scenario.name",
+            p,
+        ));
     }
     let duration = dur_field(src, "scenario.duration", &h.duration)?;
     if duration == Dur::ZERO {
@@ -1837,7 +1833,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         .map(|((metric, subject), _)| StatSpec { metric, subject })
         .collect();
     let c = Compiled {
-        experiment: h.name.clone(),
+        experiment: h.name.get_ref().clone(),
         variant: variant.to_string(),
         duration,
         cpus,

@@ -110,7 +110,7 @@ pub struct MemcgDef {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
-    pub name: String,
+    pub name: Spanned<String>,
     #[serde(default)]
     pub description: String,
     /// Simulated time of one run: `60s`.

@@ -34,12 +34,7 @@ impl World<'_> {
     /// wait-for graph from every waiting task.
     fn lock_cycle(&self) -> Option<Vec<TaskId>> {
         let n = self.tasks.len();
-        let waits_for = |t: TaskId| -> Option<u32> {
-            let k = &self.tasks[t as usize];
-            matches!(k.state, State::Blocked | State::Spinning)
-                .then(|| k.resume.lock_wait().map(|(l, _, _)| l))
-                .flatten()
-        };
+        let waits_for = |t: TaskId| self.waiting_for_lock(t).map(|(l, _)| l);
         let mut owners: HashMap<u32, Vec<TaskId>> = HashMap::new();
         for t in 0..n as TaskId {
             for i in self.hold_slots(t) {

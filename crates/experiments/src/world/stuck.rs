@@ -290,13 +290,22 @@ impl World<'_> {
         }
     }
 
-    /// The tasks waiting for `lock` (asleep in its queue or spinning):
-    /// each with when it asked and in which mode.
+    /// The lock `t` waits for now (asleep in its queue or spinning), and
+    /// in which mode.
+    pub(super) fn waiting_for_lock(&self, t: TaskId) -> Option<(u32, Mode)> {
+        let k = &self.tasks[t as usize];
+        if !matches!(k.state, State::Blocked | State::Spinning) {
+            return None;
+        }
+        k.resume.lock_wait().map(|(l, m, _)| (l, m))
+    }
+
+    /// The tasks waiting for `lock`: each with when it asked and in which
+    /// mode.
     fn lock_waiters(&self, lock: u32) -> Vec<(TaskId, SimTime, Mode)> {
-        (self.tasks.iter().enumerate())
-            .filter(|(_, k)| matches!(k.state, State::Blocked | State::Spinning))
-            .filter_map(|(w, k)| match k.resume.lock_wait() {
-                Some((l, m, _)) if l == lock => Some((w as TaskId, k.since, m)),
+        (0..self.tasks.len() as TaskId)
+            .filter_map(|w| match self.waiting_for_lock(w) {
+                Some((l, m)) if l == lock => Some((w, self.tasks[w as usize].since, m)),
                 _ => None,
             })
             .collect()
