@@ -129,6 +129,21 @@ fn missing_end() {
 }
 
 #[test]
+fn queue_rcu_work_without_a_grace_period() {
+    let wq = "[workqueues.wq]\n[works.w]\nprogram = [\"cpu 1us\"]\n[tasks.a]";
+    let text =
+        broken("[tasks.a]", wq).replacen(r#"  "loop","#, r#"  "queue_rcu_work wq w", "loop","#, 1);
+    let o = convoy_run(&text, &[]);
+    assert_error(
+        &o,
+        &[
+            "tasks.a.program[0]",
+            "expected `queue_rcu_work WORKQUEUE ITEM GRACE_PERIOD`",
+        ],
+    );
+}
+
+#[test]
 fn if_work_busy_without_an_item_or_an_end() {
     let wq = "[workqueues.wq]\n[works.w]\nprogram = [\"cpu 1us\"]\n[tasks.a]";
     let text = broken("[tasks.a]", wq).replacen(

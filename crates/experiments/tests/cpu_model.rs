@@ -416,11 +416,13 @@ program = ["span_begin f", "QUEUE", "flush_workqueue wq", "span_end f"]
 "#;
     let local = run_text(&text.replace("QUEUE", "queue_work wq w"));
     assert_eq!(span(&local, "f/t"), 15 * US);
-    // Queued by its timer at 1 us instead, no task wakes the kworker: it
-    // runs 5 us later, 6-16 us; t, back from a 2 us sleep at 7 us, flushes
-    // and is woken at 16 us, running at 21 us.
-    let timer = text.replace("QUEUE", "queue_delayed_work wq w 1us\", \"sleep 2us");
-    assert_eq!(span(&run_text(&timer), "f/t"), 21 * US);
+    // Queued by its timer instead, no task wakes the kworker. 1 us is one
+    // jiffy at HZ 250, and the timer wheel fires it at the next jiffy, at
+    // 8 ms (R35). The kworker runs 5 us later, 8.005-8.015 ms; t, back
+    // from its sleep at 8.006 ms, flushes and is woken at 8.015 ms,
+    // running at 8.02 ms.
+    let timer = text.replace("QUEUE", "queue_delayed_work wq w 1us\", \"sleep 8001us");
+    assert_eq!(span(&run_text(&timer), "f/t"), 8020 * US);
 }
 
 #[test]
@@ -604,11 +606,13 @@ fn ended_at(r: &VariantResult, s: &str) -> u64 {
 
 /// One CPU with per-CPU queues and EEVDF, HZ=1000, 3 ms slices. Hogs
 /// h[0], h[1] and h[2] run slices in turn (0-3, 3-6, 6-9 ms; h[0] again
-/// from 9 ms), one `cpu 100us` step after another. s, first at 0, arms
-/// the timer of work item `a` and sleeps. At 10.55 ms (h[0] has run 4.5
-/// ms, h[1] and h[2] 3 ms each: V is 3.5 ms) the timer queues `a` on CPU
-/// 0 and its pool wakes a kworker, bound to that CPU, placed at V with
-/// half a slice: deadline 5 ms, the earliest of the eligible.
+/// from 9 ms), one `cpu 300us` step after another. s, first at 0, arms
+/// the timer of work item `a` 9 jiffies out and sleeps; the timer wheel
+/// fires it a jiffy later, at 10 ms (R35), in the middle of h[0]'s step
+/// 9.9-10.2 ms. Then h[0] has run 3.9 ms by its last step boundary, h[1]
+/// and h[2] 3 ms each: V is 3.3 ms. The timer queues `a` on CPU 0 and
+/// its pool wakes a kworker, bound to that CPU, placed at V with half a
+/// slice: deadline 4.8 ms, the earliest of the eligible.
 const KWORKER_ON_A_BUSY_CPU: &str = r#"
 [scenario]
 name = "kworker"
@@ -629,35 +633,35 @@ program = ["span_begin a", "ITEM", "span_end a"]
 program = ["span_begin b", "cpu 10us", "span_end b"]
 [tasks.s]
 count = 1
-program = ["queue_delayed_work wq1 a 10550us", "sleep 1s"]
+program = ["queue_delayed_work wq1 a 9ms", "sleep 1s"]
 [tasks.h]
 count = 3
-program = ["loop", "  cpu 100us", "end"]
+program = ["loop", "  cpu 300us", "end"]
 "#;
 
 #[test]
 fn eevdf_a_woken_kworker_that_is_the_pick_preempts_an_ineligible_task_at_its_next_step() {
-    // h[0] (vruntime 4.5 ms against V 3.5) is no longer eligible, and the
+    // h[0] (vruntime 3.9 ms against V 3.3) is no longer eligible, and the
     // kworker is EEVDF's pick with itself counted (check_preempt_wakeup_fair
     // runs after the enqueue): h[0] gets need_resched and yields at its next
-    // step boundary, 10.6 ms, not at its slice's end (12 ms). The item
-    // ends at 10.61 ms.
+    // step boundary, 10.2 ms, not at its slice's end (12 ms). The item
+    // ends at 10.21 ms.
     let r = run_text(&KWORKER_ON_A_BUSY_CPU.replace("ITEM", "cpu 10us"));
-    assert_eq!(ended_at(&r, "a/a"), 10_610 * US);
+    assert_eq!(ended_at(&r, "a/a"), 10_210 * US);
 }
 
 #[test]
 fn r37_a_kworker_woken_as_its_pool_mate_sleeps_is_in_the_pick_that_follows() {
     // Item a (on wq1) queues b on wq2, the same CPU's pool, and flushes
-    // wq2. Its kworker, running a from 10.6 ms, sleeps in the flush:
+    // wq2. Its kworker, running a from 10.2 ms, sleeps in the flush:
     // wq_worker_sleeping (from schedule(), before the pick) drops the
     // pool's nr_running to 0 and kick_pool wakes an idle kworker for b,
     // so the pick has it among the hogs: fresh, with the earliest
-    // deadline, it runs b at once, 10.6 to 10.61 ms.
+    // deadline, it runs b at once, 10.2 to 10.21 ms.
     let r = run_text(
         &KWORKER_ON_A_BUSY_CPU.replace("ITEM", "queue_work wq2 b\", \"flush_workqueue wq2"),
     );
-    assert_eq!(ended_at(&r, "b/b"), 10_610 * US);
+    assert_eq!(ended_at(&r, "b/b"), 10_210 * US);
 }
 
 /// Two hogs on one CPU under EEVDF, b at nice 5 (weight 335 against

@@ -165,15 +165,17 @@ fn r40_if_work_busy_sees_an_armed_queued_or_running_item_and_not_a_finished_one(
     // cgroup1_pidlist_destroy_all() re-queues the destroy work of each
     // pidlist the cgroup still has; a pidlist exists while its destroy work
     // is armed, queued or running (R40-R42). An item armed 1 s ahead is
-    // busy; at 1.001 s its timer has fired and it runs (2 ms of CPU): busy;
-    // at 1.011 s it has finished: not busy, so the body is skipped and a
-    // flush after it has nothing to wait for.
+    // busy. At HZ 250 its timer is 250 jiffies out, level 1 of the timer
+    // wheel (8-jiffy buckets), so it fires at jiffy 256, 1.024 s (R35).
+    // At 1.025 s it runs (2 ms of CPU): busy; at 1.035 s it has finished:
+    // not busy, so the body is skipped and a flush after it has nothing to
+    // wait for.
     let text = ONE_WORK.to_owned()
         + r#"
 program = [
   "queue_delayed_work wq w 1s",
   "if_work_busy wq w", "  count armed", "end",
-  "sleep 1001ms",
+  "sleep 1025ms",
   "if_work_busy wq w", "  count running", "end",
   "sleep 10ms",
   "if_work_busy wq w", "  count finished", "  mod_delayed_work wq w 0", "end",
@@ -206,32 +208,36 @@ fn r35_mod_delayed_work_to_a_later_time_fires_once_at_the_last_expiry() {
     // The world leaves a timer re-armed later where it was and moves it
     // when that earlier event comes due; re-armed earlier, it moves at
     // once. Either way the item runs exactly at its last expiry, once.
-    let text = ONE_WORK.to_owned()
+    // HZ 1000: a timer less than 63 jiffies out fires one jiffy after
+    // jiffies + delay (the wheel's level 0 rounds strictly up); one 1 s
+    // out goes to level 2, 64-jiffy buckets (R35, kernel/time/timer.c).
+    let text = ONE_WORK.replace("duration = \"5s\"", "duration = \"5s\"\nhz = 1000")
         + r#"
 program = [
-  "mod_delayed_work wq w 100ms",          # 0: expires 100 ms
-  "sleep 50ms",
-  "mod_delayed_work wq w 100ms",          # 50 ms: expires 150 ms
-  "sleep 99ms",                           # 149 ms: the 100 ms event has passed
-  "if_work_busy wq w", "  count armed_149", "end",
-  "sleep 2ms",                            # 151 ms: fired at 150, runs 2 ms
-  "if_work_busy wq w", "  count busy_151", "end",
-  "sleep 2ms",                            # 153 ms: done
-  "if_work_busy wq w", "  count busy_153", "end",
-  "mod_delayed_work wq w 1s",             # 153 ms: expires 1.153 s
-  "mod_delayed_work wq w 10ms",           # earlier: expires 163 ms
-  "sleep 11ms",                           # 164 ms: runs 163..165
-  "if_work_busy wq w", "  count busy_164", "end",
-  "sleep 2ms",                            # 166 ms: done, nothing left armed
-  "if_work_busy wq w", "  count busy_166", "end",
+  "mod_delayed_work wq w 40ms",           # 0: expires jiffy 40, fires 41 ms
+  "sleep 20ms",
+  "mod_delayed_work wq w 40ms",           # 20 ms: fires 61 ms
+  "sleep 40ms",                           # 60 ms: the 41 ms event has passed
+  "if_work_busy wq w", "  count armed_60", "end",
+  "sleep 2ms",                            # 62 ms: fired at 61, runs 2 ms
+  "if_work_busy wq w", "  count busy_62", "end",
+  "sleep 2ms",                            # 64 ms: done
+  "if_work_busy wq w", "  count busy_64", "end",
+  "mod_delayed_work wq w 1s",             # 64 ms: jiffy 1064, level 2: fires 1088 ms
+  "mod_delayed_work wq w 10ms",           # earlier: fires 75 ms
+  "sleep 12ms",                           # 76 ms: runs 75..77
+  "if_work_busy wq w", "  count busy_76", "end",
+  "sleep 2ms",                            # 78 ms: done, nothing left armed
+  "if_work_busy wq w", "  count busy_78", "end",
+  "sleep 1100ms",                         # past 1088 ms: the dead timer ran nothing
 ]
 "#;
     let r = run_text(&text, 1);
-    assert_eq!(r.counter("armed_149/t"), Some(1));
-    assert_eq!(r.counter("busy_151/t"), Some(1));
-    assert_eq!(r.counter("busy_153/t").unwrap_or(0), 0);
-    assert_eq!(r.counter("busy_164/t"), Some(1));
-    assert_eq!(r.counter("busy_166/t").unwrap_or(0), 0);
+    assert_eq!(r.counter("armed_60/t"), Some(1));
+    assert_eq!(r.counter("busy_62/t"), Some(1));
+    assert_eq!(r.counter("busy_64/t").unwrap_or(0), 0);
+    assert_eq!(r.counter("busy_76/t"), Some(1));
+    assert_eq!(r.counter("busy_78/t").unwrap_or(0), 0);
     assert_eq!(r.counter("wq/wq/executed"), Some(2));
 }
 

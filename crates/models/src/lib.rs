@@ -15,6 +15,8 @@
 //!   for the pool's run queue.
 //! - [`workqueue`]: a Linux workqueue (R32-R36): per-CPU or unbound pwqs
 //!   with max_active, delayed work, mod_delayed_work, flush_workqueue.
+//! - [`timer`]: when a kernel timer fires: jiffies and the timer wheel's
+//!   bucket granularity (R35's delayed-work timers).
 //!
 //! Models know nothing about scenario files or output formats. Each model
 //! names the kernel rules it implements (R-numbers of KERNEL-SEMANTICS.md)
@@ -39,6 +41,7 @@ pub mod rwsem_writer_pref;
 mod split_queues;
 #[cfg(test)]
 mod testing;
+pub mod timer;
 pub mod workqueue;
 
 pub use lock::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};

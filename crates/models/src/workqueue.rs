@@ -56,8 +56,11 @@
 //!   `max_active` (R32 splits it over NUMA nodes). Its items start on
 //!   [`Cpu::ANY`]: unbound workers are not bound to a CPU.
 //! - Timers fire on the CPU that armed them (`dwork->cpu`, no timer
-//!   migration), at the exact time asked for; rounding to jiffies is the
-//!   world's. `flush_work`, its barrier items, `rcu_work` and
+//!   migration). With [`Workqueue::with_timer_wheel`] (the world's
+//!   workqueues) they fire as the kernel's timer wheel has them
+//!   ([`crate::timer`]): on a tick, at the end of the wheel bucket of
+//!   `jiffies + delay`; without it, at exactly `now + delay` (the rule
+//!   tests here). `flush_work`, its barrier items, `rcu_work` and
 //!   `drain_workqueue` are not modeled.
 
 use crate::cpu::Cpu;
@@ -277,6 +280,9 @@ pub struct Workqueue {
     in_flight: BTreeSet<u64>,
     flushers: VecDeque<Flusher>,
     next_flush: u64,
+    /// CONFIG_HZ when delayed-work timers are on the timer wheel
+    /// ([`crate::timer`]); `None`: they fire at exactly `now + delay`.
+    timer_hz: Option<u32>,
     n: Counters,
 }
 
@@ -328,6 +334,7 @@ impl Workqueue {
             in_flight: BTreeSet::new(),
             flushers: VecDeque::new(),
             next_flush: 0,
+            timer_hz: None,
             n: Counters::default(),
         }
     }
@@ -365,9 +372,27 @@ impl Workqueue {
         true
     }
 
+    /// Delayed-work timers go on the timer wheel of a kernel built with
+    /// `hz` (CONFIG_HZ): armed at `jiffies + delay`, they fire at the end
+    /// of their wheel bucket ([`crate::timer::fires_at`]). Without this,
+    /// a timer fires at exactly `now + delay`.
+    pub fn with_timer_wheel(mut self, hz: u32) -> Self {
+        self.timer_hz = Some(hz);
+        self
+    }
+
+    /// When a timer armed now for `delay` fires.
+    fn timer_fires(&self, now: SimTime, delay: Dur) -> SimTime {
+        match self.timer_hz {
+            Some(hz) => crate::timer::fires_at(now, delay, hz),
+            None => now + delay,
+        }
+    }
+
     /// `queue_delayed_work_on(cpu, wq, dwork, delay)` (R35): with a zero
     /// delay the item is queued now; otherwise it becomes pending with an
-    /// armed timer ([`Action::ArmTimer`] at `now + delay`), queued on `cpu`
+    /// armed timer ([`Action::ArmTimer`] at `now + delay`, or the end of its
+    /// timer-wheel bucket, [`Self::with_timer_wheel`]), queued on `cpu`
     /// when the timer fires. Returns false, doing nothing, if the item is
     /// already pending.
     pub fn queue_delayed_work(
@@ -382,7 +407,30 @@ impl Workqueue {
             self.n.queue_noops += 1;
             return false;
         }
-        self.__queue_delayed_work(now, work, cpu, delay, out);
+        let expires = self.timer_fires(now, delay);
+        self.__queue_delayed_work(now, work, cpu, delay, expires, out);
+        true
+    }
+
+    /// `queue_rcu_work(wq, rwork)`: the item becomes pending and is queued
+    /// on `cpu` once an RCU grace period of `grace_period` has passed
+    /// (`rcu_work_rcufn`). A grace period is not a timer: it ends at
+    /// exactly `now + grace_period`, with no jiffies rounding; it is
+    /// counted with the timers (`timers_armed`, `timers_fired`). Returns
+    /// false, doing nothing, if the item is already pending.
+    pub fn queue_rcu_work(
+        &mut self,
+        now: SimTime,
+        work: WorkId,
+        cpu: Cpu,
+        grace_period: Dur,
+        out: &mut Vec<Action>,
+    ) -> bool {
+        if self.work_pending(work) {
+            self.n.queue_noops += 1;
+            return false;
+        }
+        self.__queue_delayed_work(now, work, cpu, grace_period, now + grace_period, out);
         true
     }
 
@@ -426,6 +474,7 @@ impl Workqueue {
         delay: Dur,
         out: &mut Vec<Action>,
     ) -> bool {
+        let new_expiry = self.timer_fires(now, delay);
         // An armed timer moved later: grabbed and armed again, as below,
         // with nothing for the world to do (see `Action::ArmTimer`).
         if let Some(Item {
@@ -433,11 +482,11 @@ impl Workqueue {
             ..
         }) = self.items.get(&work)
         {
-            if delay > Dur::ZERO && now + delay >= *expires {
+            if delay > Dur::ZERO && new_expiry >= *expires {
                 self.pwq_index(cpu);
                 self.items.entry(work).pending = Pending::Timer {
                     cpu,
-                    expires: now + delay,
+                    expires: new_expiry,
                 };
                 self.n.grabbed += 1;
                 self.n.timers_armed += 1;
@@ -445,7 +494,7 @@ impl Workqueue {
             }
         }
         let was_pending = self.try_to_grab_pending(now, work, out);
-        self.__queue_delayed_work(now, work, cpu, delay, out);
+        self.__queue_delayed_work(now, work, cpu, delay, new_expiry, out);
         was_pending
     }
 
@@ -624,13 +673,15 @@ impl Workqueue {
         }
     }
 
-    /// `__queue_delayed_work` (R35) for an item that is not pending.
+    /// `__queue_delayed_work` (R35) for an item that is not pending: its
+    /// timer fires at `expires` (the caller's rounding).
     fn __queue_delayed_work(
         &mut self,
         now: SimTime,
         work: WorkId,
         cpu: Cpu,
         delay: Dur,
+        expires: SimTime,
         out: &mut Vec<Action>,
     ) {
         if delay == Dur::ZERO {
@@ -639,7 +690,6 @@ impl Workqueue {
         }
         // Check the CPU now, not when the timer fires.
         self.pwq_index(cpu);
-        let expires = now + delay;
         self.items.entry(work).pending = Pending::Timer { cpu, expires };
         self.n.timers_armed += 1;
         out.push(Action::ArmTimer(work, expires));
@@ -1167,6 +1217,39 @@ mod tests {
         assert_eq!(h.modify(3, 0, 10), (true, vec![ArmTimer(w(3), ms(2510))]));
         assert_eq!(h.wq.inactive(c(0)), vec![]);
         assert_eq!(h.done(2), none());
+    }
+
+    #[test]
+    fn r35_timers_on_the_wheel_fire_at_their_bucket_and_rcu_work_does_not_round() {
+        // HZ 1000. A 1 s timer armed at 10.5 ms (jiffy 10) expires at
+        // jiffy 1010: level 2, 64-jiffy buckets, so it fires at 1024 ms.
+        let mut h = H::percpu(1, 1);
+        h.wq = Workqueue::new("test", WqKind::PerCpu { cpus: 1 }, 1).with_timer_wheel(1000);
+        h.now = SimTime(10_500_000);
+        assert_eq!(
+            h.delayed(1, 0, 1000),
+            (true, vec![ArmTimer(w(1), ms(1024))])
+        );
+        // Re-armed 10 ms later (expires 1020): the same bucket.
+        h.now = SimTime(20_500_000);
+        assert_eq!(h.modify(1, 0, 1000), (true, none()));
+        assert_eq!(h.wq.timer_expires(w(1)), Some(ms(1024)));
+        // Re-armed past the boundary (expires 1040): the next bucket.
+        h.now = SimTime(40_000_000);
+        assert_eq!(h.modify(1, 0, 1000), (true, none()));
+        assert_eq!(h.wq.timer_expires(w(1)), Some(ms(1088)));
+        // A 10 ms timer (level 0) fires one jiffy after jiffies + 10.
+        assert_eq!(h.delayed(2, 0, 10), (true, vec![ArmTimer(w(2), ms(51))]));
+        // An rcu_work's grace period is not rounded.
+        let gp = Dur(1_234_567);
+        let (queued, out) = h.call(|q, now, out| q.queue_rcu_work(now, w(3), c(0), gp, out));
+        assert!(queued);
+        assert_eq!(out, vec![ArmTimer(w(3), SimTime(41_234_567))]);
+        // Pending until it is queued: a second queue_rcu_work is a no-op.
+        let (queued, _) = h.call(|q, now, out| q.queue_rcu_work(now, w(3), c(0), gp, out));
+        assert!(!queued);
+        h.now = SimTime(41_234_567);
+        assert_eq!(h.fire(3), (true, vec![Start(w(3), c(0))]));
     }
 
     #[test]

@@ -128,12 +128,14 @@ pub enum Instr {
         memcg: u32,
         pages: u64,
     },
-    /// `queue_work` / `queue_delayed_work` of work type `work`, item `key`.
+    /// `queue_work` / `queue_delayed_work` of work type `work`, item `key`;
+    /// `queue_rcu_work` with `rcu` (the delay is a grace period).
     QueueWork {
         wq: u32,
         work: u32,
         key: WorkKey,
         delay: Option<DistId>,
+        rcu: bool,
     },
     ModDelayedWork {
         wq: u32,
@@ -787,7 +789,12 @@ impl Ctx<'_> {
                 };
                 self.push(instr, o);
             }
-            StepKind::QueueWork { wq, item, delay } => {
+            StepKind::QueueWork {
+                wq,
+                item,
+                delay,
+                rcu,
+            } => {
                 let (wq, work, key) = self.work_ref(o, wq, item)?;
                 let delay = delay.as_ref().map(|d| self.dist(o, d)).transpose()?;
                 self.push(
@@ -796,6 +803,7 @@ impl Ctx<'_> {
                         work,
                         key,
                         delay,
+                        rcu: *rcu,
                     },
                     o,
                 );

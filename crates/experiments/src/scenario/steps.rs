@@ -182,11 +182,14 @@ pub enum StepKind {
     Charge(String, u64, GfpWord),
     /// `uncharge G N`.
     Uncharge(String, u64),
-    /// `queue_work W ITEM[KEY] [delay D]` (R33, R35).
+    /// `queue_work W ITEM[KEY] [delay D]` (R33, R35), or
+    /// `queue_rcu_work W ITEM[KEY] GP` (`rcu`: D is a grace period, not a
+    /// timer).
     QueueWork {
         wq: String,
         item: WorkRef,
         delay: Option<DistRef>,
+        rcu: bool,
     },
     /// `mod_delayed_work W ITEM[KEY] D` (R35).
     ModDelayedWork {
@@ -241,7 +244,7 @@ pub enum Node {
 }
 
 const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
-mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, mod_delayed_work, cancel_delayed_work_sync, \
+mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, queue_rcu_work, mod_delayed_work, cancel_delayed_work_sync, \
 flush_workqueue, count, key, might_resched, span_begin, span_end, call, repeat, loop, with_prob, if_work_busy, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
@@ -409,7 +412,11 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         "span_begin" => StepKind::SpanBegin(name_arg(o, kw, arg, "a span name")?),
         "span_end" => StepKind::SpanEnd(name_arg(o, kw, arg, "a span name")?),
         "call" => StepKind::Call(name_arg(o, kw, arg, "an operation name")?),
-        "queue_work" | "queue_delayed_work" | "mod_delayed_work" | "cancel_delayed_work_sync" => {
+        "queue_work"
+        | "queue_delayed_work"
+        | "queue_rcu_work"
+        | "mod_delayed_work"
+        | "cancel_delayed_work_sync" => {
             let words: Vec<&str> = arg.splitn(3, char::is_whitespace).map(str::trim).collect();
             let usage = || {
                 o.error(format!(
@@ -417,6 +424,7 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
                     match kw {
                         "queue_work" => " [delay D]",
                         "mod_delayed_work" | "queue_delayed_work" => " DELAY",
+                        "queue_rcu_work" => " GRACE_PERIOD",
                         _ => "",
                     }
                 ))
@@ -435,13 +443,19 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
                             None => return Err(usage()),
                         },
                     };
-                    StepKind::QueueWork { wq, item, delay }
+                    StepKind::QueueWork {
+                        wq,
+                        item,
+                        delay,
+                        rcu: false,
+                    }
                 }
-                "queue_delayed_work" => match words.get(2) {
+                "queue_delayed_work" | "queue_rcu_work" => match words.get(2) {
                     Some(d) => StepKind::QueueWork {
                         wq,
                         item,
                         delay: Some(dist_arg(o, kw, d)?),
+                        rcu: kw == "queue_rcu_work",
                     },
                     None => return Err(usage()),
                 },

@@ -219,12 +219,14 @@ impl<'c> World<'c> {
                     work,
                     key,
                     delay,
+                    rcu,
                 } => {
                     pc += 1;
                     let (id, cpu) = (self.work_id(t, work, key), self.wq_cpu(t, wq));
                     let delay = delay.map(|d| sim::Dur(self.draw(t, d)));
                     self.wq_call(wq, |q, now, out| match delay {
                         None => q.queue_work(now, id, cpu, out),
+                        Some(d) if rcu => q.queue_rcu_work(now, id, cpu, d, out),
                         Some(d) => q.queue_delayed_work(now, id, cpu, d, out),
                     });
                 }

@@ -77,7 +77,10 @@ impl<'c> World<'c> {
                     }
                     self.tasks[ti].over_high = 0;
                     self.tasks[ti].off = crate::blame::Doing::Throttle { memcg: m };
-                    let d = jiffies * 1_000_000_000 / u64::from(self.c.hz);
+                    // schedule_timeout_killable(penalty): a timer at
+                    // jiffies + penalty, on the timer wheel.
+                    let wakes = models::timer::fires_after_jiffies(self.now, jiffies, self.c.hz);
+                    let d = wakes.since(self.now).0;
                     self.mem_stats[mi][1] += d;
                     return self.delay(t, d, true, pc + 1);
                 }
@@ -165,7 +168,8 @@ impl<'c> World<'c> {
     /// The OOM killer of memcg `m` kills `v`: it exits at its next step; a
     /// sleep is cut short (killable), a lock wait is not (D state, R47).
     /// The reaper frees its memory after OOM_REAPER_DELAY if it has not
-    /// exited by then.
+    /// exited by then: `queue_oom_reaper` arms a timer at jiffies + 2 HZ,
+    /// which fires at the end of its timer-wheel bucket.
     pub(super) fn kill(&mut self, v: TaskId, m: u32) {
         let task = &mut self.tasks[v as usize];
         task.killed = Some(m);
@@ -173,7 +177,12 @@ impl<'c> World<'c> {
             self.queue.set(v as usize, self.now, Ev::Wake);
         }
         let slot = self.tasks.len() + m as usize;
-        self.queue.set(slot, self.now + OOM_REAPER_DELAY, Ev::Reap);
+        let reap = models::timer::fires_after_jiffies(
+            self.now,
+            OOM_REAPER_DELAY_HZ * u64::from(self.c.hz),
+            self.c.hz,
+        );
+        self.queue.set(slot, reap, Ev::Reap);
     }
 
     /// The hold statistic of `t`'s hold slot `slot` held in `mode`: the

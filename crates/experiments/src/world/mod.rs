@@ -64,8 +64,8 @@ enum Ev {
 /// Period of a memcg's background release.
 const RELEASE_TICK: sim::Dur = sim::Dur(10_000_000);
 
-/// `OOM_REAPER_DELAY` = 2 HZ (R47).
-const OOM_REAPER_DELAY: sim::Dur = sim::Dur(2_000_000_000);
+/// `OOM_REAPER_DELAY` = 2 HZ jiffies (R47), in seconds.
+const OOM_REAPER_DELAY_HZ: u64 = 2;
 
 /// A hold slot's content: 0 for none, else the lock and its mode.
 /// No task (an idle CPU in `World::running_on`).
@@ -902,7 +902,10 @@ impl<'c> World<'c> {
             wqs: c
                 .workqueues
                 .iter()
-                .map(|w| models::workqueue::Workqueue::new(w.name.clone(), w.kind, w.max_active))
+                .map(|w| {
+                    models::workqueue::Workqueue::new(w.name.clone(), w.kind, w.max_active)
+                        .with_timer_wheel(c.hz)
+                })
                 .collect(),
             idle_workers,
             pools,
