@@ -168,8 +168,9 @@ pub struct LockCtx<'a> {
 
 impl LockCtx<'_> {
     /// `jiffies` at `now`: whole ticks since the start of the run.
+    #[inline]
     pub fn jiffies(&self) -> u64 {
-        (u128::from(self.now.0) * u128::from(self.hz) / 1_000_000_000) as u64
+        crate::timer::jiffies_at(self.now, self.hz)
     }
 }
 

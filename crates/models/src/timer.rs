@@ -39,22 +39,46 @@ fn lvl_depth(hz: u32) -> u32 {
     }
 }
 
+// The three conversions below are on the path of every
+// `mod_delayed_work` (a pidlist read re-arms its timer): 64-bit
+// arithmetic while the product fits (runs under about five hours of
+// simulated time), 128-bit past that.
+
 /// `jiffies` at `now`: whole ticks since the start of the run.
+#[inline]
 pub fn jiffies_at(now: SimTime, hz: u32) -> u64 {
-    (u128::from(now.0) * u128::from(hz.max(1)) / 1_000_000_000) as u64
+    let hz = u64::from(hz.max(1));
+    match now.0.checked_mul(hz) {
+        Some(p) => p / 1_000_000_000,
+        None => (u128::from(now.0) * u128::from(hz) / 1_000_000_000) as u64,
+    }
 }
 
 /// The first instant at which `jiffies` is `j` (the tick that makes it so).
+#[inline]
 pub fn tick_of(j: u64, hz: u32) -> SimTime {
-    let ns = (u128::from(j) * 1_000_000_000).div_ceil(u128::from(hz.max(1)));
-    SimTime(u64::try_from(ns).unwrap_or(u64::MAX))
+    let hz = u64::from(hz.max(1));
+    match j.checked_mul(1_000_000_000) {
+        Some(p) => SimTime(p.div_ceil(hz)),
+        None => {
+            let ns = (u128::from(j) * 1_000_000_000).div_ceil(u128::from(hz));
+            SimTime(u64::try_from(ns).unwrap_or(u64::MAX))
+        }
+    }
 }
 
 /// A delay in jiffies, rounded up as `msecs_to_jiffies` and
 /// `nsecs_to_jiffies` round: a timer never waits less than asked.
+#[inline]
 pub fn delay_jiffies(d: Dur, hz: u32) -> u64 {
-    let j = (u128::from(d.0) * u128::from(hz.max(1))).div_ceil(1_000_000_000);
-    u64::try_from(j).unwrap_or(u64::MAX)
+    let hz = u64::from(hz.max(1));
+    match d.0.checked_mul(hz) {
+        Some(p) => p.div_ceil(1_000_000_000),
+        None => {
+            let j = (u128::from(d.0) * u128::from(hz)).div_ceil(1_000_000_000);
+            u64::try_from(j).unwrap_or(u64::MAX)
+        }
+    }
 }
 
 /// `calc_wheel_index`'s bucket expiry: the jiffy at which a timer that
@@ -171,6 +195,26 @@ mod tests {
         // Part of a jiffy rounds up.
         assert_eq!(delay_jiffies(Dur(1), 1000), 1);
         assert_eq!(delay_jiffies(Dur(0), 1000), 0);
+    }
+
+    #[test]
+    fn conversions_agree_past_the_64_bit_products() {
+        // Past 2^64 / HZ ns the 128-bit path takes over, with the same
+        // results on both sides of the edge.
+        for hz in [100, 250, 300, 1000] {
+            let edge = u64::MAX / u64::from(hz);
+            for ns in [edge - 1, edge, edge + 1, u64::MAX] {
+                let wide = (u128::from(ns) * u128::from(hz) / 1_000_000_000) as u64;
+                assert_eq!(jiffies_at(SimTime(ns), hz), wide, "{ns} at {hz}");
+                let up = (u128::from(ns) * u128::from(hz)).div_ceil(1_000_000_000) as u64;
+                assert_eq!(delay_jiffies(Dur(ns), hz), up, "{ns} at {hz}");
+            }
+        }
+        let j = u64::MAX / 1_000_000_000;
+        for j in [j - 1, j, j + 1] {
+            let wide = (u128::from(j) * 1_000_000_000).div_ceil(300);
+            assert_eq!(u128::from(tick_of(j, 300).0), wide);
+        }
     }
 
     #[test]
