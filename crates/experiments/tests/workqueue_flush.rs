@@ -219,24 +219,23 @@ program = [
   "mod_delayed_work wq w 40ms",           # 20 ms: fires 61 ms
   "sleep 40ms",                           # 60 ms: the 41 ms event has passed
   "if_work_busy wq w", "  count armed_60", "end",
-  "sleep 2ms",                            # 62 ms: fired at 61, runs 2 ms
-  "if_work_busy wq w", "  count busy_62", "end",
-  "sleep 2ms",                            # 64 ms: done
+  "sleep 2500us",                         # 62.5 ms: fired at 61, runs 61..63
+  "if_work_busy wq w", "  count busy_62_5", "end",   # (exact timers: 60..62, done)
+  "sleep 1500us",                         # 64 ms: done
   "if_work_busy wq w", "  count busy_64", "end",
-  "mod_delayed_work wq w 1s",             # 64 ms: jiffy 1064, level 2: fires 1088 ms
-  "mod_delayed_work wq w 10ms",           # earlier: fires 75 ms
-  "sleep 12ms",                           # 76 ms: runs 75..77
-  "if_work_busy wq w", "  count busy_76", "end",
-  "sleep 2ms",                            # 78 ms: done, nothing left armed
+  "mod_delayed_work wq w 1s",             # 64 ms: jiffy 1064, level 2: would fire at 1088 ms
+  "mod_delayed_work wq w 10ms",           # earlier: fires 75 ms, in place of that
+  "sleep 12500us",                        # 76.5 ms: runs 75..77
+  "if_work_busy wq w", "  count busy_76_5", "end",   # (exact timers: 74..76, done)
+  "sleep 1500us",                         # 78 ms: done, nothing left armed
   "if_work_busy wq w", "  count busy_78", "end",
-  "sleep 1100ms",                         # past 1088 ms: the dead timer ran nothing
 ]
 "#;
     let r = run_text(&text, 1);
     assert_eq!(r.counter("armed_60/t"), Some(1));
-    assert_eq!(r.counter("busy_62/t"), Some(1));
+    assert_eq!(r.counter("busy_62_5/t"), Some(1));
     assert_eq!(r.counter("busy_64/t").unwrap_or(0), 0);
-    assert_eq!(r.counter("busy_76/t"), Some(1));
+    assert_eq!(r.counter("busy_76_5/t"), Some(1));
     assert_eq!(r.counter("busy_78/t").unwrap_or(0), 0);
     assert_eq!(r.counter("wq/wq/executed"), Some(2));
 }

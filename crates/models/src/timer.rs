@@ -13,10 +13,20 @@
 //! of its bucket.
 //!
 //! Assumed: the timer base's `clk` is the current jiffy when the timer is
-//! armed (`forward_timer_base` brings an idle base's clock forward), and
-//! the timer softirq runs at the tick that reaches the bucket, with no
-//! delay of its own. `jiffies` is 0 at time 0 (the phase of the kernel's
-//! `INITIAL_JIFFIES` against the run's start is arbitrary anyway).
+//! armed (`forward_timer_base` brings an idle base's clock forward). The
+//! kernel's may be one ahead (`__run_timers` leaves it at `jiffies + 1`);
+//! since `calc_index` rounds the absolute expiry, that changes a timer's
+//! bucket only when its delta is exactly a level's start (63, 504, 4032
+//! ... jiffies), none of the delays the scenarios use. The timer softirq
+//! runs at the tick that reaches the bucket, with no delay of its own.
+//! `jiffies` is 0 at time 0 (the phase of the kernel's `INITIAL_JIFFIES`
+//! against the run's start is arbitrary anyway).
+//!
+//! Not modelled: the order in which the timers of one bucket fire. The
+//! kernel fires a CPU's bucket newest-armed first (`enqueue_timer` adds
+//! at the list head, `expire_timers` takes from it); here they fire in
+//! the order their events were set (the world's queue, FIFO at one
+//! instant).
 
 use sim::{Dur, SimTime};
 
@@ -41,8 +51,8 @@ fn lvl_depth(hz: u32) -> u32 {
 
 // The three conversions below are on the path of every
 // `mod_delayed_work` (a pidlist read re-arms its timer): 64-bit
-// arithmetic while the product fits (runs under about five hours of
-// simulated time), 128-bit past that.
+// arithmetic while the product fits (times below 2^64 / HZ ns, 213 days
+// at HZ 1000), 128-bit past that.
 
 /// `jiffies` at `now`: whole ticks since the start of the run.
 #[inline]
@@ -68,7 +78,7 @@ pub fn tick_of(j: u64, hz: u32) -> SimTime {
 }
 
 /// A delay in jiffies, rounded up as `msecs_to_jiffies` and
-/// `nsecs_to_jiffies` round: a timer never waits less than asked.
+/// `usecs_to_jiffies` round: a timer never waits less than asked.
 #[inline]
 pub fn delay_jiffies(d: Dur, hz: u32) -> u64 {
     let hz = u64::from(hz.max(1));
@@ -153,8 +163,8 @@ mod tests {
         for armed_us in (0..200_000).step_by(997) {
             let now = SimTime(armed_us * 1000);
             let at = fires_at(now, Dur(1_000 * MS), 1000);
-            assert!(at.0 >= now.0 + 1_000 * MS);
-            assert!(at.0 <= now.0 + 1_065 * MS);
+            assert!(at.0 > now.0 + 1_000 * MS);
+            assert!(at.0 <= now.0 + 1_064 * MS);
         }
     }
 
@@ -218,12 +228,26 @@ mod tests {
     }
 
     #[test]
+    fn levels_change_at_their_starts() {
+        // clk 10: delta 62 is level 0, 63 level 1; 503 level 1, 504 level 2.
+        assert_eq!(bucket_expiry(72, 10, 1000), 73);
+        assert_eq!(bucket_expiry(73, 10, 1000), 80);
+        assert_eq!(bucket_expiry(513, 10, 1000), 520);
+        assert_eq!(bucket_expiry(514, 10, 1000), 576);
+        // HZ 100 has 8 levels, so level 7 (granule 8^7) is the last one.
+        assert_eq!(lvl_start(8), 63 << 21);
+        assert_eq!(bucket_expiry(63 << 21, 0, 100), 63 << 21);
+    }
+
+    #[test]
     fn very_long_timeouts_are_cut_to_the_wheel() {
-        let depth = lvl_depth(1000);
-        let cutoff = lvl_start(depth);
-        let max = cutoff - (1 << ((depth - 1) * LVL_CLK_SHIFT));
-        let e = bucket_expiry(u64::MAX / 2, 0, 1000);
-        assert_eq!(e, ((max >> 24) + 1) << 24);
-        assert!(fires_at(SimTime(0), Dur(u64::MAX), 1000) > SimTime(0));
+        // WHEEL_TIMEOUT_CUTOFF = 63 << 24 at HZ 1000 (9 levels): a longer
+        // timeout becomes WHEEL_TIMEOUT_MAX = 62 << 24, whose bucket at
+        // level 8 ends at 63 << 24.
+        assert_eq!(bucket_expiry(63 << 24, 0, 1000), 63 << 24);
+        assert_eq!(bucket_expiry(u64::MAX / 2, 0, 1000), 63 << 24);
+        assert_eq!(bucket_expiry((63 << 24) - 1, 0, 1000), 63 << 24);
+        // From clk 5: expires 5 + (62 << 24), in the bucket ending at 63 << 24.
+        assert_eq!(bucket_expiry(1 << 40, 5, 1000), 63 << 24);
     }
 }

@@ -60,8 +60,9 @@
 //!   workqueues) they fire as the kernel's timer wheel has them
 //!   ([`crate::timer`]): on a tick, at the end of the wheel bucket of
 //!   `jiffies + delay`; without it, at exactly `now + delay` (the rule
-//!   tests here). `flush_work`, its barrier items, `rcu_work` and
-//!   `drain_workqueue` are not modeled.
+//!   tests here). An `rcu_work` waits for its grace period as a timer
+//!   that is never rounded ([`Workqueue::queue_rcu_work`]). `flush_work`,
+//!   its barrier items and `drain_workqueue` are not modeled.
 
 use crate::cpu::Cpu;
 use sim::{Dur, SimTime};
