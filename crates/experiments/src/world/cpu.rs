@@ -258,14 +258,22 @@ impl<'c> World<'c> {
             return false;
         }
         // The scheduler tick notices a used-up slice: the slice ends at the
-        // first tick (every 1/HZ) at or after it runs out (the divisions
-        // only once it has run out).
+        // first tick at or after it runs out (the divisions only once it
+        // has run out). Ticks are where jiffies change (models::timer), so
+        // at HZ 300 they do not drift from the timers' by 1/3 ns a tick.
         let over = |slice: u64| {
             let end = task.on_cpu_since.0 + slice;
             if self.now.0 < end {
                 return false;
             }
-            self.now.0 >= end.div_ceil(self.tick_ns) * self.tick_ns
+            let hz = self.c.hz;
+            let first_tick = match end.checked_sub(1) {
+                None => SimTime::ZERO,
+                Some(e) => {
+                    models::timer::tick_of(models::timer::jiffies_at(SimTime(e), hz) + 1, hz)
+                }
+            };
+            self.now >= first_tick
         };
         let asked = self.cpu.rt_waiting() > 0
             || self.cpu.resched_set(task.cpu)

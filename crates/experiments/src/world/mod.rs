@@ -528,8 +528,6 @@ pub struct World<'c> {
     /// slices, `preempt` placement, RT tasks or per-CPU queues (EEVDF's
     /// wakeup preemption). Without, `resched_due` costs one test.
     may_resched: bool,
-    /// 1/HZ in ns.
-    tick_ns: u64,
     /// How long a fair task runs while others wait before the tick ends
     /// its slice: `scenario.timeslice`, or one tick under the orders that
     /// always have a slice (EEVDF's base slice, CFS's granularity).
@@ -872,7 +870,6 @@ impl<'c> World<'c> {
             line_transfers: vec![0; c.locks.len()],
             line_wait_ns: vec![0; c.locks.len()],
             spinning: 0,
-            tick_ns,
             slice,
             may_resched: slice.is_some()
                 || c.wake_placement.preempts()
