@@ -144,6 +144,33 @@ fn queue_rcu_work_without_a_grace_period() {
 }
 
 #[test]
+fn an_rcu_work_that_is_also_grabbed() {
+    // queue_rcu_work's item cannot be cancelled or re-armed in the kernel.
+    let wq = "[workqueues.wq]\n[works.w]\nprogram = [\"cpu 1us\"]\n[tasks.a]";
+    let text = broken("[tasks.a]", wq).replacen(
+        r#"  "loop","#,
+        r#"  "queue_rcu_work wq w 1ms", "cancel_delayed_work_sync wq w", "loop","#,
+        1,
+    );
+    let o = convoy_run(&text, &[]);
+    assert_error(
+        &o,
+        &[
+            "tasks.a.program[1]",
+            "is queued with `queue_rcu_work` and also grabbed",
+        ],
+    );
+    // The same work type grabbed only: fine.
+    let text = broken("[tasks.a]", wq).replacen(
+        r#"  "loop","#,
+        r#"  "queue_delayed_work wq w 1ms", "cancel_delayed_work_sync wq w", "loop","#,
+        1,
+    );
+    let o = convoy_run(&text, &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
+
+#[test]
 fn if_work_busy_without_an_item_or_an_end() {
     let wq = "[workqueues.wq]\n[works.w]\nprogram = [\"cpu 1us\"]\n[tasks.a]";
     let text = broken("[tasks.a]", wq).replacen(

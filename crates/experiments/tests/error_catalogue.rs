@@ -27,6 +27,7 @@ const FRAGMENTS: &[&str] = &[
     "never advances simulated time",
     "without an open `repeat`, `loop`, `with_prob` or `if_work_busy`",
     "expected `if_work_busy WORKQUEUE ITEM`",
+    "is queued with `queue_rcu_work` and also grabbed with",
     "no calibration targets; experiments with targets: ",
     "the block's body must release what it takes",
     "is not a family of locks (no `instances`); drop the `[...]`",

@@ -609,6 +609,11 @@ struct Ctx<'a> {
     self_count: u32,
     /// `key next` steps so far, over all programs (one counter each).
     key_counters: &'a mut u32,
+    /// Per work type, over all programs: the first `queue_rcu_work` of
+    /// it and the first step that grabs it (`mod_delayed_work`, a cancel).
+    /// The kernel has no grab of an rcu_work (`queue_rcu_work`: it cannot
+    /// be cancelled), so a scenario may not do both.
+    work_uses: &'a mut IndexMap<u32, (Option<Origin>, Option<Origin>)>,
     /// Steps visited so far by the checks and the lowering of this
     /// program, each `call` expanded: calls that each call another twice
     /// expand exponentially, and are refused past [`MAX_EXPANDED_STEPS`].
@@ -632,6 +637,36 @@ impl Ctx<'_> {
             )));
         }
         Ok(())
+    }
+
+    /// Notes that step `o` queues work type `work` as an rcu_work (`rcu`)
+    /// or grabs it; an error once one type has both.
+    fn work_use(
+        &mut self,
+        work: u32,
+        o: &Origin,
+        rcu: bool,
+        name: &str,
+    ) -> Result<(), ScenarioError> {
+        let (first_rcu, first_grab) = self.work_uses.entry(work).or_default();
+        let slot = if rcu {
+            &mut *first_rcu
+        } else {
+            &mut *first_grab
+        };
+        if slot.is_none() {
+            *slot = Some(o.clone());
+        }
+        let other = if rcu { first_grab } else { first_rcu };
+        match other {
+            Some(at) => Err(o.error(format!(
+                "work `{name}` is queued with `queue_rcu_work` and also grabbed with `mod_delayed_work` \
+                 or a cancel (at {}); an rcu_work cannot be cancelled or re-armed: use a separate \
+                 work type",
+                at.location
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn stat(&mut self, metric: Metric, subject: String) -> StatId {
@@ -797,6 +832,9 @@ impl Ctx<'_> {
             } => {
                 let (wq, work, key) = self.work_ref(o, wq, item)?;
                 let delay = delay.as_ref().map(|d| self.dist(o, d)).transpose()?;
+                if *rcu {
+                    self.work_use(work, o, true, &item.name)?;
+                }
                 self.push(
                     Instr::QueueWork {
                         wq,
@@ -810,6 +848,7 @@ impl Ctx<'_> {
             }
             StepKind::ModDelayedWork { wq, item, delay } => {
                 let (wq, work, key) = self.work_ref(o, wq, item)?;
+                self.work_use(work, o, false, &item.name)?;
                 let delay = self.dist(o, delay)?;
                 self.push(
                     Instr::ModDelayedWork {
@@ -823,6 +862,7 @@ impl Ctx<'_> {
             }
             StepKind::CancelDelayedWorkSync { wq, item } => {
                 let (wq, work, key) = self.work_ref(o, wq, item)?;
+                self.work_use(work, o, false, &item.name)?;
                 self.push(Instr::CancelWorkSync { wq, work, key }, o);
             }
             StepKind::Count(name) => {
@@ -1668,6 +1708,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             nice: None,
         });
     }
+    let mut work_uses = IndexMap::new();
     for pr in &progs {
         let gname = pr.name;
         let nodes = parse_program(src, &format!("{}.program", pr.field), pr.items)?;
@@ -1693,6 +1734,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             max_depth: 0,
             self_count: pr.self_count,
             key_counters: &mut key_counters,
+            work_uses: &mut work_uses,
             visited: 0,
         };
         ctx.self_count = ctx.self_count.max(ctx.key_bound(&nodes)?);
