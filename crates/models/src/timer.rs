@@ -77,6 +77,16 @@ pub fn tick_of(j: u64, hz: u32) -> SimTime {
     }
 }
 
+/// The first tick at or after `at` (a tick is where `jiffies` changes):
+/// when the scheduler tick notices a slice that ran out at `at`.
+#[inline]
+pub fn tick_at_or_after(at: SimTime, hz: u32) -> SimTime {
+    match at.0.checked_sub(1) {
+        None => SimTime::ZERO,
+        Some(before) => tick_of(jiffies_at(SimTime(before), hz) + 1, hz),
+    }
+}
+
 /// A delay in jiffies, rounded up as `msecs_to_jiffies` and
 /// `usecs_to_jiffies` round: a timer never waits less than asked.
 #[inline]
@@ -225,6 +235,27 @@ mod tests {
             let wide = (u128::from(j) * 1_000_000_000).div_ceil(300);
             assert_eq!(u128::from(tick_of(j, 300).0), wide);
         }
+    }
+
+    #[test]
+    fn the_tick_at_or_after_an_instant() {
+        assert_eq!(tick_at_or_after(SimTime(0), 1000), SimTime(0));
+        assert_eq!(tick_at_or_after(SimTime(1), 1000), SimTime(MS));
+        assert_eq!(tick_at_or_after(SimTime(MS), 1000), SimTime(MS));
+        assert_eq!(tick_at_or_after(SimTime(MS + 1), 1000), SimTime(2 * MS));
+        // HZ 300: ticks at ceil(j * 10^9 / 300) ns, no drift.
+        assert_eq!(
+            tick_at_or_after(SimTime(3_333_334), 300),
+            SimTime(3_333_334)
+        );
+        assert_eq!(
+            tick_at_or_after(SimTime(3_333_335), 300),
+            SimTime(6_666_667)
+        );
+        assert_eq!(
+            tick_at_or_after(SimTime(299_999_999_999), 300),
+            SimTime(300_000_000_000)
+        );
     }
 
     #[test]

@@ -266,14 +266,7 @@ impl<'c> World<'c> {
             if self.now.0 < end {
                 return false;
             }
-            let hz = self.c.hz;
-            let first_tick = match end.checked_sub(1) {
-                None => SimTime::ZERO,
-                Some(e) => {
-                    models::timer::tick_of(models::timer::jiffies_at(SimTime(e), hz) + 1, hz)
-                }
-            };
-            self.now >= first_tick
+            self.now >= models::timer::tick_at_or_after(SimTime(end), self.c.hz)
         };
         let asked = self.cpu.rt_waiting() > 0
             || self.cpu.resched_set(task.cpu)
