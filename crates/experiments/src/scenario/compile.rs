@@ -609,11 +609,12 @@ struct Ctx<'a> {
     self_count: u32,
     /// `key next` steps so far, over all programs (one counter each).
     key_counters: &'a mut u32,
-    /// Per work type, over all programs: the first `queue_rcu_work` of
-    /// it and the first step that grabs it (`mod_delayed_work`, a cancel).
-    /// The kernel has no grab of an rcu_work (`queue_rcu_work`: it cannot
-    /// be cancelled), so a scenario may not do both.
-    work_uses: &'a mut IndexMap<u32, (Option<Origin>, Option<Origin>)>,
+    /// Per work type, over all programs: the first step that grabs it
+    /// (`mod_delayed_work`, a cancel) and the first `queue_rcu_work` of
+    /// it, indexed by `rcu`. The kernel has no grab of an rcu_work
+    /// (`queue_rcu_work`: it cannot be cancelled), so a scenario may not
+    /// do both.
+    work_uses: &'a mut IndexMap<u32, [Option<Origin>; 2]>,
     /// Steps visited so far by the checks and the lowering of this
     /// program, each `call` expanded: calls that each call another twice
     /// expand exponentially, and are refused past [`MAX_EXPANDED_STEPS`].
@@ -648,17 +649,9 @@ impl Ctx<'_> {
         rcu: bool,
         name: &str,
     ) -> Result<(), ScenarioError> {
-        let (first_rcu, first_grab) = self.work_uses.entry(work).or_default();
-        let slot = if rcu {
-            &mut *first_rcu
-        } else {
-            &mut *first_grab
-        };
-        if slot.is_none() {
-            *slot = Some(o.clone());
-        }
-        let other = if rcu { first_grab } else { first_rcu };
-        match other {
+        let firsts = self.work_uses.entry(work).or_default();
+        firsts[usize::from(rcu)].get_or_insert_with(|| o.clone());
+        match &firsts[usize::from(!rcu)] {
             Some(at) => Err(o.error(format!(
                 "work `{name}` is queued with `queue_rcu_work` and also grabbed with `mod_delayed_work` \
                  or a cancel (at {}); an rcu_work cannot be cancelled or re-armed: use a separate \
