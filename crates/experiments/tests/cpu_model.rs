@@ -418,9 +418,9 @@ program = ["span_begin f", "QUEUE", "flush_workqueue wq", "span_end f"]
     assert_eq!(span(&local, "f/t"), 15 * US);
     // Queued by its timer instead, no task wakes the kworker. 1 us rounds
     // up to one jiffy (4 ms at HZ 250), and the timer wheel fires it one
-    // jiffy after jiffies + 1, at jiffy 2: 8 ms (R35). The kworker runs 5 us later, 8.005-8.015 ms; t, back
-    // from its sleep at 8.006 ms, flushes and is woken at 8.015 ms,
-    // running at 8.02 ms.
+    // jiffy after jiffies + 1, at jiffy 2: 8 ms (R35). The kworker runs
+    // 5 us later, 8.005-8.015 ms; t, back from its sleep at 8.006 ms,
+    // flushes and is woken at 8.015 ms, running at 8.02 ms.
     let timer = text.replace("QUEUE", "queue_delayed_work wq w 1us\", \"sleep 8001us");
     assert_eq!(span(&run_text(&timer), "f/t"), 8020 * US);
 }

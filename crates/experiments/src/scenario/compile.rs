@@ -609,12 +609,12 @@ struct Ctx<'a> {
     self_count: u32,
     /// `key next` steps so far, over all programs (one counter each).
     key_counters: &'a mut u32,
-    /// Per work type, over all programs: the first step that grabs it
-    /// (`mod_delayed_work`, a cancel) and the first `queue_rcu_work` of
-    /// it, indexed by `rcu`. The kernel has no grab of an rcu_work
-    /// (`queue_rcu_work`: it cannot be cancelled), so a scenario may not
-    /// do both.
-    work_uses: &'a mut IndexMap<u32, [Option<Origin>; 2]>,
+    /// Per work type (its index in `[works]`), over all programs: the
+    /// first step that grabs it (`mod_delayed_work`, a cancel) and the
+    /// first `queue_rcu_work` of it, indexed by `rcu`. The kernel has no
+    /// grab of an rcu_work (`queue_rcu_work`: it cannot be cancelled), so
+    /// a scenario may not do both.
+    work_uses: &'a mut [[Option<Origin>; 2]],
     /// Steps visited so far by the checks and the lowering of this
     /// program, each `call` expanded: calls that each call another twice
     /// expand exponentially, and are refused past [`MAX_EXPANDED_STEPS`].
@@ -649,7 +649,7 @@ impl Ctx<'_> {
         rcu: bool,
         name: &str,
     ) -> Result<(), ScenarioError> {
-        let firsts = self.work_uses.entry(work).or_default();
+        let firsts = &mut self.work_uses[work as usize];
         firsts[usize::from(rcu)].get_or_insert_with(|| o.clone());
         match &firsts[usize::from(!rcu)] {
             Some(at) => Err(o.error(format!(
@@ -1701,7 +1701,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             nice: None,
         });
     }
-    let mut work_uses = IndexMap::new();
+    let mut work_uses = vec![[None, None]; doc.works.len()];
     for pr in &progs {
         let gname = pr.name;
         let nodes = parse_program(src, &format!("{}.program", pr.field), pr.items)?;
