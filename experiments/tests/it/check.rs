@@ -1,0 +1,259 @@
+//! `convoy check REPORT.toml`: a fleet report judged against sampled runs.
+
+
+use crate::common::convoy_status;
+
+const SCENARIO: &str = r#"
+[scenario]
+name = "holds"
+duration = "10ms"
+[dists.hold]
+dist = "const"
+value = "1ms"
+[locks.m]
+kind = "mutex"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "sleep $hold", "mutex_unlock m", "sleep 1s"]
+[tasks.waiter]
+count = 1
+program = ["sleep 100us", "mutex_lock m", "mutex_unlock m", "sleep 1s"]
+"#;
+
+/// Four runs, the hold 1..4 ms: the waiter waits hold - 0.1 ms. The
+/// observed worst wait, 2.5 ms, is reached by 2 of 4 runs; the exposure
+/// is 4 runs long.
+const REPORT: &str = r#"
+[sweep]
+name = "r"
+scenario = "holds.toml"
+duration = "10ms"
+[[param]]
+key = "dists.hold.value"
+name = "hold_ms"
+format = "{}ms"
+values = [1, 2, 3, 4]
+[observation]
+metric = "wait"
+subject = "m/lock/waiter"
+stat = "max"
+value = "2500us"
+[exposure]
+hosts = 2
+duration = "20ms"
+"#;
+
+fn check(report: &str) -> (String, String, Option<i32>) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("holds.toml"), SCENARIO).unwrap();
+    std::fs::write(d.path().join("r.toml"), report).unwrap();
+    let o = convoy_status(&["check", "r.toml", "--out", "c", "--jobs", "1"], d.path());
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code(),
+    )
+}
+
+#[test]
+fn a_report_gets_the_chance_of_its_observation_over_its_exposure() {
+    let (out, err, code) = check(REPORT);
+    assert_eq!(code, Some(0), "{err}");
+    for needle in [
+        "max of wait m/lock/waiter observed 2.50ms over 2 host(s) x 20.0ms",
+        "= 4 run(s) of 10.0ms",
+        "per run: min 900us, p50 2.90ms, p90 3.90ms, max 3.90ms",
+        "the observation is at p50.0 of single runs; 2 of 4 runs reach it",
+        // 1 - (1 - 1/2)^4 and (1/2)^4.
+        "chance to see it or worse over the exposure: 0.938; to see nothing that bad: 0.062",
+        "verdict: PLAUSIBLE under the model",
+        "hold_ms in 3..4 (swept 1..4)",
+        // The run closest above the observation, blamed: the waiter slept
+        // in the mutex's queue while the holder slept holding it.
+        "blame: a representative run (point 2, replication 0: hold_ms=3; m/lock/waiter 2.90ms), its worst wait of that subject:",
+        "#1 waiter[0] waited 2.900 ms (wait m/lock/waiter)",
+        "2.900 ms    waiter[0] waited for m (lock) [woken by holder[0]]",
+        "2.900 ms    holder[0] asleep (sleep step) [holding m (lock)]",
+    ] {
+        assert!(out.contains(needle), "{needle}\n{out}");
+    }
+    // A stall no run reaches, over one run: not plausible.
+    // A stall no run reaches, over one run: too few runs to tell; with 80
+    // runs (20 replications of each point) the bound says not plausible.
+    let once = REPORT
+        .replace("2500us", "50ms")
+        .replace("hosts = 2", "hosts = 1")
+        .replace("\"20ms\"", "\"10ms\"");
+    let (out, _, _) = check(&once);
+    assert!(out.contains("0 of 4 runs reach it"), "{out}");
+    assert!(
+        out.contains("below 0.200") && out.contains("UNDECIDED"),
+        "{out}"
+    );
+    let many = once.replacen("[[param]]", "reps = 20\n[[param]]", 1);
+    let (out, _, _) = check(&many);
+    assert!(out.contains("0 of 80 runs reach it"), "{out}");
+    assert!(out.contains("NOT PLAUSIBLE"), "{out}");
+    // Seen as the worst over a long exposure, a value most runs exceed.
+    let (out, _, _) = check(
+        &REPORT
+            .replace("2500us", "1ms")
+            .replace("\"20ms\"", "\"1s\""),
+    );
+    assert!(out.contains("the model expects worse"), "{out}");
+}
+
+#[test]
+fn a_report_without_its_observation_or_exposure_is_an_error() {
+    let (_, err, code) = check(&REPORT.replace("[exposure]\nhosts = 2\nduration = \"20ms\"\n", ""));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("a report needs `[exposure]`"), "{err}");
+    // Without `[observation]` the report has no figure either; what it
+    // lacks is the observation, and the error says so.
+    let (_, err, code) = check(&REPORT.replace(
+        "[observation]\nmetric = \"wait\"\nsubject = \"m/lock/waiter\"\nstat = \"max\"\nvalue = \"2500us\"\n",
+        "",
+    ));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("r.toml:11: field `observation`: a report needs `[observation]`"),
+        "{err}"
+    );
+    // A report without a run's duration is told at its `[sweep]` line.
+    let (_, err, code) = check(&REPORT.replace("duration = \"10ms\"\n", ""));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("r.toml:2: field `sweep.duration`: a report needs `duration` in [sweep]"),
+        "{err}"
+    );
+    let (_, err, code) = check(&REPORT.replace("value = \"2500us\"", "value = \"soon\""));
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("r.toml:") && err.contains("observation.value"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_built_in_reports_parse() {
+    for r in [
+        "lookup-holds-625ms",
+        "readdir-waits-72s",
+        "readdir-waits-72s-nonblocking",
+        "lookup-waits-15min",
+    ] {
+        let spec = experiments::sweep::parse(&experiments::sweep::spec::report_source(r).unwrap())
+            .unwrap();
+        assert!(spec.check.is_some(), "{r}");
+    }
+}
+
+#[test]
+fn a_count_of_stalls_over_the_exposure_is_judged_by_its_expected_total() {
+    // Per run, the waiter's one wait is at least 2 ms in 2 of the 4
+    // points (holds of 3 and 4 ms): 0.5 per run, variance 0.25. Over 4
+    // runs: 2 expected, sd 1.
+    let counted = REPORT.replace(
+        "stat = \"max\"\nvalue = \"2500us\"",
+        "stat = \"count_above\"\nthreshold = \"2ms\"\nvalue = 2",
+    );
+    let (out, err, code) = check(&counted);
+    assert_eq!(code, Some(0), "{err}");
+    for needle in [
+        "count at or above 2.00ms of wait m/lock/waiter observed 2 over 2 host(s)",
+        "per run: min 0, p50 1, p90 1, max 1",
+        "expected over the exposure: 2.0 (sd 1.0); chance of at least the observed: 0.691, of at most: 0.691",
+        "verdict: PLAUSIBLE under the model",
+        "hold_ms in 3..4 (swept 1..4)",
+        // The run with the most such waits (the first of two), blamed.
+        "blame: a representative run (point 2, replication 0: hold_ms=3; m/lock/waiter count 1), its worst wait of that subject:",
+        "#1 waiter[0] waited 2.900 ms (wait m/lock/waiter)",
+        "2.900 ms    waiter[0] waited for m (lock) [woken by holder[0]]",
+        "2.900 ms    holder[0] asleep (sleep step) [holding m (lock)]",
+    ] {
+        assert!(out.contains(needle), "{needle}\n{out}");
+    }
+    let (out, _, _) = check(&counted.replace("value = 2", "value = 9"));
+    assert!(
+        out.contains("NOT PLAUSIBLE: the model expects fewer"),
+        "{out}"
+    );
+    let (_, err, code) = check(&counted.replace("threshold = \"2ms\"\n", ""));
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("field `observation.threshold`: `count_above` needs `threshold`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_observation_is_read_off_perf_lock_or_lock_stat_output() {
+    // The same 2.5 ms worst wait as REPORT, as perf lock contention and
+    // /proc/lock_stat print it.
+    let perf = "\
+ contended   total wait     max wait     avg wait         type   caller
+
+         4      6.00 ms      2.50 ms      1.50 ms        mutex   m
+";
+    let lock_stat = "\
+lock_stat version 0.4
+                                      m:             0              4        1000.00        2500.00        6000.00        1500.00              0             10         100.00         900.00        2000.00         200.00
+";
+    for (file, format, text) in [
+        ("perf.txt", "perf-lock", perf),
+        ("ls.txt", "lock_stat", lock_stat),
+    ] {
+        let report = REPORT.replace(
+            "value = \"2500us\"",
+            &format!("from = {{ file = \"{file}\", format = \"{format}\", lock = \"m\" }}"),
+        );
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("holds.toml"), SCENARIO).unwrap();
+        std::fs::write(d.path().join("r.toml"), &report).unwrap();
+        std::fs::write(d.path().join(file), text).unwrap();
+        let o = convoy_status(&["check", "r.toml", "--out", "c", "--jobs", "1"], d.path());
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(out.contains("observed 2.50ms"), "{format}: {out}");
+        assert!(out.contains("2 of 4 runs reach it"), "{format}: {out}");
+        // A lock the file does not have: the error names the file and
+        // lists what it has.
+        std::fs::write(
+            d.path().join("r.toml"),
+            report.replace("lock = \"m\"", "lock = \"x\""),
+        )
+        .unwrap();
+        let o = convoy_status(&["check", "r.toml", "--out", "c2"], d.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success());
+        assert!(
+            err.contains("observation.from.lock")
+                && err.contains("no line for `x` (lock); it has: m (lock)"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_worst_wait_still_going_on_at_the_end_of_a_run_counts_as_reached() {
+    // Holds of 1 and 20 ms in 10 ms runs: with 20 ms the waiter, which
+    // asked at 0.1 ms, is still waiting when the run ends, 9.9 ms on. The
+    // wait never ends, so no histogram has it, but the stall reached
+    // 9.9 ms: it counts for the observed 5 ms.
+    let report = REPORT
+        .replace("values = [1, 2, 3, 4]", "values = [1, 20]")
+        .replace("2500us", "5ms");
+    let (out, err, code) = check(&report);
+    assert_eq!(code, Some(0), "{err}");
+    for needle in [
+        "per run: min 900us, p50 9.90ms, p90 9.90ms, max 9.90ms",
+        "1 of 2 runs reach it",
+        "hold_ms=20; m/lock/waiter 9.90ms), its worst wait of that subject:\n  \
+         (still going on when the run ended: no finished wait to explain)\n  \
+         what held it up when the run ended (0.010000 s):\n    \
+         waiter[0] waits for m (lock) since 0.000100 s\n      \
+         holder[0] in a sleep step until 0.020000 s; holding m (lock)\n",
+    ] {
+        assert!(out.contains(needle), "{needle}\n{out}");
+    }
+}

@@ -1,0 +1,188 @@
+//! Lock families (`i_rwsem[dir]`, `pidlist_mutex[cgroup]`) and `[params]`.
+
+
+use crate::common::run_text;
+use experiments::scenario::{compile, ScenarioFile, Source};
+use output::Metric;
+
+const MS: u64 = 1_000_000;
+
+const FAMILY: &str = r#"
+[scenario]
+name = "family"
+duration = "1s"
+[params]
+nodes = 3                 # repetitions of the per-node step
+[locks.i_rwsem]
+kind = "rwsem"
+instances = 4
+[tasks.own]
+count = 4
+program = ["down_write i_rwsem[self]", "repeat $nodes", "  cpu 1ms", "end", "up_write i_rwsem[self]"]
+[tasks.shared]
+count = 2
+program = ["sleep 10ms", "down_write i_rwsem[0]", "cpu 1ms", "up_write i_rwsem[0]"]
+"#;
+
+/// The compile error of a scenario text named `name`.
+fn compile_error(name: &str, text: &str) -> String {
+    let file = ScenarioFile::new(Source::new(name, text)).unwrap();
+    let l = file.load(&file.base).unwrap();
+    compile(&file.source, &l.doc, &file.base)
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn each_task_takes_its_own_instance_and_shared_instances_contend() {
+    let r = run_text(FAMILY, 1);
+    // Four tasks, four directories: nobody waits; the subject is the family's.
+    let own = &r.series(Metric::Wait, "i_rwsem/write/own").unwrap().hist;
+    assert_eq!((own.count(), own.max()), (4, 0));
+    assert_eq!(
+        r.series(Metric::Hold, "i_rwsem/write/own")
+            .unwrap()
+            .hist
+            .max(),
+        3 * MS
+    );
+    // Two tasks on the same instance: one waits for the other.
+    assert_eq!(
+        r.series(Metric::Wait, "i_rwsem/write/shared")
+            .unwrap()
+            .hist
+            .max(),
+        MS
+    );
+    // Counters are per lock class, as in /proc/lock_stat: 4 own + 2 shared
+    // acquisitions, one contention, and no per-instance subjects.
+    assert_eq!(r.counter("i_rwsem/write_acquisitions"), Some(6));
+    assert_eq!(r.counter("i_rwsem/write_contentions"), Some(1));
+    assert!(
+        r.counters.iter().all(|c| !c.subject.contains('[')),
+        "{:?}",
+        r.counters
+    );
+}
+
+#[test]
+fn params_set_repeat_counts_and_can_be_overridden() {
+    let mut src = Source::new("f.toml", FAMILY);
+    src.sets = vec!["params.nodes=5".into()];
+    let file = ScenarioFile::new(src).unwrap();
+    let l = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &l.doc, &file.base).unwrap();
+    let mut w = experiments::world::World::new(&c, 1, 0, Default::default());
+    w.run(&mut |_| {}).unwrap();
+    assert_eq!(
+        w.result()
+            .series(Metric::Hold, "i_rwsem/write/own")
+            .unwrap()
+            .hist
+            .max(),
+        5 * MS
+    );
+}
+
+#[test]
+fn family_misuse_is_an_error() {
+    for (from, to, needle) in [
+        (
+            "down_write i_rwsem[0]",
+            "down_write i_rwsem",
+            "is a family of 4 locks",
+        ),
+        (
+            "down_write i_rwsem[0]",
+            "down_write i_rwsem[7]",
+            "has 4 instances",
+        ),
+        (
+            "[tasks.own]\ncount = 4",
+            "[tasks.own]\ncount = 5",
+            "`self` takes 5 values",
+        ),
+        ("repeat $nodes", "repeat $edges", "no parameter `edges`"),
+    ] {
+        let e = compile_error("f.toml", &FAMILY.replacen(from, to, 1));
+        assert!(e.contains(needle), "{e}");
+    }
+}
+
+const KEYED: &str = r#"
+[scenario]
+name = "keyed"
+duration = "1s"
+[locks.m]
+kind = "mutex"
+instances = 4
+[tasks.a]
+count = 2
+program = ["KEY", "mutex_lock m[self]", "cpu 1ms", "mutex_unlock m[self]"]
+"#;
+
+/// Contentions of the two tasks of `KEYED` with its `key` step set to `key`.
+fn keyed_contentions(key: &str) -> u64 {
+    run_text(&KEYED.replace("KEY", key), 1)
+        .counter("m/contentions")
+        .unwrap()
+}
+
+#[test]
+fn a_key_step_sets_the_instance_self_names() {
+    // By default `self` is the task's index: two tasks, two mutexes.
+    assert_eq!(keyed_contentions("cpu 0ns"), 0);
+    // `key 3` puts both on m[3]: one waits.
+    assert_eq!(keyed_contentions("key 3"), 1);
+    // `key next 1 3` hands out 1 then 2: each task its own cgroup.
+    assert_eq!(keyed_contentions("key next 1 3"), 0);
+    // `key next 2 3` has one value: both on m[2].
+    assert_eq!(keyed_contentions("key next 2 3"), 1);
+    // `key random 1 2` can only draw 1.
+    assert_eq!(keyed_contentions("key random 1 2"), 1);
+}
+
+#[test]
+fn key_random_spreads_tasks_over_its_range() {
+    // Four tasks, 100 rounds each, every round on a random one of the four
+    // mutexes. With their own mutex (`self`) they never collide; with a
+    // random one they collide, about 1 - (3/4)^3 = 58% of the time, but
+    // the draws differ between tasks, so not always.
+    let text = KEYED
+        .replace("count = 2", "count = 4")
+        .replace("\"KEY\", \"mutex_lock m[self]\", \"cpu 1ms\", \"mutex_unlock m[self]\"",
+            "\"repeat 100\", \"  KEY\", \"  mutex_lock m[self]\", \"  cpu 1ms\", \"  mutex_unlock m[self]\", \"  sleep 1ms\", \"end\"");
+    assert!(text.contains("repeat 100"), "{text}");
+    let contentions = |key: &str, seed| {
+        run_text(&text.replace("KEY", key), seed)
+            .counter("m/contentions")
+            .unwrap()
+    };
+    assert_eq!(contentions("cpu 0ns", 1), 0);
+    let a = contentions("key random 0 4", 1);
+    assert!((100..300).contains(&a), "{a}");
+    let seeds: Vec<u64> = (1..6).map(|s| contentions("key random 0 4", s)).collect();
+    assert!(
+        seeds.iter().any(|&x| x != a),
+        "the draws come from the seed: {seeds:?}"
+    );
+    assert_eq!(a, contentions("key random 0 4", 1), "same seed, same draws");
+}
+
+#[test]
+fn key_misuse_is_an_error() {
+    for (key, needle) in [
+        (
+            "key next 0 5",
+            "`self` takes 5 values here but `m` has 4 instances",
+        ),
+        ("key 3 1", "expected `key N`"),
+        ("key next 3 3", "must be non-empty"),
+        ("key random 0 $cgroups", "no parameter `cgroups`"),
+        ("key sometimes", "not a whole number"),
+    ] {
+        let e = compile_error("k.toml", &KEYED.replace("KEY", key));
+        assert!(e.contains(needle), "{key}: {e}");
+        assert!(e.contains("k.toml:"), "{e}");
+    }
+}

@@ -1,0 +1,372 @@
+//! Limits that stop a runaway or oversized scenario with a message, and
+//! outputs that survive an interrupted run.
+
+
+use crate::common::{convoy, convoy_status};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const SMALL: &str = r#"
+[scenario]
+name = "small"
+duration = "1s"
+[locks.m]
+kind = "mutex"
+[tasks.a]
+count = 2
+program = ["loop", "  mutex_lock m", "  cpu 1us", "  mutex_unlock m", "  sleep 10us", "end"]
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    std::fs::write(dir.join(name), text).unwrap();
+    name.to_string()
+}
+
+/// Runs `convoy ARGS`, which must fail with status 2 and say `needle`;
+/// nothing may be written to `out`.
+fn refused(dir: &Path, args: &[&str], needle: &str) {
+    let o = convoy_status(args, dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!dir.join("out").exists(), "{args:?} wrote output");
+}
+
+#[test]
+fn a_duration_over_the_simulated_time_limit_is_refused_before_running() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "s.toml", SMALL);
+    let args = [
+        "run",
+        &f,
+        "--duration",
+        "10s",
+        "--max-sim-time",
+        "5s",
+        "--out",
+        "out",
+    ];
+    refused(
+        d.path(),
+        &args,
+        "simulated duration is 10s, over the limit of 5s",
+    );
+    // The default limit is a year of simulated time (in 1000 windows).
+    let long = [
+        "run",
+        &f,
+        "--duration",
+        "40000000s",
+        "--set",
+        "scenario.window=40000s",
+        "--out",
+        "out",
+    ];
+    refused(d.path(), &long, "--max-sim-time");
+}
+
+#[test]
+fn a_world_over_the_memory_limit_is_refused_before_it_is_allocated() {
+    let d = tempfile::tempdir().unwrap();
+    let big = SMALL.replace("count = 2", "count = 500000");
+    let f = write(d.path(), "big.toml", &big);
+    let args = ["run", &f, "--max-memory", "16MiB", "--out", "out"];
+    refused(d.path(), &args, "estimated memory is");
+    refused(
+        d.path(),
+        &["run", &f, "--max-memory", "lots", "--out", "out"],
+        "--max-memory lots",
+    );
+}
+
+#[test]
+fn counts_beyond_what_a_run_can_hold_are_errors_not_allocations() {
+    let d = tempfile::tempdir().unwrap();
+    // 4e9 work items: more than the event queue's slots.
+    let items = format!(
+        "{SMALL}\n[workqueues.w]\nkind = \"percpu\"\n[works.x]\ninstances = 4000000000\nprogram = [\"cpu 1us\"]\n"
+    );
+    let f = write(d.path(), "items.toml", &items);
+    refused(
+        d.path(),
+        &["run", &f, "--out", "out"],
+        "4000000000 work items",
+    );
+    // Eight families of a million locks each.
+    let mut families = SMALL.to_string();
+    for i in 0..8 {
+        families.push_str(&format!(
+            "\n[locks.f{i}]\nkind = \"mutex\"\ninstances = 1048576\n"
+        ));
+    }
+    let f = write(d.path(), "locks.toml", &families);
+    refused(d.path(), &["run", &f, "--out", "out"], "locks in all");
+}
+
+#[test]
+#[cfg(unix)]
+fn an_endless_data_file_is_an_error_not_an_endless_read() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{SMALL}\n[dists.d]\ndist = \"empirical\"\nfile = \"/dev/zero\"\nformat = \"samples\"\n"
+    );
+    let f = write(d.path(), "zero.toml", &text);
+    refused(
+        d.path(),
+        &["run", &f, "--out", "out"],
+        "larger than 256 MiB",
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn a_run_killed_midway_leaves_the_previous_complete_result() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "s.toml", SMALL);
+    convoy(&["run", &f, "--out", "out", "--histograms", "0"], d.path());
+    let files = ["summary.csv", "hist.csv", "windows.csv", "manifest.json"];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|n| std::fs::read(d.path().join("out").join(n)).unwrap())
+        .collect();
+    // A long run into the same directory, killed (SIGKILL) while it runs.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .args(["run", &f, "--duration", "100000s", "--out", "out"])
+        .current_dir(d.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for (n, old) in files.iter().zip(&before) {
+        let now = std::fs::read(d.path().join("out").join(n)).unwrap();
+        assert!(&now == old, "{n} changed");
+    }
+    // No temporary file is left beside them under a result's name.
+    for e in std::fs::read_dir(d.path().join("out")).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        assert!(!name.ends_with(".tmp") || name.starts_with('.'), "{name}");
+    }
+}
+
+#[test]
+fn too_many_tasks_for_max_tasks_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "s.toml", SMALL);
+    let args = ["run", &f, "--max-tasks", "1", "--out", "out"];
+    refused(
+        d.path(),
+        &args,
+        "tasks, kworkers and work items is 2, over the limit of 1",
+    );
+}
+
+#[test]
+fn a_zero_time_livelock_names_the_task_its_step_and_the_locks_it_holds() {
+    // A repeat with no delay in its body passes the static check (only
+    // loops must advance time) and spins at one instant holding m; the
+    // run stops at the step limit and says who, where and what it holds,
+    // as a hung-task report would.
+    use experiments::scenario::{compile, ScenarioFile, Source};
+    use experiments::world::{Limits, RunError, World};
+    let text = r#"
+[scenario]
+name = "spin"
+duration = "1s"
+[locks.m]
+kind = "mutex"
+[tasks.poller]
+count = 1
+program = ["mutex_lock m", "repeat 1000000000", "  count polls", "end", "mutex_unlock m"]
+"#;
+    let file = ScenarioFile::new(Source::new("spin.toml", text)).unwrap();
+    let l = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &l.doc, &file.base).unwrap();
+    let limits = Limits {
+        max_steps_per_instant: 10_000,
+        ..Limits::default()
+    };
+    let e = World::new(&c, 1, 0, limits).run(&mut |_| {}).unwrap_err();
+    assert!(matches!(e, RunError::Livelock { .. }), "{e:?}");
+    let msg = e.to_string();
+    for needle in [
+        "livelock: task poller[0]",
+        "spin.toml:9",
+        "holding m (lock)",
+        "t=0ns",
+    ] {
+        assert!(msg.contains(needle), "{needle}: {msg}");
+    }
+}
+
+#[test]
+fn a_work_item_that_queues_itself_at_one_instant_is_a_livelock_not_a_hang() {
+    // Each kworker's own steps stay few; it is the events, handed from
+    // kworker to kworker at t=0, that never end.
+    use experiments::scenario::{compile, ScenarioFile, Source};
+    use experiments::world::{Limits, RunError, World};
+    let text = r#"
+[scenario]
+name = "requeue"
+duration = "100ms"
+cpus = 2
+[workqueues.w]
+kind = "unbound"
+[works.x]
+program = ["queue_work w x[0]"]
+[tasks.a]
+count = 1
+program = ["queue_work w x[0]", "sleep 50ms"]
+"#;
+    let file = ScenarioFile::new(Source::new("requeue.toml", text)).unwrap();
+    let l = file.load(&file.base).unwrap();
+    let c = compile(&file.source, &l.doc, &file.base).unwrap();
+    let limits = Limits {
+        max_steps_per_instant: 10_000,
+        ..Limits::default()
+    };
+    let e = World::new(&c, 1, 0, limits).run(&mut |_| {}).unwrap_err();
+    assert!(matches!(e, RunError::InstantLivelock { .. }), "{e:?}");
+    let msg = e.to_string();
+    for needle in [
+        "livelock: more than 10000 events at t=0ns",
+        "requeue.toml:9",
+        "a work item that queues itself",
+    ] {
+        assert!(msg.contains(needle), "{needle}: {msg}");
+    }
+}
+
+#[test]
+fn input_that_would_fill_memory_is_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    // A file that never ends, as a scenario and as a library.
+    refused(dir, &["run", "/dev/zero"], "larger than 16 MiB");
+    let inc = write(
+        dir,
+        "inc.toml",
+        &SMALL.replace(
+            "duration = \"1s\"",
+            "duration = \"1s\"\ninclude = [\"/dev/zero\"]",
+        ),
+    );
+    refused(dir, &["run", &inc], "larger than 16 MiB");
+    // Operations that each call the next twice: 2^41 steps inlined.
+    let mut text = String::from(
+        "[scenario]\nname = \"e\"\nduration = \"1s\"\n[tasks.a]\ncount = 1\nprogram = [\"call o0\", \"sleep 1ms\"]\n",
+    );
+    for n in 0..41 {
+        text += &format!(
+            "[ops.o{n}]\nsteps = [\"call o{}\", \"call o{}\"]\n",
+            n + 1,
+            n + 1
+        );
+    }
+    text += "[ops.o41]\nsteps = [\"count x\"]\n";
+    let exp = write(dir, "exp.toml", &text);
+    refused(dir, &["run", &exp], "expands to more than 4000000 steps");
+    // A bin per 1 ms window for 1000 s is 48 MB a series: over 100 MiB.
+    let win = write(
+        dir,
+        "win.toml",
+        &(SMALL.replace("duration = \"1s\"", "duration = \"1000s\"\nwindow = \"1ms\"")
+            + "[tasks.b]\ncount = 1\nprogram = [\"loop\", \"  mutex_lock m\", \"  cpu 1us\", \"  mutex_unlock m\", \"  sleep 10us\", \"end\"]\n"),
+    );
+    refused(
+        dir,
+        &["run", &win, "--max-memory", "100MiB"],
+        "estimated memory",
+    );
+    // Replications past the most one command runs.
+    refused(
+        dir,
+        &["run", "writer-parks-readers", "--reps", "4294967296"],
+        "not in 0..=100000",
+    );
+}
+
+#[test]
+fn names_that_are_not_file_names_or_repeat_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let up = write(
+        dir,
+        "up.toml",
+        &SMALL.replace("name = \"small\"", "name = \"../../x\""),
+    );
+    refused(
+        dir,
+        &["run", &up],
+        "field `scenario.name`: `../../x` cannot name output files",
+    );
+    refused(
+        dir,
+        &["run", "writer-parks-readers", "--set", "scenario.name=a/b"],
+        "--set scenario.name=a/b: field `scenario.name`: `a/b` cannot name output files",
+    );
+    let v = SMALL.replace("name = \"small\"", "name = \"small\"\nvariants = VS")
+        + "[variants.\"a/../../b\"]\n";
+    let slash = write(dir, "slash.toml", &v.replace("VS", "[\"base\"]"));
+    refused(dir, &["run", &slash], "field `variants.a/../../b`");
+    let none = write(
+        dir,
+        "none.toml",
+        &SMALL.replace("name = \"small\"", "name = \"small\"\nvariants = []"),
+    );
+    refused(dir, &["run", &none], "an empty list runs nothing");
+    let twice = write(
+        dir,
+        "twice.toml",
+        &SMALL.replace(
+            "name = \"small\"",
+            "name = \"small\"\nvariants = [\"base\", \"base\"]",
+        ),
+    );
+    refused(dir, &["run", &twice], "`base` is listed twice");
+    refused(
+        dir,
+        &[
+            "run",
+            "writer-parks-readers",
+            "--variant",
+            "base",
+            "--variant",
+            "base",
+        ],
+        "given twice",
+    );
+    // A trace that cannot be written stops the run before its results.
+    refused(
+        dir,
+        &[
+            "run",
+            "writer-parks-readers",
+            "--duration",
+            "10ms",
+            "--trace",
+            ".",
+        ],
+        "not a file name",
+    );
+    // A run that fails leaves no directory for its trace behind.
+    refused(
+        dir,
+        &[
+            "run",
+            "writer-parks-readers",
+            "--duration",
+            "10ms",
+            "--max-events",
+            "10",
+            "--trace",
+            "traces/t.json",
+        ],
+        "the event limit",
+    );
+    assert!(!dir.join("traces").exists());
+}

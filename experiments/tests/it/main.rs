@@ -1,0 +1,28 @@
+//! The integration tests of `experiments`, in one test binary (one link of
+//! the library instead of one per file). Each module is named after the
+//! behaviour it checks.
+
+mod bad_input;
+mod blame;
+mod builtin_snapshots;
+mod case1_rmdir_cost;
+mod case2_pidlist_flush;
+mod case3_inode_alloc;
+mod case4_revalidate;
+mod check;
+mod cli;
+mod common;
+mod cpu_model;
+mod edges;
+mod error_catalogue;
+mod families_params;
+mod fuzz_inputs;
+mod kernfs_library;
+mod limits;
+mod linux_locks;
+mod memcg_oom;
+mod queueing_theory;
+mod sweep;
+mod trace;
+mod workqueue_flush;
+mod world_semantics;

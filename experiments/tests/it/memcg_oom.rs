@@ -1,0 +1,471 @@
+//! memcg reclaim and OOM inside the world (R45-R49): a charge under a lock
+//! holds the lock through reclaim; an OOM victim blocked on a lock delays
+//! the OOM's resolution until it can exit, or until the reaper frees it.
+
+
+use crate::common::run_text;
+use output::Metric;
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn convoy_recipe_with_real_reclaim_under_kernfs_rwsem() {
+    // A lookup charges an inode to a full memcg while holding kernfs_rwsem
+    // for read (R49, R51); one direct-reclaim attempt of 50 ms frees a batch.
+    let r = run_text(crate::common::RECLAIM_CHAIN, 1);
+    // One reclaim attempt of 50 ms with the read lock held; the writer
+    // waits for it, the walkers park behind the writer.
+    assert_eq!(
+        r.series(Metric::Hold, "kernfs_rwsem/read/lookup")
+            .unwrap()
+            .hist
+            .max(),
+        50 * MS
+    );
+    assert_eq!(
+        r.series(Metric::Wait, "kernfs_rwsem/write/mkdir")
+            .unwrap()
+            .hist
+            .max(),
+        49 * MS
+    );
+    let w = &r
+        .series(Metric::Wait, "kernfs_rwsem/read/walkers")
+        .unwrap()
+        .hist;
+    assert_eq!(
+        (w.count(), w.min(), w.max()),
+        (4, 48 * MS + 20_000, 48 * MS + 20_000)
+    );
+    assert_eq!(r.counter("memcg/full/reclaims"), Some(1));
+    assert_eq!(r.counter("memcg/full/reclaim_ns"), Some(50 * MS));
+    assert_eq!(r.counter("kernfs_rwsem/reader_batches"), Some(1));
+}
+
+/// A full memcg whose reclaim never frees anything: a charger goes through
+/// 16 reclaim attempts (1 ms each), then the OOM killer kills `victim`,
+/// which holds 1000 pages. `victim` first waits on a mutex that `holder`
+/// keeps for `HOLD`.
+fn oom_scenario(hold: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "oom"
+duration = "10s"
+[memcg.box]
+max = "1000 pages"
+reclaim = "1ms"
+reclaim_success = 0.0
+oom_victims = ["victim"]
+[locks.m]
+kind = "mutex"
+[tasks.victim]
+count = 1
+program = ["charge box 1000 pages", "sleep 1ms", "mutex_lock m", "mutex_unlock m", "sleep 100s"]
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "sleep {hold}", "mutex_unlock m"]
+[tasks.charger]
+count = 1
+program = ["sleep 5ms", "span_begin alloc", "charge box 1 page", "span_end alloc"]
+"#
+    )
+}
+
+#[test]
+fn an_oom_victim_blocked_on_a_lock_delays_the_oom_resolution() {
+    // The charger starts at 5 ms: 16 failed reclaims (16 ms), then the OOM
+    // kills the victim at 21 ms. Blocked on the mutex (D state), the victim
+    // cannot exit until the holder releases at 300 ms; until then every
+    // OOM pass of the charger finds the victim pending and kills nobody.
+    let r = run_text(&oom_scenario("300ms"), 1);
+    let alloc = r.series(Metric::Span, "alloc/charger").unwrap().hist.max();
+    assert!((295 * MS..300 * MS).contains(&alloc), "alloc took {alloc}");
+    assert_eq!(r.counter("memcg/box/oom_kills"), Some(1));
+    assert_eq!(r.counter("memcg/box/oom_exits"), Some(1));
+    assert_eq!(r.counter("memcg/box/oom_reaps"), Some(0));
+    assert!(
+        r.counter("memcg/box/oom_aborts").unwrap() > 10,
+        "chargers looped without a new kill"
+    );
+    // The victim got the mutex at 300 ms and exited with it, releasing it.
+    assert_eq!(r.counter("m/acquisitions"), Some(2));
+}
+
+#[test]
+fn the_oom_reaper_frees_a_blocked_victim_after_two_seconds() {
+    // The holder keeps the mutex 5 s: the reaper frees the victim's memory
+    // when its timer fires, and the charge completes then. The timer is
+    // armed at the kill, 21 ms (jiffy 5 at HZ 250), for OOM_REAPER_DELAY =
+    // 500 jiffies: level 1 of the timer wheel, 8-jiffy buckets, so it
+    // fires at jiffy 512, 2.048 s, not at 2.021 s.
+    let r = run_text(&oom_scenario("5s"), 1);
+    let alloc = r.series(Metric::Span, "alloc/charger").unwrap().hist.max();
+    assert!(
+        (2_041 * MS..2_046 * MS).contains(&alloc),
+        "alloc took {alloc}"
+    );
+    assert_eq!(r.counter("memcg/box/oom_reaps"), Some(1));
+    assert_eq!(r.counter("memcg/box/oom_kills"), Some(1));
+}
+
+#[test]
+fn an_unblocked_victim_exits_at_once() {
+    // No holder: the victim sleeps (killable), so it exits at the kill.
+    let text =
+        oom_scenario("300ms").replace("[tasks.holder]\ncount = 1", "[tasks.holder]\ncount = 0");
+    let r = run_text(&text, 1);
+    let alloc = r.series(Metric::Span, "alloc/charger").unwrap().hist.max();
+    // 18 failed reclaims (18 ms: the first, the drain's `goto retry`, 16
+    // retries), the kill; the charge loop retries at once (goto retry),
+    // before the victim has run, so one more reclaim attempt (1 ms) passes
+    // before the freed memory is there.
+    assert_eq!(alloc, 19 * MS);
+    assert_eq!(r.counter("memcg/box/oom_exits"), Some(1));
+}
+
+#[test]
+fn r48_memory_high_throttles_inside_the_charge_with_the_kernel_penalty() {
+    // 10% over high with 128 pages of debt (> one batch): the charge itself
+    // sleeps the penalty (R48), locks held; at HZ 250 a jiffy is 4 ms.
+    let text = r#"
+[scenario]
+name = "high"
+duration = "10s"
+[memcg.box]
+max = "1000000 pages"
+high = "100000 pages"
+initial = "110000 pages"
+[tasks.t]
+count = 1
+program = ["span_begin alloc", "charge box 128 pages", "span_end alloc"]
+"#;
+    let r = run_text(text, 1);
+    let jiffies = models::memcg::high_penalty_jiffies(110_128, 100_000, 128, 250);
+    assert!(jiffies > 250 && jiffies < 500, "{jiffies}");
+    // schedule_timeout_killable's timer: 63..503 jiffies out is level 1
+    // of the timer wheel, so it fires at the next multiple of 8 jiffies
+    // strictly above jiffies + penalty.
+    let fires = (jiffies / 8 + 1) * 8;
+    assert_eq!(models::timer::bucket_expiry(jiffies, 0, 250), fires);
+    assert_eq!(
+        r.series(Metric::Span, "alloc/t").unwrap().hist.max(),
+        fires * 4 * MS
+    );
+    assert_eq!(r.counter("memcg/box/high_throttles"), Some(1));
+    assert_eq!(r.counter("memcg/box/throttle_ns"), Some(fires * 4 * MS));
+}
+
+#[test]
+fn background_release_ends_a_reclaim_loop_that_makes_no_progress() {
+    // Reclaim never frees (reclaim_success 0), but 3200 pages/s leave in
+    // the background (32 every 10 ms): the charge goes through at the first
+    // attempt that ends after the first release, at 10 ms.
+    let text = r#"
+[scenario]
+name = "release"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+initial = "1000 pages"
+reclaim = "5ms"
+reclaim_success = 0.0
+release_rate = 3200.0
+[tasks.t]
+count = 1
+program = ["span_begin alloc", "charge box 1 page", "span_end alloc"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Span, "alloc/t").unwrap().hist.max(),
+        10 * MS
+    );
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(2));
+}
+
+#[test]
+fn the_oom_killer_never_picks_a_kworker() {
+    // A work item charges 900 pages of a 1000-page memcg and keeps them;
+    // `user` charges 50. The charger's 100 pages fail every reclaim, and
+    // the OOM killer (R46) must pick among the memcg's tasks: kernel
+    // threads are unkillable (oom_unkillable_task), so it kills `user`
+    // though the kworker holds more.
+    let text = r#"
+[scenario]
+name = "oom-kworker"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+reclaim = "1ms"
+reclaim_success = 0.0
+[workqueues.wq]
+kind = "percpu"
+[works.w]
+program = ["charge box 900 pages", "sleep 200ms", "span_begin kw", "sleep 1ms", "span_end kw"]
+[tasks.q]
+count = 1
+program = ["queue_work wq w[0]", "sleep 100s"]
+[tasks.user]
+count = 1
+program = ["sleep 1ms", "charge box 50 pages", "span_begin alive", "sleep 100s", "span_end alive"]
+[tasks.charger]
+count = 1
+program = ["sleep 5ms", "span_begin alloc", "charge box 100 pages", "span_end alloc", "sleep 100s"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(r.counter("memcg/box/oom_exits"), Some(1));
+    let kw = r.series(Metric::Span, "kw/w").map(|s| s.hist.count());
+    assert_eq!(kw, Some(1), "the kworker lived on");
+    let alloc = &r.series(Metric::Span, "alloc/charger").unwrap().hist;
+    assert_eq!(
+        alloc.count(),
+        1,
+        "the charge went through once user was gone"
+    );
+}
+
+/// A full memcg whose every reclaim attempt (1 ms) frees a batch; with
+/// chance `kept` the batch is still there when the charger retries, else
+/// the container's other chargers took it first.
+fn taken_scenario(kept: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "taken"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+initial = "1000 pages"
+reclaim = "1ms"
+reclaim_success = 1.0
+reclaim_kept = {kept}
+[tasks.charger]
+count = 1
+program = ["span_begin alloc", "charge box 1 page", "span_end alloc", "sleep 10s"]
+"#
+    )
+}
+
+#[test]
+fn r45_freed_pages_taken_by_other_chargers_loop_the_charge_for_free() {
+    // Kept: the first attempt's batch charges the page.
+    let r = run_text(&taken_scenario("1.0"), 1);
+    assert_eq!(
+        r.series(Metric::Span, "alloc/charger").unwrap().hist.max(),
+        MS
+    );
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(1));
+    assert_eq!(r.counter("memcg/box/free_retries"), Some(0));
+    // Always taken: reclaim makes progress every time, so no retry is
+    // spent and the OOM killer is never asked; the charge loops, one
+    // attempt a millisecond, to the end of the run (R45).
+    let r = run_text(&taken_scenario("0.0"), 1);
+    assert!(r
+        .series(Metric::Span, "alloc/charger")
+        .is_none_or(|s| s.hist.count() == 0));
+    let reclaims = r.counter("memcg/box/reclaims").unwrap();
+    assert!((999..=1000).contains(&reclaims), "{reclaims} attempts");
+    // All but the first and the drain's second are free retries.
+    assert_eq!(r.counter("memcg/box/free_retries"), Some(reclaims - 2));
+    assert_eq!(r.counter("memcg/box/oom_kills"), Some(0));
+    // Kept half the time: the charge ends at the first kept batch, within
+    // a few attempts, never through the OOM killer.
+    let r = run_text(&taken_scenario("0.5"), 1);
+    let alloc = r.series(Metric::Span, "alloc/charger").unwrap().hist.max();
+    assert!((MS..=20 * MS).contains(&alloc), "alloc took {alloc}");
+    assert_eq!(r.counter("memcg/box/oom_kills"), Some(0));
+}
+
+#[test]
+fn reclaim_kept_outside_zero_to_one_names_its_file_line_and_field() {
+    let e = crate::common::compile_error(&taken_scenario("1.5"));
+    assert!(
+        e.contains("t.toml:10:")
+            && e.contains("memcg.box.reclaim_kept")
+            && e.contains("expected a probability between 0 and 1"),
+        "{e}"
+    );
+}
+
+/// A full memcg whose reclaim attempts (10 ms) each free 32 pages, when
+/// (`frees`) they leave its usage; `charger` needs 1 page from t = 0 and
+/// `taker` 32 pages at 6 ms.
+fn midpoint_scenario(frees: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "midpoint"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+initial = "1000 pages"
+reclaim = "10ms"
+reclaim_success = 1.0
+reclaim_pages = 32
+reclaim_frees = "{frees}"
+[tasks.charger]
+count = 1
+program = ["span_begin alloc", "charge box 1 page", "span_end alloc", "sleep 10s"]
+[tasks.taker]
+count = 1
+program = ["sleep 6ms", "span_begin take", "charge box 32 pages", "span_end take", "sleep 10s"]
+"#
+    )
+}
+
+#[test]
+fn r45_pages_freed_during_an_attempt_go_to_the_first_charger() {
+    // At the end: the charger's batch is there at its retry (10 ms); the
+    // taker, finding the memcg full at 6 ms, reclaims for itself until 16 ms.
+    let r = run_text(&midpoint_scenario("at_end"), 1);
+    let span = |name: &str| r.series(Metric::Span, name).unwrap().hist.max();
+    assert_eq!(
+        (span("alloc/charger"), span("take/taker")),
+        (10 * MS, 10 * MS)
+    );
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(2));
+    assert_eq!(r.counter("memcg/box/free_retries"), Some(0));
+    // During: the batch comes back at 5 ms and the taker charges it at 6 ms
+    // without reclaim. The charger's retry at 10 ms finds no margin: its
+    // first failure drains the stocks and reclaims again (R45), and that
+    // second attempt's batch (back at 15 ms) it charges at 20 ms.
+    let r = run_text(&midpoint_scenario("during"), 1);
+    let span = |name: &str| r.series(Metric::Span, name).unwrap().hist.max();
+    assert_eq!((span("alloc/charger"), span("take/taker")), (20 * MS, 0));
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(2));
+    assert_eq!(r.counter("memcg/box/free_retries"), Some(0));
+}
+
+#[test]
+fn reclaim_frees_names_its_values_and_refuses_reclaim_kept_below_one() {
+    let e = crate::common::compile_error(&midpoint_scenario("later"));
+    assert!(
+        e.contains("t.toml:11:")
+            && e.contains("memcg.box.reclaim_frees")
+            && e.contains("expected `at_end` or `during`, not `later`"),
+        "{e}"
+    );
+    let text = midpoint_scenario("during").replace(
+        "reclaim_pages = 32",
+        "reclaim_pages = 32\nreclaim_kept = 0.5",
+    );
+    let e = crate::common::compile_error(&text);
+    assert!(
+        e.contains("t.toml:11:")
+            && e.contains("memcg.box.reclaim_kept")
+            && e.contains("must stay 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn r45_a_charge_that_cannot_block_takes_freed_pages_without_reclaim() {
+    // The taker's allocation cannot block (GFP_NOWAIT): at 6 ms it takes
+    // the charger's batch, back since 5 ms, at once. Charging the same at
+    // 2 ms, before the batch is back, it fails at once (-ENOMEM), and the
+    // charger's retry at 10 ms finds its pages.
+    let text = midpoint_scenario("during").replace("32 pages\"", "32 pages nowait\"");
+    let r = run_text(&text, 1);
+    let span =
+        |r: &output::VariantResult, name: &str| r.series(Metric::Span, name).unwrap().hist.max();
+    assert_eq!(
+        (span(&r, "alloc/charger"), span(&r, "take/taker")),
+        (20 * MS, 0)
+    );
+    assert_eq!(r.counter("memcg/box/nomem"), Some(0));
+    let r = run_text(&text.replace("sleep 6ms", "sleep 2ms"), 1);
+    assert_eq!(
+        (span(&r, "alloc/charger"), span(&r, "take/taker")),
+        (10 * MS, 0)
+    );
+    assert_eq!(r.counter("memcg/box/nomem"), Some(1));
+    assert_eq!(r.counter("memcg/box/reclaims"), Some(1));
+}
+
+#[test]
+fn a_charge_s_last_word_names_its_gfp_flags() {
+    let text = midpoint_scenario("at_end").replace("32 pages\"", "32 pages sometimes\"");
+    let e = crate::common::compile_error(&text);
+    assert!(
+        e.contains("t.toml:17:")
+            && e.contains("`charge box 32 pages sometimes`: unknown unit `pages sometimes`")
+            && e.contains("a charge may end with its GFP flags: kernel, nowait, atomic"),
+        "{e}"
+    );
+    for word in [
+        "kernel",
+        "nowait",
+        "atomic",
+        "nofail",
+        "noretry",
+        "retry_mayfail",
+    ] {
+        let text = midpoint_scenario("at_end").replace("32 pages\"", &format!("32 pages {word}\""));
+        run_text(&text, 1);
+    }
+}
+
+#[test]
+fn page_amounts_past_4_pib_are_refused_so_usage_cannot_wrap() {
+    // The largest u64 of pages as a limit and a charge: usage would wrap
+    // past 2^64 and charges would succeed again.
+    let text = r#"
+[scenario]
+name = "huge"
+duration = "1s"
+[memcg.box]
+max = "MAX"
+[tasks.t]
+count = 1
+program = ["charge box CHARGE", "sleep 1ms"]
+"#;
+    for (max, charge, field) in [
+        ("18446744073709551615 pages", "1 page", "memcg.box.max"),
+        (
+            "1000 pages",
+            "18446744073709551615 pages",
+            "tasks.t.program",
+        ),
+    ] {
+        let e = crate::common::compile_error(&text.replace("MAX", max).replace("CHARGE", charge));
+        assert!(
+            e.contains("is too large; at most 1099511627776 pages (4 PiB)") && e.contains(field),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn r46_a_victim_killed_holding_a_mutex_counts_that_hold() {
+    // `v` charges a full memcg whose reclaim never frees, holding `m`:
+    // 18 failed 1 ms attempts (R45: the first, the drain's, 16 retries),
+    // then the OOM kill (R46). It exits, releasing `m` as the syscall
+    // unwinds; that hold is the stall's cause and is counted like any.
+    let text = r#"
+[scenario]
+name = "killed-holder"
+duration = "1s"
+cpus = 4
+[locks.m]
+kind = "mutex"
+[memcg.g]
+max = "64 pages"
+initial = "64 pages"
+reclaim = "1ms"
+reclaim_success = 0.0
+oom_victims = ["v"]
+[tasks.v]
+count = 1
+program = ["mutex_lock m", "charge g 1 page", "cpu 10us", "mutex_unlock m", "sleep 2s"]
+[tasks.o]
+count = 1
+program = ["sleep 100us", "mutex_lock m", "cpu 10us", "mutex_unlock m", "sleep 2s"]
+"#;
+    let r = run_text(text, 1);
+    let hold = &r.series(Metric::Hold, "m/lock/v").unwrap().hist;
+    assert_eq!((hold.count(), hold.max()), (1, 18 * MS));
+    let wait = r.series(Metric::Wait, "m/lock/o").unwrap().hist.max();
+    assert_eq!(wait, 18 * MS - 100_000);
+    assert_eq!(r.counter("memcg/g/reclaims"), Some(18));
+    assert_eq!(r.counter("memcg/g/oom_kills"), Some(1));
+}

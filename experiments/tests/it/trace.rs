@@ -1,0 +1,470 @@
+//! `convoy run --trace`: Chrome trace event JSON of one run.
+
+
+use crate::common::{convoy, convoy_status};
+use serde_json::Value;
+
+const HANDOFF: &str = r#"
+[scenario]
+name = "handoff"
+duration = "10ms"
+cpus = 2
+[locks.m]
+kind = "mutex"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "span_begin nap", "sleep 1ms", "span_end nap", "mutex_unlock m", "sleep 100ms"]
+[tasks.waiter]
+count = 1
+program = ["sleep 100us", "mutex_lock m", "cpu 50us", "mutex_unlock m", "sleep 100ms"]
+"#;
+
+fn trace_of(args: &[&str]) -> (Value, Vec<u8>) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.toml"), HANDOFF).unwrap();
+    let mut all = vec!["run", "h.toml", "--out", "out", "--trace", "t/h.json"];
+    all.extend_from_slice(args);
+    convoy(&all, d.path());
+    let bytes = std::fs::read(d.path().join("t/h.json")).unwrap();
+    (serde_json::from_slice(&bytes).unwrap(), bytes)
+}
+
+/// The trace of a whole run of scenario `text`.
+fn trace_of_scenario(text: &str) -> Value {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("s.toml"), text).unwrap();
+    convoy(
+        &["run", "s.toml", "--out", "out", "--trace", "t.json"],
+        d.path(),
+    );
+    serde_json::from_slice(&std::fs::read(d.path().join("t.json")).unwrap()).unwrap()
+}
+
+fn events(v: &Value) -> &Vec<Value> {
+    v["traceEvents"].as_array().unwrap()
+}
+
+/// The slices named `name` on the track of task `task` (e.g. `q[0]`).
+fn slices_of<'a>(v: &'a Value, task: &str, name: &str) -> Vec<&'a Value> {
+    let tid = &events(v)
+        .iter()
+        .find(|e| e["ph"] == "M" && e["args"]["name"] == task)
+        .unwrap_or_else(|| panic!("no track {task}"))["tid"];
+    events(v)
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == name && e["tid"] == *tid)
+        .collect()
+}
+
+/// The lock queue counter's samples: (time in us, waiters).
+fn queue_counts(v: &Value) -> Vec<(f64, u64)> {
+    events(v)
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| {
+            (
+                e["ts"].as_f64().unwrap(),
+                e["args"]["waiters"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The CPU a slice says it ran or waited on (`args.cpu`).
+fn cpu_of(e: &Value) -> u64 {
+    e["args"]["cpu"].as_u64().expect("args.cpu")
+}
+
+fn slice<'a>(v: &'a Value, name: &str) -> &'a Value {
+    events(v)
+        .iter()
+        .find(|e| e["ph"] == "X" && e["name"] == name)
+        .unwrap_or_else(|| panic!("no slice {name}"))
+}
+
+#[test]
+fn a_handoff_shows_the_hold_the_wait_the_wakeup_and_the_queue() {
+    let (v, bytes) = trace_of(&[]);
+    // Every event has the fields the format requires; slices a duration.
+    for e in events(&v) {
+        for k in ["name", "ph", "ts", "pid", "tid"] {
+            assert!(!e[k].is_null(), "{k} missing in {e}");
+        }
+        if e["ph"] == "X" {
+            assert!(e["dur"].as_f64().unwrap() >= 0.0, "{e}");
+        }
+    }
+    // Tracks are named after the tasks.
+    let names: Vec<&str> = events(&v)
+        .iter()
+        .filter(|e| e["ph"] == "M")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["holder[0]", "waiter[0]"]);
+    // The holder holds m for 1 ms; the waiter waits 0.1 -> 1 ms, then runs.
+    let hold = slice(&v, "hold m (lock)");
+    assert_eq!(
+        (hold["ts"].as_f64(), hold["dur"].as_f64()),
+        (Some(0.0), Some(1000.0))
+    );
+    assert_eq!(hold["tid"], 0);
+    let wait = slice(&v, "wait m (lock)");
+    assert_eq!(
+        (wait["ts"].as_f64(), wait["dur"].as_f64()),
+        (Some(100.0), Some(900.0))
+    );
+    assert_eq!(wait["tid"], 1);
+    assert_eq!(slice(&v, "nap/holder")["dur"].as_f64(), Some(1000.0));
+    assert_eq!(slice(&v, "cpu")["dur"].as_f64(), Some(50.0));
+    // Two CPUs for two tasks: nobody ever waits for one.
+    assert!(
+        !events(&v).iter().any(|e| e["name"] == "runnable"),
+        "{:?}",
+        events(&v)
+    );
+    // One arrow from the unlocking holder to the waiter, at 1 ms.
+    let flows: Vec<&Value> = events(&v).iter().filter(|e| e["cat"] == "wake").collect();
+    assert_eq!(flows.len(), 2);
+    assert_eq!(
+        (&flows[0]["ph"], &flows[0]["tid"]),
+        (&Value::from("s"), &Value::from(0))
+    );
+    assert_eq!(
+        (&flows[1]["ph"], &flows[1]["tid"]),
+        (&Value::from("f"), &Value::from(1))
+    );
+    assert_eq!(flows[0]["id"], flows[1]["id"]);
+    assert_eq!(flows[1]["ts"].as_f64(), Some(1000.0));
+    // m's queue: the waiter sleeps in it from 0.1 ms until it has m.
+    let queue = queue_counts(&v);
+    assert_eq!(queue, [(100.0, 1), (1000.0, 0)]);
+    // The same run gives the same bytes.
+    assert_eq!(trace_of(&[]).1, bytes);
+}
+
+#[test]
+fn time_waiting_for_a_cpu_is_a_runnable_slice() {
+    // One CPU, and the holder burns 200 us after its unlock: the waiter,
+    // woken by that unlock at 1 ms, waits for the CPU until 1.2 ms. (At 0
+    // it queues behind the holder's first steps, which take no time.)
+    let one = HANDOFF.replace("cpus = 2", "cpus = 1").replace(
+        "\"sleep 100ms\"]\n[tasks.waiter]",
+        "\"cpu 200us\", \"sleep 100ms\"]\n[tasks.waiter]",
+    );
+    let v = trace_of_scenario(&one);
+    let runnable: Vec<(f64, f64, u64)> = events(&v)
+        .iter()
+        .filter(|e| e["name"] == "runnable")
+        .map(|e| {
+            (
+                e["ts"].as_f64().unwrap(),
+                e["dur"].as_f64().unwrap(),
+                e["tid"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(runnable, [(1000.0, 200.0, 1)]);
+}
+
+#[test]
+fn a_trace_window_keeps_what_ends_inside_it() {
+    let (v, _) = trace_of(&["--trace-window", "500us..2ms"]);
+    assert!(events(&v).iter().any(|e| e["name"] == "hold m (lock)"));
+    let (v, _) = trace_of(&["--trace-window", "..900us"]);
+    assert!(!events(&v).iter().any(|e| e["name"] == "hold m (lock)"));
+    assert!(events(&v).iter().any(|e| e["name"] == "sleep"));
+}
+
+#[test]
+fn a_bad_trace_window_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.toml"), HANDOFF).unwrap();
+    for (w, needle) in [
+        ("5ms", "expected A..B"),
+        ("2ms..1ms", "empty"),
+        ("1x..", "--trace-window"),
+    ] {
+        let o = convoy_status(
+            &["run", "h.toml", "--trace", "t.json", "--trace-window", w],
+            d.path(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{w}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(needle), "{w}");
+        assert!(!d.path().join("t.json").exists());
+    }
+}
+
+#[test]
+fn results_print_as_lock_stat_perf_lock_and_bpftrace() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.toml"), HANDOFF).unwrap();
+    for (f, needle) in [
+        ("lock_stat", "&m:"),
+        ("perf-lock", "mutex   m"),
+        ("bpftrace", "@wait[m/lock/waiter, base] (ns):"),
+    ] {
+        let o = convoy(&["run", "h.toml", "--out", "out", "--format", f], d.path());
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains(needle), "{f}: {stdout}");
+        let file = std::fs::read_to_string(d.path().join(format!("out/{f}-base.txt"))).unwrap();
+        assert!(file.contains(needle), "{f}: {file}");
+    }
+    // The waiter's one contended wait of 900 us, as lock_stat shows it.
+    let ls = std::fs::read_to_string(d.path().join("out/lock_stat-base.txt")).unwrap();
+    let m: Vec<&str> = ls
+        .lines()
+        .find(|l| l.contains("&m:"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        &m[1..8],
+        ["0", "1", "900.00", "900.00", "900.00", "900.00", "0"]
+    );
+    let o = convoy_status(&["run", "h.toml", "--format", "dtrace"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bpftrace, perf-lock, lock_stat"));
+}
+
+#[test]
+fn a_kworker_waiting_for_its_cpu_is_a_runnable_slice() {
+    // One CPU: q queues the item at 0 and burns 200 us; the kworker,
+    // bound to that CPU, waits for it until q sleeps.
+    let text = r#"
+[scenario]
+name = "kw"
+duration = "10ms"
+cpus = 1
+[workqueues.wq]
+kind = "percpu"
+max_active = 1
+[works.w]
+instances = 1
+program = ["cpu 10us"]
+[tasks.q]
+count = 1
+program = ["queue_work wq w[0]", "cpu 200us", "sleep 100ms"]
+"#;
+    let v = trace_of_scenario(text);
+    // Each slice names the CPU: the kworker waited for CPU 0, which q ran on.
+    let on = |task: &str, name: &str| -> Vec<(f64, f64, u64)> {
+        slices_of(&v, task, name)
+            .iter()
+            .map(|e| {
+                (
+                    e["ts"].as_f64().unwrap(),
+                    e["dur"].as_f64().unwrap(),
+                    cpu_of(e),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(on("kworker/wq/0", "runnable"), [(0.0, 200.0, 0)]);
+    assert_eq!(on("kworker/wq/0", "cpu"), [(200.0, 10.0, 0)]);
+    assert_eq!(on("q[0]", "cpu"), [(0.0, 200.0, 0)]);
+}
+
+#[test]
+fn r37_a_per_cpu_item_runs_on_the_kworker_of_its_cpu() {
+    // Two CPUs. a queues w[0] on its CPU at 0 and every 1.1 ms; b queues
+    // w[1] on its CPU at 10 us and every 2.03 ms. b's kworker is done
+    // first, so it is the longest idle when a queues again: a pool of
+    // kworkers shared across CPUs would send it to a's CPU. A per-CPU
+    // pool's kworkers stay on their CPU (R37): each kworker's slices are
+    // all on one CPU, and each CPU's items run on one kworker.
+    let text = r#"
+[scenario]
+name = "kw-home"
+duration = "12ms"
+cpus = 2
+runqueue = "percpu"
+[workqueues.wq]
+kind = "percpu"
+max_active = 1
+[works.w]
+instances = 2
+program = ["cpu 10us"]
+[tasks.a]
+count = 1
+program = ["loop", "  queue_work wq w[0]", "  cpu 100us", "  sleep 1ms", "end"]
+[tasks.b]
+count = 1
+program = ["sleep 10us", "loop", "  queue_work wq w[1]", "  cpu 20us", "  sleep 2ms", "end"]
+"#;
+    let v = trace_of_scenario(text);
+    let cpus_of = |kworker: &str| -> std::collections::BTreeSet<u64> {
+        slices_of(&v, kworker, "cpu")
+            .into_iter()
+            .map(cpu_of)
+            .collect()
+    };
+    let (k0, k1) = (cpus_of("kworker/wq/0"), cpus_of("kworker/wq/1"));
+    assert_eq!((k0.len(), k1.len()), (1, 1), "{k0:?} {k1:?}");
+    assert_ne!(k0, k1);
+    // Both items ran many times (about 11 and 6).
+    let runs = |kworker: &str| slices_of(&v, kworker, "cpu").len();
+    assert!(runs("kworker/wq/0") >= 5 && runs("kworker/wq/1") >= 5);
+}
+
+/// `(ts, dur)` of the slices named `name` on `task`'s track, in us.
+fn spans(v: &Value, task: &str, name: &str) -> Vec<(f64, f64)> {
+    slices_of(v, task, name)
+        .iter()
+        .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+        .collect()
+}
+
+/// Two per-CPU workqueues, one CPU's pool (R37); `x_program` is the
+/// program of a's item x, y (on b) burns 50 us. q queues x then y on
+/// CPU 0 at 0 and sleeps.
+fn two_workqueues_one_pool(x_program: &str) -> Value {
+    trace_of_scenario(&format!(
+        r#"
+[scenario]
+name = "pool"
+duration = "10ms"
+cpus = 2
+runqueue = "percpu"
+[workqueues.a]
+kind = "percpu"
+max_active = 1
+[workqueues.b]
+kind = "percpu"
+max_active = 1
+[works.x]
+program = {x_program}
+[works.y]
+program = ["cpu 50us"]
+[tasks.q]
+count = 1
+program = ["queue_work a x[0]", "queue_work b y[0]", "sleep 100ms"]
+"#
+    ))
+}
+
+#[test]
+fn r37_a_running_kworker_keeps_working_on_its_pools_next_item() {
+    // x queued first kicks one kworker; y, queued before that one runs,
+    // kicks no other (the kicked one has not run). It takes x, then y
+    // without sleeping (keep_working): the kworker of workqueue a runs
+    // b's item, as a CPU's pool serves every per-CPU workqueue.
+    let v = two_workqueues_one_pool(r#"["cpu 100us"]"#);
+    assert_eq!(spans(&v, "kworker/a/0", "work x[0]"), [(0.0, 100.0)]);
+    assert_eq!(spans(&v, "kworker/a/0", "work y[0]"), [(100.0, 50.0)]);
+    for other in ["kworker/a/1", "kworker/b/0", "kworker/b/1"] {
+        assert!(spans(&v, other, "work y[0]").is_empty(), "{other} ran y");
+    }
+}
+
+#[test]
+fn r37_a_kworker_that_sleeps_in_its_item_lets_the_pool_wake_another() {
+    // x sleeps 1 ms at once: its kworker leaves nr_running, the pool
+    // wakes the next idle kworker, which runs y at 0 on the CPU x left.
+    let v = two_workqueues_one_pool(r#"["sleep 1ms", "cpu 10us"]"#);
+    assert_eq!(spans(&v, "kworker/a/0", "work x[0]"), [(0.0, 1010.0)]);
+    assert_eq!(spans(&v, "kworker/a/1", "work y[0]"), [(0.0, 50.0)]);
+    assert_eq!(
+        slices_of(&v, "kworker/a/1", "cpu")
+            .into_iter()
+            .map(cpu_of)
+            .collect::<Vec<_>>(),
+        [0],
+        "bound to the pool's CPU"
+    );
+}
+
+#[test]
+fn r37_a_preempted_kworker_still_counts_as_running() {
+    // One CPU, PREEMPT_VOLUNTARY, a 100 us slice seen at 1 ms ticks. The
+    // kworker running x (30 x 100 us, a lock at each step: a preemption
+    // point) yields at 1 ms to q, woken at 50 us, which queues y on the
+    // same CPU and sleeps. The pool wakes no other kworker (a preempted one
+    // is still in nr_running), so y waits for x and runs on x's kworker
+    // after it (keep_working).
+    let v = trace_of_scenario(
+        r#"
+[scenario]
+name = "pool-preempt"
+duration = "10ms"
+cpus = 1
+hz = 1000
+preemption = "voluntary"
+timeslice = "100us"
+[locks.m]
+kind = "mutex"
+[workqueues.a]
+kind = "percpu"
+max_active = 1
+[workqueues.b]
+kind = "percpu"
+max_active = 1
+[works.x]
+program = ["repeat 30", "  cpu 100us", "  mutex_lock m", "  mutex_unlock m", "end"]
+[works.y]
+program = ["cpu 50us"]
+[tasks.q]
+count = 1
+program = ["queue_work a x[0]", "sleep 50us", "queue_work b y[0]", "sleep 100ms"]
+"#,
+    );
+    // q got the CPU at 1 ms, when the kworker yielded at a tick.
+    assert_eq!(
+        spans(&v, "q[0]", "sleep"),
+        [(0.0, 50.0), (1000.0, 100000.0)]
+    );
+    assert_eq!(spans(&v, "kworker/a/0", "work x[0]"), [(0.0, 3000.0)]);
+    assert_eq!(spans(&v, "kworker/a/0", "work y[0]"), [(3000.0, 50.0)]);
+    // The other kworker (one per workqueue on one CPU) was never woken.
+    assert!(spans(&v, "kworker/b/0", "runnable").is_empty());
+}
+
+#[test]
+fn a_writer_that_queues_after_spinning_counts_in_the_queue() {
+    // The writer spins on the reader-owned lock (R8: spinnable), gives up
+    // after its spin (R9) and sleeps in the wait queue until the reader
+    // releases at 2 ms: the queue counter shows it from when it queued.
+    let v = trace_of_scenario(
+        r#"
+[scenario]
+name = "spin-queue"
+duration = "20ms"
+cpus = 4
+[locks.l]
+kind = "rwsem"
+[tasks.r]
+count = 1
+program = ["down_read l", "cpu 2ms", "up_read l", "sleep 100ms"]
+[tasks.w]
+count = 1
+program = ["sleep 100us", "down_write l", "cpu 10us", "up_write l", "sleep 100ms"]
+"#,
+    );
+    let queue = queue_counts(&v);
+    assert_eq!(queue.len(), 2, "{queue:?}");
+    assert!(queue[0].0 > 100.0 && queue[0].0 < 2000.0, "{queue:?}");
+    assert_eq!((queue[0].1, queue[1]), (1, (2000.0, 0)));
+}
+
+#[test]
+fn r21_a_downgraded_hold_shows_its_write_part_then_its_read_part() {
+    let v = trace_of_scenario(
+        r#"
+[scenario]
+name = "downgrade"
+duration = "10ms"
+cpus = 2
+[locks.l]
+kind = "rwsem"
+[tasks.w]
+count = 1
+program = ["down_write l", "sleep 1ms", "downgrade_write l", "sleep 1ms", "up_read l", "sleep 100ms"]
+"#,
+    );
+    let part = |name: &str| {
+        let s = slices_of(&v, "w[0]", name);
+        assert_eq!(s.len(), 1, "{name}");
+        (s[0]["ts"].as_f64().unwrap(), s[0]["dur"].as_f64().unwrap())
+    };
+    assert_eq!(part("hold l (write)"), (0.0, 1000.0));
+    assert_eq!(part("hold l (read)"), (1000.0, 1000.0));
+}

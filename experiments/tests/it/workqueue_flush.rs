@@ -1,0 +1,272 @@
+//! Workqueues in the world (R32-R36, R40/R41): work items run their
+//! programs on kworkers; `flush_workqueue` waits for the backlog queued
+//! before it.
+
+
+use crate::common::run_text;
+use output::Metric;
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+#[test]
+fn r36_r40_flush_latency_is_the_backlog_ahead_of_it_times_the_work_latency() {
+    // cgroup_pidlist_destroy_wq's shape (R41): per-CPU, max_active 1. One
+    // CPU; a producer queues K = 20 items of 500 us each, then a flusher
+    // flushes: it waits for all 20, one after another (max_active 1), so
+    // its flush takes 20 x 500 us = 10 ms.
+    let text = r#"
+[scenario]
+name = "flush"
+duration = "1s"
+cpus = 1
+[workqueues.destroy_wq]
+kind = "percpu"
+max_active = 1
+[works.destroy]
+instances = 20
+program = ["cpu 500us"]
+[tasks.producer]
+count = 20
+program = ["queue_work destroy_wq destroy[self]"]
+[tasks.flusher]
+count = 1
+program = ["span_begin flush", "flush_workqueue destroy_wq", "span_end flush"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Span, "flush/flusher").unwrap().hist.max(),
+        10 * MS
+    );
+    assert_eq!(r.counter("wq/destroy_wq/executed"), Some(20));
+    // An unbound queue with max_active 4 on 4 CPUs runs 4 items at once:
+    // the same backlog drains in 5 x 500 us.
+    let wide = text.replace("cpus = 1", "cpus = 4").replace(
+        "kind = \"percpu\"\nmax_active = 1",
+        "kind = \"unbound\"\nmax_active = 4",
+    );
+    let r = run_text(&wide, 1);
+    assert_eq!(
+        r.series(Metric::Span, "flush/flusher").unwrap().hist.max(),
+        2500 * US
+    );
+}
+
+/// One unbound workqueue with max_active 1 and one work item of 2 ms of
+/// CPU, and one task `t` whose `program` follows.
+const ONE_WORK: &str = r#"
+[scenario]
+name = "one-work"
+duration = "5s"
+[workqueues.wq]
+kind = "unbound"
+max_active = 1
+[works.w]
+program = ["cpu 2ms"]
+[tasks.t]
+count = 1"#;
+
+#[test]
+fn r36_flush_does_not_wait_for_an_armed_timer_and_r35_mod_delayed_work_moves_it() {
+    // An item armed 1 s ahead is not waited for (R36); mod_delayed_work
+    // with delay 0 queues it now (R35), and a flush after that waits for it.
+    let text = ONE_WORK.to_owned()
+        + r#"
+program = [
+  "queue_delayed_work wq w 1s",
+  "span_begin early", "flush_workqueue wq", "span_end early",
+  "mod_delayed_work wq w 0",
+  "span_begin late", "flush_workqueue wq", "span_end late",
+]
+"#;
+    let r = run_text(&text, 1);
+    assert_eq!(r.series(Metric::Span, "early/t").unwrap().hist.max(), 0);
+    assert_eq!(r.series(Metric::Span, "late/t").unwrap().hist.max(), 2 * MS);
+    assert_eq!(
+        r.counter("wq/wq/executed"),
+        Some(1),
+        "the timer was taken over, not fired again"
+    );
+}
+
+#[test]
+fn work_items_take_locks_like_tasks_and_show_under_their_own_name() {
+    // The pidlist destroy work takes its cgroup's pidlist_mutex (R41),
+    // held by a reader building a large pidlist (R42): the work waits, and
+    // so does a flusher behind it.
+    let text = r#"
+[scenario]
+name = "pidlist"
+duration = "1s"
+cpus = 2
+[locks.pidlist_mutex]
+kind = "mutex"
+[workqueues.pidlist_wq]
+max_active = 1
+[works.pidlist_destroy]
+program = ["mutex_lock pidlist_mutex", "cpu 10us", "mutex_unlock pidlist_mutex"]
+[tasks.reader]
+count = 1
+program = ["mutex_lock pidlist_mutex", "cpu 30ms", "mutex_unlock pidlist_mutex"]
+[tasks.rmdir]
+count = 1
+program = ["sleep 1ms", "queue_work pidlist_wq pidlist_destroy",
+           "span_begin destroy_all", "flush_workqueue pidlist_wq", "span_end destroy_all"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Wait, "pidlist_mutex/lock/pidlist_destroy")
+            .unwrap()
+            .hist
+            .max(),
+        29 * MS
+    );
+    assert_eq!(
+        r.series(Metric::Span, "destroy_all/rmdir")
+            .unwrap()
+            .hist
+            .max(),
+        29 * MS + 10 * US
+    );
+}
+
+#[test]
+fn r38_a_kworker_created_on_first_use_delays_its_first_item() {
+    let text = r#"
+[scenario]
+name = "create"
+duration = "1s"
+[workqueues.wq]
+kind = "unbound"
+max_active = 1
+workers = 1
+warm_workers = 0
+create_latency = "100us"
+[works.w]
+program = ["cpu 1ms"]
+[tasks.t]
+count = 1
+program = [
+  "span_begin first", "queue_work wq w", "flush_workqueue wq", "span_end first",
+  "span_begin second", "queue_work wq w", "flush_workqueue wq", "span_end second",
+]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Span, "first/t").unwrap().hist.max(),
+        MS + 100 * US
+    );
+    assert_eq!(r.series(Metric::Span, "second/t").unwrap().hist.max(), MS);
+}
+
+#[test]
+fn r40_if_work_busy_sees_an_armed_queued_or_running_item_and_not_a_finished_one() {
+    // cgroup1_pidlist_destroy_all() re-queues the destroy work of each
+    // pidlist the cgroup still has; a pidlist exists while its destroy work
+    // is armed, queued or running (R40-R42). An item armed 1 s ahead is
+    // busy. At HZ 250 its timer is 250 jiffies out, level 1 of the timer
+    // wheel (8-jiffy buckets), so it fires at jiffy 256, 1.024 s (R35).
+    // At 1.025 s it runs (2 ms of CPU): busy; at 1.035 s it has finished:
+    // not busy, so the body is skipped and a flush after it has nothing to
+    // wait for.
+    let text = ONE_WORK.to_owned()
+        + r#"
+program = [
+  "queue_delayed_work wq w 1s",
+  "if_work_busy wq w", "  count armed", "end",
+  "sleep 1025ms",
+  "if_work_busy wq w", "  count running", "end",
+  "sleep 10ms",
+  "if_work_busy wq w", "  count finished", "  mod_delayed_work wq w 0", "end",
+  "span_begin destroy_all", "flush_workqueue wq", "span_end destroy_all",
+]
+"#;
+    let r = run_text(&text, 1);
+    assert_eq!(r.counter("armed/t"), Some(1));
+    assert_eq!(r.counter("running/t"), Some(1));
+    assert_eq!(r.counter("finished/t").unwrap_or(0), 0);
+    assert_eq!(r.counter("wq/wq/executed"), Some(1), "not queued again");
+    assert_eq!(
+        r.series(Metric::Span, "destroy_all/t").unwrap().hist.max(),
+        0
+    );
+    // The same program with the work still armed at the last test (a
+    // timer 10 s out): the body re-queues it now and the flush waits for
+    // its 2 ms.
+    let armed = text.replace("queue_delayed_work wq w 1s", "queue_delayed_work wq w 10s");
+    let r = run_text(&armed, 1);
+    assert_eq!(r.counter("finished/t"), Some(1));
+    assert_eq!(
+        r.series(Metric::Span, "destroy_all/t").unwrap().hist.max(),
+        2 * MS
+    );
+}
+
+#[test]
+fn r35_mod_delayed_work_to_a_later_time_fires_once_at_the_last_expiry() {
+    // The world leaves a timer re-armed later where it was and moves it
+    // when that earlier event comes due; re-armed earlier, it moves at
+    // once. Either way the item runs exactly at its last expiry, once.
+    // HZ 1000: a timer less than 63 jiffies out fires one jiffy after
+    // jiffies + delay (the wheel's level 0 rounds strictly up); one 1 s
+    // out goes to level 2, 64-jiffy buckets (R35, kernel/time/timer.c).
+    let text = ONE_WORK.replace("duration = \"5s\"", "duration = \"5s\"\nhz = 1000")
+        + r#"
+program = [
+  "mod_delayed_work wq w 40ms",           # 0: expires jiffy 40, fires 41 ms
+  "sleep 20ms",
+  "mod_delayed_work wq w 40ms",           # 20 ms: fires 61 ms
+  "sleep 40ms",                           # 60 ms: the 41 ms event has passed
+  "if_work_busy wq w", "  count armed_60", "end",
+  "sleep 2500us",                         # 62.5 ms: fired at 61, runs 61..63
+  "if_work_busy wq w", "  count busy_62_5", "end",   # (exact timers: 60..62, done)
+  "sleep 1500us",                         # 64 ms: done
+  "if_work_busy wq w", "  count busy_64", "end",
+  "mod_delayed_work wq w 1s",             # 64 ms: jiffy 1064, level 2: would fire at 1088 ms
+  "mod_delayed_work wq w 10ms",           # earlier: fires 75 ms, in place of that
+  "sleep 12500us",                        # 76.5 ms: runs 75..77
+  "if_work_busy wq w", "  count busy_76_5", "end",   # (exact timers: 74..76, done)
+  "sleep 1500us",                         # 78 ms: done, nothing left armed
+  "if_work_busy wq w", "  count busy_78", "end",
+]
+"#;
+    let r = run_text(&text, 1);
+    assert_eq!(r.counter("armed_60/t"), Some(1));
+    assert_eq!(r.counter("busy_62_5/t"), Some(1));
+    assert_eq!(r.counter("busy_64/t").unwrap_or(0), 0);
+    assert_eq!(r.counter("busy_76_5/t"), Some(1));
+    assert_eq!(r.counter("busy_78/t").unwrap_or(0), 0);
+    // Nothing runs at 1088 ms, which the 5 s run goes past: re-armed
+    // earlier, the timer no longer expires there.
+    assert_eq!(r.counter("wq/wq/executed"), Some(2));
+}
+
+#[test]
+fn r33_r35_an_item_waiting_for_its_kworker_is_still_pending() {
+    // One CPU, busy with the queueing task: the kworker cannot take w[0]
+    // off the worklist yet, so w[0] is still PENDING there. A second
+    // queue_work is a no-op (R33); mod_delayed_work(0) grabs it off the
+    // worklist and queues it again (R35). Either way it runs once. w[1],
+    // inactive behind it (max_active 1), is cancelled and never runs.
+    let text = r#"
+[scenario]
+name = "pending-on-worklist"
+duration = "100ms"
+cpus = 1
+hz = 1000
+[workqueues.wq]
+kind = "percpu"
+max_active = 1
+[works.w]
+instances = 2
+program = ["cpu 2ms", "count ran"]
+[tasks.a]
+count = 1
+program = ["cpu 10us", "queue_work wq w[0]", "queue_work wq w[0]", "mod_delayed_work wq w[0] 0ms", "queue_work wq w[1]", "cancel_delayed_work_sync wq w[1]", "sleep 50ms"]
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(r.counter("ran/w"), Some(1));
+    assert_eq!(r.counter("wq/wq/queue_noops"), Some(1));
+    assert_eq!(r.counter("wq/wq/grabbed"), Some(2));
+    assert_eq!(r.counter("wq/wq/executed"), Some(1));
+}
