@@ -1,4 +1,4 @@
-//! `convoy bench`: the `bench-convoy` benchmark of BENCH-CONVOY.md.
+//! `convoy bench`: the `bench-convoy` benchmark of docs/bench-convoy.md.
 //!
 //! It runs the built-in `bench-convoy` scenario through the same scenario
 //! language, compiler and world as every other experiment (so it measures

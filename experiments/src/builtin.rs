@@ -22,7 +22,7 @@ pub struct Builtin {
 pub const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "bench-convoy",
-        summary: "the performance benchmark of BENCH-CONVOY.md: 64 readers, 4 writers, FIFO rwsem",
+        summary: "the performance benchmark of docs/bench-convoy.md: 64 readers, 4 writers, FIFO rwsem",
         text: include_str!("../scenarios/bench-convoy.toml"),
         headline: &[(Metric::Wait, "lock/read/readers")],
         counters: &["lock/read_acquisitions", "lock/write_acquisitions"],
@@ -30,7 +30,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "rmdir-cost",
-        summary: "CASES.md case 1: empty cgroup-v2 leaf rmdir before/after the kernfs notify patch and fixes",
+        summary: "docs/cases.md case 1: empty cgroup-v2 leaf rmdir before/after the kernfs notify patch and fixes",
         text: include_str!("../scenarios/rmdir-cost.toml"),
         headline: &[(Metric::Span, "rmdir/bench")],
         counters: &[
@@ -43,7 +43,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "rmdir-churn",
-        summary: "CASES.md case 1's question: cgroup churn and cgroup-file readers, base/notify/inode-requested",
+        summary: "docs/cases.md case 1's question: cgroup churn and cgroup-file readers, base/notify/inode-requested",
         text: include_str!("../scenarios/rmdir-churn.toml"),
         headline: &[(Metric::Span, "rmdir/churner"), (Metric::Span, "stat/reader")],
         counters: &["kernfs_rwsem/write_acquisitions", "kernfs_rwsem/write_contentions"],
@@ -51,7 +51,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "pidlist-flush-run-a",
-        summary: "CASES.md case 2 run-a: v1 pidlist destroy flush, 8 CPUs, R=100, C=1000, 300 s",
+        summary: "docs/cases.md case 2 run-a: v1 pidlist destroy flush, 8 CPUs, R=100, C=1000, 300 s",
         text: include_str!("../scenarios/pidlist-flush-run-a.toml"),
         headline: &[(Metric::Span, "cgroup1_pidlist_destroy_all/css_free")],
         counters: PIDLIST_FLUSH_COUNTERS,
@@ -61,7 +61,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "pidlist-flush-run-b",
-        summary: "CASES.md case 2 run-b: the same churn on 64 CPUs, 50 cgroups of 1000 tasks",
+        summary: "docs/cases.md case 2 run-b: the same churn on 64 CPUs, 50 cgroups of 1000 tasks",
         text: include_str!("../scenarios/pidlist-flush-run-b.toml"),
         headline: &[(Metric::Span, "cgroup1_pidlist_destroy_all/css_free")],
         counters: PIDLIST_FLUSH_COUNTERS,
@@ -69,7 +69,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "revalidate-lock",
-        summary: "CASES.md case 4: kernfs_rwsem in dentry revalidation, before/after lockless revalidation",
+        summary: "docs/cases.md case 4: kernfs_rwsem in dentry revalidation, before/after lockless revalidation",
         text: include_str!("../scenarios/revalidate-lock.toml"),
         headline: &[
             (Metric::Counter, "kernfs_rwsem/read_acquisitions"),
@@ -86,7 +86,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "inode-alloc-reclaim",
-        summary: "CASES.md case 3: inode allocation under kernfs_rwsem in a full memcg, 316 CPUs",
+        summary: "docs/cases.md case 3: inode allocation under kernfs_rwsem in a full memcg, 316 CPUs",
         text: include_str!("../scenarios/inode-alloc-reclaim.toml"),
         headline: &[(Metric::Span, "readdir/lister")],
         counters: &["memcg/caller/reclaims", "memcg/caller/oom_kills"],

@@ -43,13 +43,13 @@ pub enum Command {
     List,
     /// Run an experiment: a built-in name or a scenario file.
     Run(RunArgs),
-    /// Run the bench-convoy performance benchmark (BENCH-CONVOY.md).
+    /// Run the bench-convoy performance benchmark (docs/bench-convoy.md).
     Bench(BenchFlags),
     /// Run variants with common random numbers and print a before/after
     /// table (72 columns) per wait and span subject, with ratios.
     Compare(CompareArgs),
     /// Run the built-in experiments and check the model against every
-    /// calibration target of CASES.md; exits 1 if one is not met.
+    /// calibration target of docs/cases.md; exits 1 if one is not met.
     Validate(ValidateArgs),
     /// Run a parameter sweep (docs/sweeps.md): a built-in sweep name or a
     /// sweep file; resumes where a killed run stopped.
@@ -775,7 +775,7 @@ fn run_builtins() -> anyhow::Result<()> {
         "\nx: ratio to the first variant. All subjects, holds, counters and\n\
          plots: out/<experiment>/. `convoy compare EXP` runs one in full\n\
          (shortened here: {}).\n\
-         CASES.md: `convoy validate`; what it leaves open: docs/predictions.md",
+         Measured cases: `convoy validate`; predictions: docs/predictions.md",
         short.join(", ")
     );
     Ok(())

@@ -10,8 +10,8 @@
 //!   order, plus the manifest;
 //! - [`builtin`]: the experiments shipped in `scenarios/`;
 //! - [`sweep`]: parameter sweeps, shards, resume and merge;
-//! - [`bench`](mod@bench): the `bench-convoy` benchmark (BENCH-CONVOY.md);
-//! - [`validate`]: the model against the calibration targets of CASES.md;
+//! - [`bench`](mod@bench): the `bench-convoy` benchmark (docs/bench-convoy.md);
+//! - [`validate`]: the model against the calibration targets of docs/cases.md;
 //! - [`cli`]: flags to a validated plan to a run.
 
 pub mod bench;

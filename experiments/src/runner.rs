@@ -1,5 +1,5 @@
 //! Running an experiment: every variant x replication, in parallel over
-//! independent runs, merged in a fixed order (DESIGN invariants 5 and 6).
+//! independent runs, merged in a fixed order (ARCHITECTURE.md, invariants: determinism and one thread per run).
 //!
 //! All variants are resolved and compiled before anything runs, so a
 //! mistake in any variant is reported before time is spent. Replication `r`

@@ -1,5 +1,5 @@
 //! `convoy validate`: the model against every calibration target of
-//! CASES.md, with the tolerance each one is held to.
+//! docs/cases.md, with the tolerance each one is held to.
 //!
 //! Tolerances come from the measurements themselves: a target is met when
 //! the model is within about the spread the case shows between independent
@@ -136,7 +136,7 @@ pub const WORST_REPS: u64 = 39;
 /// chance about one time in seven (see the module doc).
 pub const WINDOW_REPS: u64 = 5;
 
-/// One calibration number of CASES.md.
+/// One calibration number of docs/cases.md.
 #[derive(Clone, Copy, Debug)]
 pub struct Target {
     pub case: u8,
@@ -172,7 +172,7 @@ const fn worst(
     }
 }
 
-/// The calibration targets, in CASES.md order.
+/// The calibration targets, in docs/cases.md order.
 pub const TARGETS: &[Target] = &[
     // Case 1: means of runs 1A, 1B, 2A, 2B.
     Target {

@@ -4,7 +4,7 @@
 //!   Linux rwsem, ...) behind [`lock::LockPolicy`]; the world that runs
 //!   tasks only sees acquisitions, releases and the wakeups they cause.
 //! - [`rwsem_fifo`]: the classic FIFO writer-queued reader-writer lock of
-//!   the benchmark (`BENCH-CONVOY.md`).
+//!   the benchmark (`docs/bench-convoy.md`).
 //! - [`mutex_fifo`]: a FIFO mutex with direct handoff.
 //! - [`policy`]: the registry of policies and [`policy::AnyLock`], the
 //!   static dispatch over them.
@@ -19,7 +19,7 @@
 //!   bucket granularity (R35's delayed-work timers).
 //!
 //! Models know nothing about scenario files or output formats. Each model
-//! names the kernel rules it implements (R-numbers of KERNEL-SEMANTICS.md)
+//! names the kernel rules it implements (R-numbers of docs/kernel-rules.md)
 //! or says that it is a what-if policy with no kernel counterpart.
 
 pub mod cfs;

@@ -1,4 +1,4 @@
-//! A memory cgroup's charge path (KERNEL-SEMANTICS.md R45-R48,
+//! A memory cgroup's charge path (docs/kernel-rules.md R45-R48,
 //! mm/memcontrol.c), as a state machine the world drives.
 //!
 //! A charge of `nr_pages` walks `try_charge_memcg` (R45): the per-CPU stock,

@@ -1,4 +1,4 @@
-//! The Linux `mutex` (policy `linux`), from KERNEL-SEMANTICS.md R25-R31
+//! The Linux `mutex` (policy `linux`), from docs/kernel-rules.md R25-R31
 //! (kernel/locking/mutex.c, osq_lock.c, !PREEMPT_RT).
 //!
 //! - Fast paths (R26): lock is a cmpxchg 0 -> owner, failing on any flag;
@@ -309,7 +309,7 @@ impl LockPolicy for LinuxMutex {
 
 #[cfg(test)]
 mod tests {
-    //! Scripted micro-scenarios, one rule each (KERNEL-SEMANTICS.md R25-R31).
+    //! Scripted micro-scenarios, one rule each (docs/kernel-rules.md R25-R31).
     use super::*;
     use crate::lock::TaskView;
     use sim::SimTime;

@@ -1,6 +1,6 @@
 //! The classic FIFO writer-queued reader-writer lock (policy `fifo`).
 //!
-//! This is exactly the lock of `BENCH-CONVOY.md`, not the Linux rwsem:
+//! This is exactly the lock of `docs/bench-convoy.md`, not the Linux rwsem:
 //! - a request is granted at once only if it is compatible with the holders
 //!   **and** nobody is queued, so once a writer waits, new readers queue
 //!   behind it;

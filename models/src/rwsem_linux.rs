@@ -1,5 +1,5 @@
 //! The Linux `rw_semaphore` (policy `linux`), rule by rule from
-//! KERNEL-SEMANTICS.md R1-R24 (kernel/locking/rwsem.c, !PREEMPT_RT).
+//! docs/kernel-rules.md R1-R24 (kernel/locking/rwsem.c, !PREEMPT_RT).
 //!
 //! State, as the kernel keeps it:
 //! - the count word (R1): `writer_locked`, the number of `readers` that own
@@ -725,7 +725,7 @@ impl LinuxRwsem {
 
 #[cfg(test)]
 mod tests {
-    //! Scripted micro-scenarios, one rule each (KERNEL-SEMANTICS.md R3-R24):
+    //! Scripted micro-scenarios, one rule each (docs/kernel-rules.md R3-R24):
     //! fixed calls in a fixed order, the exact grants and wakeups asserted.
     use super::*;
     use crate::lock::TaskView;

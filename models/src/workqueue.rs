@@ -1,5 +1,5 @@
 //! A Linux workqueue (kernel/workqueue.c), rule by rule from
-//! KERNEL-SEMANTICS.md R32-R36, in the shape R40/R41 need
+//! docs/kernel-rules.md R32-R36, in the shape R40/R41 need
 //! (`cgroup_pidlist_destroy_wq`: per-CPU, max_active 1).
 //!
 //! This is a pure state machine with no events of its own: the world calls
@@ -882,7 +882,7 @@ impl Workqueue {
 
 #[cfg(test)]
 mod tests {
-    //! Scripted micro-scenarios, one rule each (KERNEL-SEMANTICS.md
+    //! Scripted micro-scenarios, one rule each (docs/kernel-rules.md
     //! R32-R36, R40/R41): fixed calls in a fixed order, the exact actions
     //! asserted.
     use super::*;

@@ -1,4 +1,4 @@
-//! The run directory's files (DESIGN.md "CLI and files", a contract other
+//! The run directory's files (docs/contract.md, a contract other
 //! tools read: names and columns must not change).
 //!
 //! Every file is written to a temp file in the same directory and renamed

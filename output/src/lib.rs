@@ -2,7 +2,7 @@
 //!
 //! - [`results`]: the result types every writer reads (and nothing else).
 //! - [`files`]: `summary.csv`, `hist.csv`, `windows.csv` and
-//!   `manifest.json`, with the exact names and columns of DESIGN.md, each
+//!   `manifest.json`, with the exact names and columns of docs/contract.md, each
 //!   written to a temp file and renamed into place.
 //! - [`sweep_table`]: a sweep's header, point records and `points.csv`.
 //! - [`terminal`]: the summary table and bpftrace-style log2 histograms.

@@ -1,6 +1,6 @@
 //! The event queue.
 //!
-//! Contract (DESIGN invariant 3): events pop in order of (time, insertion
+//! Contract (ARCHITECTURE.md, invariants): events pop in order of (time, insertion
 //! sequence). Two events at the same instant pop in the order they were
 //! pushed, whatever their payloads. Cancelled events never pop.
 //!

@@ -1,4 +1,4 @@
-//! Random streams (DESIGN invariant 4).
+//! Random streams (ARCHITECTURE.md, invariants).
 //!
 //! Every model entity draws from its own ChaCha8 stream, keyed by
 //! (run seed, replication, stable entity name, instance index). The key is

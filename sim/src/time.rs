@@ -1,4 +1,4 @@
-//! Simulated time: integer nanoseconds, never floats (DESIGN invariant 2).
+//! Simulated time: integer nanoseconds, never floats (ARCHITECTURE.md, invariants).
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};

@@ -1,4 +1,4 @@
-//! The scenario language (DESIGN.md "The scenario language").
+//! The scenario language (docs/scenario-language.md).
 //!
 //! A scenario is a TOML file. Loading it goes through four stages, each in
 //! its own module:

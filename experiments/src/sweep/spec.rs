@@ -255,7 +255,7 @@ pub fn report_source(arg: &str) -> Result<Source, ScenarioError> {
     file_source(arg, BUILTIN_REPORTS, "report")
 }
 
-/// Fleet reports compiled into the binary (CASES.md case 3's
+/// Fleet reports compiled into the binary (docs/cases.md case 3's
 /// observations): `convoy check NAME`.
 pub const BUILTIN_REPORTS: &[(&str, &str)] = &[
     (

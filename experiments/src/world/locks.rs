@@ -134,7 +134,7 @@ impl<'c> World<'c> {
         }
     }
 
-    /// The cache-line model (KERNEL-SEMANTICS.md "Cache-line contention"):
+    /// The cache-line model (docs/kernel-rules.md "Cache-line contention"):
     /// `t` does an atomic on `lock`'s word. It waits for the line to be free,
     /// then pays a transfer if another CPU wrote it last (a local cost
     /// otherwise); atomics on one line complete one at a time. Returns how

@@ -1,6 +1,6 @@
 //! The world: tasks running compiled programs against locks and CPUs.
 //!
-//! One run is single-threaded (DESIGN invariant 6). The world owns the
+//! One run is single-threaded (ARCHITECTURE.md, invariants). The world owns the
 //! event queue, the task table, one [`LockPolicy`] per lock, the CPU pool
 //! and the statistics. Three event kinds drive it:
 //! - `Run(t)`: task `t` is on a CPU and executes steps until it blocks,

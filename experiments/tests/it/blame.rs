@@ -3,7 +3,6 @@
 //! behind the writer, R49/R51 with the rwsem's writer-queued rule) is
 //! reported link by link, with durations that add up to each wait.
 
-
 use crate::common::convoy;
 use experiments::blame::{blame_run, Chain, Wanted};
 use experiments::world::Limits;

@@ -2,7 +2,6 @@
 //! duration: any change to a model, a library cost or a scenario shows up
 //! here as a reviewed diff (`cargo insta review`), never silently.
 
-
 use crate::common::run_builtin_seeded;
 use experiments::builtin::BUILTINS;
 use output::files::summary_csv;

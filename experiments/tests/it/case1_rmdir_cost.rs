@@ -1,7 +1,6 @@
-//! CASES.md case 1 (`rmdir-cost`): the calibration targets within their
+//! docs/cases.md case 1 (`rmdir-cost`): the calibration targets within their
 //! tolerance (`convoy validate`) and the per-removal counts of the trace
 //! table exactly.
-
 
 use crate::common::run_builtin;
 use experiments::runner::RunOptions;

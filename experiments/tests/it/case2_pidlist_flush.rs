@@ -1,9 +1,8 @@
-//! CASES.md case 2 (`pidlist-flush-run-a/b`): each freed cgroup's
+//! docs/cases.md case 2 (`pidlist-flush-run-a/b`): each freed cgroup's
 //! `cgroup1_pidlist_destroy_all` takes its own pidlist_mutex and re-queues
 //! its own destroy work (R40); unpatched it then flushes the whole
 //! workqueue (R36), patched it only cancels its own work. (`convoy
 //! validate` checks the per-window figures over 300 s.)
-
 
 use crate::common::run_builtin;
 use experiments::builtin;

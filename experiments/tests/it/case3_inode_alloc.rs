@@ -1,6 +1,5 @@
-//! CASES.md case 3 (`inode-alloc-reclaim`): the mechanism, not the fit
+//! docs/cases.md case 3 (`inode-alloc-reclaim`): the mechanism, not the fit
 //! (`convoy validate` checks the worst waits over 39 replications).
-
 
 use crate::common::run_builtin;
 use output::Metric;

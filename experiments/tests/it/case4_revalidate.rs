@@ -1,6 +1,5 @@
-//! CASES.md case 4 (`revalidate-lock`): the predictions have the shape the
+//! docs/cases.md case 4 (`revalidate-lock`): the predictions have the shape the
 //! mechanism implies, at a short duration (the numbers are in the note).
-
 
 use crate::common::run_builtin;
 

@@ -1,6 +1,5 @@
 //! `convoy check REPORT.toml`: a fleet report judged against sampled runs.
 
-
 use crate::common::convoy_status;
 
 const SCENARIO: &str = r#"

@@ -1,6 +1,5 @@
 //! The `convoy` binary as users run it.
 
-
 use crate::common::{convoy, convoy_status};
 
 const FILES: [&str; 4] = ["summary.csv", "hist.csv", "windows.csv", "manifest.json"];

@@ -114,7 +114,7 @@ program = ["sleep 2ms", "down_read kernfs_rwsem", "cpu 1us", "up_read kernfs_rws
 
 /// Exact mean wait (queueing delay before service) of the finite-source
 /// M/M/1 queue (machine repairman) with `n` sources, think rate `lambda`,
-/// service rate `mu` (BENCH-CONVOY.md, "Analytical check").
+/// service rate `mu` (docs/bench-convoy.md, "Analytical check").
 pub fn machine_repairman_wq(n: u32, lambda: f64, mu: f64) -> f64 {
     // p_k proportional to n!/(n-k)! (lambda/mu)^k.
     let rho = lambda / mu;

@@ -1,6 +1,5 @@
 //! The CPU model: wake-to-run latency, preemption, RT class.
 
-
 use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::{Limits, World};
 use output::{Metric, VariantResult};
@@ -889,8 +888,9 @@ fn a_cpu_speed_out_of_range_or_not_a_number_is_an_error_naming_the_field() {
         ("cpu_speed = 1000", "expected a speed from 0.01 to 100"),
         ("cpu_speed = \"fast\"", "fast"),
     ] {
-        let msg =
-            crate::common::compile_error(&SWITCHES.replace("switch_cost", &format!("{to}\nswitch_cost")));
+        let msg = crate::common::compile_error(
+            &SWITCHES.replace("switch_cost", &format!("{to}\nswitch_cost")),
+        );
         assert!(
             msg.contains(needle) && msg.contains("scenario.cpu_speed") && msg.contains("t.toml:"),
             "{to}: {msg}"

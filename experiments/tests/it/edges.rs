@@ -3,7 +3,6 @@
 //! blocks. Each is handled (a run or an error naming file, line and field),
 //! never a panic, an abort, an allocation without bound or a hang.
 
-
 use experiments::scenario::{compile, ScenarioFile, Source};
 use output::files::{hist_csv, summary_csv, windows_csv};
 use output::{ExperimentResult, Metric, VariantResult};

@@ -1,6 +1,5 @@
 //! Lock families (`i_rwsem[dir]`, `pidlist_mutex[cgroup]`) and `[params]`.
 
-
 use crate::common::run_text;
 use experiments::scenario::{compile, ScenarioFile, Source};
 use output::Metric;

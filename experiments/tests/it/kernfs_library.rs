@@ -1,6 +1,5 @@
 //! The kernfs/cgroup operation library (`include = ["kernfs"]`).
 
-
 use crate::common::run_text;
 use experiments::scenario::{compile, ScenarioFile, Source};
 use output::Metric;
@@ -29,7 +28,7 @@ fn a_scenario_built_on_the_library_runs_every_operation() {
     let mkdir = &r.series(Metric::Span, "mkdir/churner").unwrap().hist;
     let rmdir = &r.series(Metric::Span, "rmdir/churner").unwrap().hist;
     assert!(mkdir.count() > 50 && rmdir.count() > 50);
-    // Uncontended (no walkers), the library's CASES.md-derived costs: 27 +
+    // Uncontended (no walkers), the library's docs/cases.md-derived costs: 27 +
     // 1 node additions of 0.78 us and 1 us fixed; 27 removals of 0.25 us.
     // One churner: two run in lockstep on the global cgroup_mutex.
     let alone = CHURN

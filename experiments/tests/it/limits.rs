@@ -1,7 +1,6 @@
 //! Limits that stop a runaway or oversized scenario with a message, and
 //! outputs that survive an interrupted run.
 
-
 use crate::common::{convoy, convoy_status};
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,7 +1,6 @@
 //! The Linux lock policies inside the world: the convoy recipe of
-//! KERNEL-SEMANTICS.md ("Modeling implications"), spinning on the CPU
+//! docs/kernel-rules.md ("Modeling implications"), spinning on the CPU
 //! model, and the mutex against queueing theory.
-
 
 use crate::common::{machine_repairman_wq, run_text};
 use output::Metric;

@@ -2,7 +2,6 @@
 //! holds the lock through reclaim; an OOM victim blocked on a lock delays
 //! the OOM's resolution until it can exit, or until the reaper frees it.
 
-
 use crate::common::run_text;
 use output::Metric;
 

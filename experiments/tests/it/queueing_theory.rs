@@ -1,16 +1,15 @@
-//! The engine against queueing theory (BENCH-CONVOY.md, "Analytical check").
+//! The engine against queueing theory (docs/bench-convoy.md, "Analytical check").
 //!
 //! With no readers the benchmark lock is one server and the W writers form
 //! a finite-source M/M/1 queue (machine repairman). The simulated mean
 //! writer wait must match the exact value within 2%.
-
 
 use crate::common::machine_repairman_wq;
 use experiments::bench::{self, BenchArgs};
 
 #[test]
 fn writer_only_bench_matches_finite_source_mm1_within_2_percent() {
-    // BENCH-CONVOY.md: W = 4, think Exp(2 ms), hold Exp(100 us), >= 100 s.
+    // docs/bench-convoy.md: W = 4, think Exp(2 ms), hold Exp(100 us), >= 100 s.
     // 400 s simulated gives ~750k acquisitions; the standard error of the
     // mean wait is then well under 1%, so 2% is a real check, not noise.
     let exact_us = machine_repairman_wq(4, 1.0 / 2000.0, 1.0 / 100.0);

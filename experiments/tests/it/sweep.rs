@@ -2,7 +2,6 @@
 //! `points.csv` bytes with any thread count, any sharding, and after a
 //! kill and restart; merge refuses what does not belong together.
 
-
 use crate::common::{convoy, convoy_env, convoy_status};
 use std::path::{Path, PathBuf};
 

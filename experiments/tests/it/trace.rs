@@ -1,6 +1,5 @@
 //! `convoy run --trace`: Chrome trace event JSON of one run.
 
-
 use crate::common::{convoy, convoy_status};
 use serde_json::Value;
 

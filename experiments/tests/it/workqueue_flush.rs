@@ -2,7 +2,6 @@
 //! programs on kworkers; `flush_workqueue` waits for the backlog queued
 //! before it.
 
-
 use crate::common::run_text;
 use output::Metric;
 

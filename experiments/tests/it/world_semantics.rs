@@ -31,7 +31,7 @@ const MS: u64 = 1_000_000;
 #[test]
 fn fifo_rwsem_a_queued_writer_parks_new_readers() {
     // A holds read 0-10 ms; W asks for write at 1 ms; B asks for read at
-    // 2 ms. B is compatible with A but queues behind W (BENCH-CONVOY.md).
+    // 2 ms. B is compatible with A but queues behind W (docs/bench-convoy.md).
     let text = r#"
 [scenario]
 name = "t"
@@ -310,7 +310,7 @@ fn different_seeds_differ() {
 
 #[test]
 fn empirical_distributions_load_from_files_next_to_the_scenario() {
-    // A bpftrace hist() dump (CASES.md case 2, window 1, units us) and a
+    // A bpftrace hist() dump (docs/cases.md case 2, window 1, units us) and a
     // TSV column of samples, both relative to the scenario file.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
