@@ -16,7 +16,7 @@
 //! [`Focus`]) and follows them one waker further ([`blame_run`]), so
 //! memory stays bounded on long runs.
 
-use models::lock::Mode;
+use models::Mode;
 use sim::SimTime;
 
 /// What a task is doing between two scheduling changes.

@@ -4,8 +4,6 @@
 //! - [`scenario`]: TOML scenario files to compiled programs, with errors
 //!   that name file, line and field;
 //! - [`world`]: one replication of one variant, single-threaded;
-//! - [`idle_kworkers`]: which idle kworker runs a work item (R37);
-//! - [`worker_pools`]: per-CPU worker pools of bound workqueues (R37);
 //! - [`runner`]: variants x replications, in parallel, merged in a fixed
 //!   order, plus the manifest;
 //! - [`builtin`]: the experiments shipped in `scenarios/`;
@@ -18,11 +16,9 @@ pub mod bench;
 pub mod blame;
 pub mod builtin;
 pub mod cli;
-pub mod idle_kworkers;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;
 pub mod trace;
 pub mod validate;
-pub mod worker_pools;
 pub mod world;

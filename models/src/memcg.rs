@@ -17,7 +17,7 @@
 //! Time, CPUs, tasks and the OOM victim's exit belong to the world: this
 //! module decides only what the kernel decides at each step.
 
-use crate::lock::TaskId;
+use crate::ids::TaskId;
 
 /// `MEMCG_CHARGE_BATCH` (R45; 32 before ~6.0).
 pub const MEMCG_CHARGE_BATCH: u64 = 64;

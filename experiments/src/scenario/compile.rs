@@ -174,7 +174,7 @@ pub struct LockSpec {
     pub name: String,
     pub kind: LockKind,
     pub policy: String,
-    pub options: models::policy::LockOptions,
+    pub options: models::locks::LockOptions,
     /// Cache-line costs of an atomic on the lock word: (transfer, local).
     pub line: Option<(Dur, Dur)>,
 }
@@ -531,9 +531,9 @@ fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSp
             ))
         }
     };
-    let known = models::policy::policies_of(kind);
+    let known = models::locks::policies_of(kind);
     let policy = match &d.policy {
-        None => models::policy::default_policy(kind).to_string(),
+        None => models::locks::default_policy(kind).to_string(),
         Some(p) if known.contains(&p.get_ref().as_str()) => p.get_ref().clone(),
         Some(p) => {
             return Err(ScenarioError::new(
@@ -548,7 +548,7 @@ fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSp
             ))
         }
     };
-    let options = models::policy::LockOptions {
+    let options = models::locks::LockOptions {
         spin_on_owner: d.spin_on_owner.unwrap_or(true),
     };
     let line = match (&d.line_transfer, &d.line_local) {
@@ -1062,7 +1062,7 @@ impl Ctx<'_> {
                 return Err(o.error(format!("`downgrade_write {name}`: `{name}` is a mutex")));
             }
             let policy = &self.locks[base as usize].policy;
-            if !models::policy::supports_downgrade(kind, policy) {
+            if !models::locks::supports_downgrade(kind, policy) {
                 return Err(o.error(format!(
                     "`downgrade_write {name}`: policy `{policy}` has no downgrade; use linux, fifo or none"
                 )));
@@ -1767,7 +1767,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
             },
         };
         let weight = match pr.nice {
-            None => models::eevdf::NICE_0_WEIGHT,
+            None => models::sched::NICE_0_WEIGHT,
             Some(n) => {
                 let nice = *n.get_ref();
                 let err = |msg: String| {
@@ -1795,7 +1795,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
                         "nice {nice} needs a fair order that weighs tasks: a limited `scenario.cpus` and `scenario.wake_placement = \"eevdf\"` or `\"eevdf-6.6\"`"
                     )));
                 }
-                models::eevdf::nice_to_weight(nice as i32)
+                models::sched::nice_to_weight(nice as i32)
             }
         };
         groups.push(GroupProg {

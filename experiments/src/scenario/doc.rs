@@ -161,7 +161,7 @@ pub struct Header {
     #[serde(default)]
     pub wake_placement: Option<Spanned<String>>,
     /// `shared` (default: one run queue that every CPU serves) or `percpu`
-    /// (one per CPU, as Linux has; see `models::cpu`).
+    /// (one per CPU, as Linux has; see `models::sched::cpu`).
     #[serde(default)]
     pub runqueue: Option<Spanned<String>>,
     /// CPU time a task spends being switched in when it gets a CPU that

@@ -28,12 +28,12 @@
 //! methods: `interp` (programs), `cpu`, `locks`, `workqueues`,
 //! `memcg`, `observe` (trace and blame) and `results`.
 
-use crate::idle_kworkers::IdleKworkers;
 use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId, WakePlacement};
-use crate::worker_pools::{PoolState, WorkerPools};
-use models::cpu::{Cpu, CpuPool};
-use models::eevdf::NICE_0_WEIGHT;
-use models::policy::AnyLock;
+use models::locks::AnyLock;
+use models::sched::CpuPool;
+use models::sched::NICE_0_WEIGHT;
+use models::workqueue::{IdleKworkers, PoolState, WorkerPools};
+use models::Cpu;
 use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};
 use output::{Counter, Series, VariantResult};
 use sim::rng::{stream, Stream};
@@ -194,7 +194,7 @@ struct Task {
     cold: bool,
     /// Uses of `[seq]` work keys so far.
     seq: u32,
-    work: Option<models::workqueue::WorkId>,
+    work: Option<models::WorkId>,
     /// The workqueue `work` was queued on (a pool kworker runs items of
     /// every per-CPU workqueue, R37).
     item_wq: u32,
@@ -332,7 +332,7 @@ pub fn estimated_memory(c: &Compiled) -> u64 {
     tasks
         + kworkers * largest
         + items * 64
-        + locks * (std::mem::size_of::<models::policy::AnyLock>() as u64 + 64)
+        + locks * (std::mem::size_of::<models::locks::AnyLock>() as u64 + 64)
         + series * 64 * 1024
         + series
             .saturating_mul(c.duration.0.div_ceil(c.window.0.max(1)))
@@ -493,7 +493,7 @@ pub struct World<'c> {
     pools: Option<WorkerPools>,
     /// Items a workqueue started while all its kworkers were busy (not
     /// for per-CPU workqueues when pools run them: their worklists are).
-    start_backlog: Vec<std::collections::VecDeque<(models::workqueue::WorkId, Cpu)>>,
+    start_backlog: Vec<std::collections::VecDeque<(models::WorkId, Cpu)>>,
     /// The workqueue of each item's armed timer.
     timer_wq: Vec<u32>,
     /// Tasks waiting in `flush_workqueue`, by (workqueue, flush).
@@ -1011,7 +1011,7 @@ impl<'c> World<'c> {
                     let item = (k - self.memcgs.len()) as u32;
                     let q = self.timer_wq[item as usize];
                     let mut out = std::mem::take(&mut self.wq_actions);
-                    let work = models::workqueue::WorkId(item);
+                    let work = models::WorkId(item);
                     if !self.wqs[q as usize].delayed_timer_fired(at, work, &mut out) {
                         // A lazily re-armed timer (see ArmTimer): on to
                         // its current expiry. A killed one is dropped.

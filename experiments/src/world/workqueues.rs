@@ -5,7 +5,7 @@ use super::*;
 
 impl<'c> World<'c> {
     /// The index of the work type that item `id` belongs to.
-    pub(super) fn work_type(&self, id: models::workqueue::WorkId) -> usize {
+    pub(super) fn work_type(&self, id: models::WorkId) -> usize {
         self.c
             .works
             .iter()
@@ -14,10 +14,7 @@ impl<'c> World<'c> {
     }
 
     /// The work type that item `id` belongs to.
-    pub(super) fn work_spec(
-        &self,
-        id: models::workqueue::WorkId,
-    ) -> &'c crate::scenario::compile::WorkSpec {
+    pub(super) fn work_spec(&self, id: models::WorkId) -> &'c crate::scenario::compile::WorkSpec {
         &self.c.works[self.work_type(id)]
     }
 
@@ -27,7 +24,7 @@ impl<'c> World<'c> {
         t: TaskId,
         work: u32,
         key: crate::scenario::steps::WorkKey,
-    ) -> models::workqueue::WorkId {
+    ) -> models::WorkId {
         use crate::scenario::steps::WorkKey;
         let spec = &self.c.works[work as usize];
         let task = &mut self.tasks[t as usize];
@@ -42,7 +39,7 @@ impl<'c> World<'c> {
                 k as u32
             }
         };
-        models::workqueue::WorkId(spec.offset + k.min(spec.instances - 1))
+        models::WorkId(spec.offset + k.min(spec.instances - 1))
     }
 
     /// The CPU a per-CPU workqueue uses for `t`'s queue_work: its own
@@ -228,13 +225,7 @@ impl<'c> World<'c> {
 
     /// kworker `w` runs item `id`: the item's program from the top, on
     /// `cpu` for a per-CPU workqueue.
-    pub(super) fn start_work(
-        &mut self,
-        w: TaskId,
-        q: u32,
-        id: models::workqueue::WorkId,
-        cpu: Cpu,
-    ) {
+    pub(super) fn start_work(&mut self, w: TaskId, q: u32, id: models::WorkId, cpu: Cpu) {
         debug_assert_eq!(self.tasks[w as usize].worker_of, Some(q));
         self.begin_item(w, q, id);
         self.bind_worker(w, cpu);
@@ -243,7 +234,7 @@ impl<'c> World<'c> {
 
     /// Kworker `w` takes item `id` of workqueue `q` (`process_one_work`
     /// begins): its program runs from the start.
-    pub(super) fn begin_item(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
+    pub(super) fn begin_item(&mut self, w: TaskId, q: u32, id: models::WorkId) {
         self.wqs[q as usize].process_begins(self.now, id);
         let spec = self.work_spec(id);
         let task = &mut self.tasks[w as usize];
@@ -292,7 +283,7 @@ impl<'c> World<'c> {
     }
 
     /// kworker `w` returned from item `id` (`process_one_work` ends).
-    pub(super) fn work_done(&mut self, w: TaskId, q: u32, id: models::workqueue::WorkId) {
+    pub(super) fn work_done(&mut self, w: TaskId, q: u32, id: models::WorkId) {
         if self.trace.is_some() {
             let spec = self.work_spec(id);
             let name = format!("work {}[{}]", spec.name, id.0 - spec.offset);

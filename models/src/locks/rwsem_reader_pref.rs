@@ -12,8 +12,9 @@
 //! readers are never parked behind a queued writer, which removes the reader
 //! convoy of the `fifo` and Linux locks at the price of writer starvation.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
-use crate::split_queues::SplitQueues;
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
+use crate::locks::split_queues::SplitQueues;
 
 #[derive(Debug, Default)]
 pub struct ReaderPrefRwsem {
@@ -68,7 +69,7 @@ impl LockPolicy for ReaderPrefRwsem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{acq, rel};
+    use crate::locks::testing::{acq, rel};
 
     #[test]
     fn reader_pref_readers_pass_queued_writers() {

@@ -4,7 +4,8 @@
 //! when a request may pass and whom a release hands the lock to; grants
 //! are handoffs at the instant of the release (`Wake::Granted`).
 
-use crate::lock::{Acquire, Holders, Mode, TaskId, Wake};
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, Holders, Mode, Wake};
 use std::collections::VecDeque;
 
 /// A queue entry: a task, with whatever orders it in its queue.

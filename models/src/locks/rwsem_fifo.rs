@@ -13,7 +13,8 @@
 //! readers behind writers, so it is the baseline against which the `linux`
 //! policy's extra rules are measured.
 
-use crate::lock::{Acquire, Holders, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, Holders, LockCtx, LockPolicy, Mode, Wake};
 use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
@@ -107,7 +108,7 @@ impl LockPolicy for FifoRwsem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{acq, rel};
+    use crate::locks::testing::{acq, rel};
 
     #[test]
     fn readers_share_until_a_writer_queues() {

@@ -1,5 +1,5 @@
 //! EEVDF's order for runnable tasks (kernel/sched/fair.c, Linux 6.12+), for
-//! the run queue of [`crate::cpu::CpuPool`] with `wake_placement = "eevdf"`.
+//! the run queue of [`crate::sched::cpu::CpuPool`] with `wake_placement = "eevdf"`.
 //!
 //! Each task has a load weight, from its nice level ([`nice_to_weight`]);
 //! virtual time is CPU time scaled by `1024 / weight` (`calc_delta_fair`),
@@ -60,8 +60,8 @@
 //! waiting), which 10,000 runnable hogs on 2 CPUs still run at 0.08 s per
 //! simulated 2 s.
 
-use crate::fair::{PerTask, State};
-use crate::lock::TaskId;
+use crate::ids::TaskId;
+use crate::sched::entity::{PerTask, State};
 use sim::SimTime;
 
 /// `sched_prio_to_weight` (kernel/sched/core.c): the load weight of nice

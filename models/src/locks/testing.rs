@@ -2,7 +2,8 @@
 //! everybody is on a CPU and no CPU is wanted, and one-call acquire and
 //! release that return what the lock did.
 
-use crate::lock::{Acquire, AllOnCpu, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, AllOnCpu, LockCtx, LockPolicy, Mode, Wake};
 use sim::SimTime;
 
 pub const CTX: LockCtx<'static> = LockCtx {

@@ -22,10 +22,8 @@
 //! leave `nr_running`), highpri pools, and worker creation beyond the
 //! kworkers a scenario gives its workqueues (R38).
 
-use crate::idle_kworkers::IdleKworkers;
-use models::cpu::Cpu;
-use models::workqueue::WorkId;
-use models::TaskId;
+use crate::ids::{Cpu, TaskId, WorkId};
+use crate::workqueue::idle_kworkers::IdleKworkers;
 use std::collections::VecDeque;
 
 /// Where a pool kworker is in R37's accounting.

@@ -14,8 +14,9 @@
 //! that queued before them, which bounds writer latency and maximises the
 //! reader convoy behind them.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
-use crate::split_queues::SplitQueues;
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
+use crate::locks::split_queues::SplitQueues;
 
 #[derive(Debug, Default)]
 pub struct WriterPrefRwsem {
@@ -64,7 +65,7 @@ impl LockPolicy for WriterPrefRwsem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{acq, rel};
+    use crate::locks::testing::{acq, rel};
 
     #[test]
     fn writer_pref_queued_writer_parks_new_readers() {

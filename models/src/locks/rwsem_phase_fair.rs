@@ -17,8 +17,9 @@
 //! scenario) were phase-fair?": readers that arrive behind a queued writer
 //! still convoy, but only for one writer, not for the whole writer queue.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
-use crate::split_queues::SplitQueues;
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
+use crate::locks::split_queues::SplitQueues;
 
 #[derive(Debug, Default)]
 pub struct PhaseFairRwsem {
@@ -79,7 +80,7 @@ impl LockPolicy for PhaseFairRwsem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{acq, rel};
+    use crate::locks::testing::{acq, rel};
 
     #[test]
     fn phase_fair_writer_release_admits_all_waiting_readers_even_with_writers_queued() {

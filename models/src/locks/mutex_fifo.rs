@@ -5,7 +5,8 @@
 //! The Linux mutex (R25-R31: optimistic spinning, HANDOFF, PICKUP) is a
 //! separate policy.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
 use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
@@ -60,7 +61,7 @@ impl LockPolicy for FifoMutex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::AllOnCpu;
+    use crate::locks::policy::AllOnCpu;
     use sim::SimTime;
 
     #[test]

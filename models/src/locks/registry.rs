@@ -6,16 +6,17 @@
 //! and inlined (the lock calls are on the hottest path of every run). A new
 //! policy is a new module, a variant here and a line in [`POLICIES`].
 
-use crate::lock::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, Wake};
-use crate::lock_none::NoLock;
-use crate::mutex_fifo::FifoMutex;
-use crate::mutex_linux::LinuxMutex;
-use crate::rwsem_fifo::FifoRwsem;
-use crate::rwsem_linux::{LinuxRwsem, LinuxRwsemConfig};
-use crate::rwsem_phase_fair::PhaseFairRwsem;
-use crate::rwsem_reader_pref::ReaderPrefRwsem;
-use crate::rwsem_rt::RtRwsem;
-use crate::rwsem_writer_pref::WriterPrefRwsem;
+use crate::ids::TaskId;
+use crate::locks::mutex_fifo::FifoMutex;
+use crate::locks::mutex_linux::LinuxMutex;
+use crate::locks::none::NoLock;
+use crate::locks::policy::{Acquire, LockCtx, LockKind, LockPolicy, Mode, Wake};
+use crate::locks::rwsem_fifo::FifoRwsem;
+use crate::locks::rwsem_linux::{LinuxRwsem, LinuxRwsemConfig};
+use crate::locks::rwsem_phase_fair::PhaseFairRwsem;
+use crate::locks::rwsem_reader_pref::ReaderPrefRwsem;
+use crate::locks::rwsem_rt::RtRwsem;
+use crate::locks::rwsem_writer_pref::WriterPrefRwsem;
 
 /// (kind, policy name) pairs that exist, in the order documentation lists
 /// them.

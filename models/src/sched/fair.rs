@@ -1,42 +1,11 @@
 //! The fair class's order of a run queue: EEVDF (Linux 6.6 on,
-//! [`crate::eevdf`]) or CFS (before, [`crate::cfs`]). [`crate::cpu::CpuPool`]
+//! [`crate::sched::eevdf`]) or CFS (before, [`crate::sched::cfs`]). [`crate::sched::cpu::CpuPool`]
 //! places, queues, picks and preempts through this one interface.
 
-use crate::cfs::Cfs;
-use crate::eevdf::Eevdf;
-use crate::lock::TaskId;
+use crate::ids::TaskId;
+use crate::sched::cfs::Cfs;
+use crate::sched::eevdf::Eevdf;
 use sim::SimTime;
-
-/// Where a task stands in a fair order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum State {
-    /// Not runnable (blocked, asleep, or never run).
-    #[default]
-    Off,
-    /// Runnable: placed, and either about to run or waiting in a queue.
-    Placed,
-    Waiting,
-    Running,
-}
-
-/// A fair order's state of each task, by task id, grown on first use: a
-/// task not seen yet has the default state.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct PerTask<E>(Vec<E>);
-
-impl<E: Copy + Default> PerTask<E> {
-    pub(crate) fn get(&self, t: TaskId) -> E {
-        self.0.get(t as usize).copied().unwrap_or_default()
-    }
-
-    pub(crate) fn get_mut(&mut self, t: TaskId) -> &mut E {
-        let i = t as usize;
-        if i >= self.0.len() {
-            self.0.resize(i + 1, E::default());
-        }
-        &mut self.0[i]
-    }
-}
 
 #[derive(Clone, Debug)]
 pub enum FairOrder {

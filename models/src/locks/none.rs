@@ -9,7 +9,8 @@
 //! cost their CPU time but never wait, which gives the lower bound that any
 //! real policy's convoy is measured against.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
 
 #[derive(Debug, Default)]
 pub struct NoLock {
@@ -69,7 +70,7 @@ impl LockPolicy for NoLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{acq, rel};
+    use crate::locks::testing::{acq, rel};
 
     #[test]
     fn none_grants_everything() {

@@ -19,7 +19,8 @@
 //! Timeouts are evaluated lazily where the kernel evaluates them (R13 when a
 //! writer runs, R17 when a waker looks at a reader head), in jiffies (R14).
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
 use sim::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -728,7 +729,7 @@ mod tests {
     //! Scripted micro-scenarios, one rule each (docs/kernel-rules.md R3-R24):
     //! fixed calls in a fixed order, the exact grants and wakeups asserted.
     use super::*;
-    use crate::lock::TaskView;
+    use crate::locks::policy::TaskView;
     use std::cell::RefCell;
     use std::collections::BTreeSet;
     use Acquire::{Granted, Queued};

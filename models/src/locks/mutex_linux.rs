@@ -16,7 +16,8 @@
 //! Within one instant a release is seen first by the spinners polling the
 //! owner word, then by the woken head.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
 use std::collections::VecDeque;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -311,7 +312,7 @@ impl LockPolicy for LinuxMutex {
 mod tests {
     //! Scripted micro-scenarios, one rule each (docs/kernel-rules.md R25-R31).
     use super::*;
-    use crate::lock::TaskView;
+    use crate::locks::policy::TaskView;
     use sim::SimTime;
     use std::cell::RefCell;
     use std::collections::BTreeSet;

@@ -30,10 +30,8 @@
 //! them; the world turns them into events in that order, so policies never
 //! allocate on the hot path and the order of wakeups is part of the model.
 
+use crate::ids::TaskId;
 use sim::SimTime;
-
-/// Index of a task in the world.
-pub type TaskId = u32;
 
 /// Read (shared) or write (exclusive). A mutex is always `Write`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

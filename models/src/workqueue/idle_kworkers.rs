@@ -13,8 +13,7 @@
 //! leaves a stale entry in the other, skipped when met and swept out when
 //! stale entries outnumber live ones.
 
-use models::cpu::Cpu;
-use models::TaskId;
+use crate::ids::{Cpu, TaskId};
 use std::collections::VecDeque;
 
 /// An idle list: (kworker, stamp) in the order they went idle.

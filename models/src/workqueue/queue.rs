@@ -47,11 +47,11 @@
 //! - Concurrency management (R37: nr_running, `need_more_worker`, idle
 //!   workers) and worker creation (R38: the manager,
 //!   `maybe_create_worker`, CREATE_COOLDOWN, mayday and rescuers) are not
-//!   here: they decide *when* an active item gets a worker, never
-//!   *whether* it is active, so the world does them with the start of
-//!   what [`Action::Start`] names (the per-CPU pools of R37 are
-//!   `experiments::worker_pools`). `max_active` accounting, which decides
-//!   whether an item may run at all, is exact.
+//!   in this state machine: they decide *when* an active item gets a
+//!   worker, never *whether* it is active, so the world does them with
+//!   the start of what [`Action::Start`] names (driving the per-CPU pools
+//!   of R37, [`super::worker_pools`]). `max_active` accounting, which
+//!   decides whether an item may run at all, is exact.
 //! - Unbound workqueues have one node, so one pwq with the whole
 //!   `max_active` (R32 splits it over NUMA nodes). Its items start on
 //!   [`Cpu::ANY`]: unbound workers are not bound to a CPU.
@@ -64,7 +64,7 @@
 //!   that is never rounded ([`Workqueue::queue_rcu_work`]). `flush_work`,
 //!   its barrier items and `drain_workqueue` are not modeled.
 
-use crate::cpu::Cpu;
+use crate::ids::{Cpu, WorkId};
 use sim::{Dur, SimTime};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -74,10 +74,6 @@ pub const WQ_MAX_ACTIVE: u32 = 512;
 pub const WQ_DFL_ACTIVE: u32 = WQ_MAX_ACTIVE / 2;
 /// `CGROUP_PIDLIST_DESTROY_DELAY` = HZ jiffies = 1 s (R41).
 pub const CGROUP_PIDLIST_DESTROY_DELAY: Dur = Dur(1_000_000_000);
-
-/// A work item, named by the world.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WorkId(pub u32);
 
 /// A flusher waiting in [`Workqueue::flush_workqueue`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -19,9 +19,9 @@
 //!
 //! With EEVDF order ([`CpuPool::set_eevdf`]), one run queue holds woken and
 //! preempted tasks alike, and a freed CPU goes to the task EEVDF picks
-//! among it and the CPU's bound kworkers ([`crate::eevdf`]): by lag and
+//! among it and the CPU's bound kworkers ([`crate::sched::eevdf`]): by lag and
 //! virtual deadline, not by arrival. CFS's order ([`CpuPool::set_cfs`],
-//! [`crate::cfs`]) works the same way, by virtual runtime. The world then
+//! [`crate::sched::cfs`]) works the same way, by virtual runtime. The world then
 //! reports when tasks become runnable, start and stop running
 //! ([`CpuPool::wake`], [`CpuPool::started`], [`CpuPool::stopped`]).
 //!
@@ -58,20 +58,12 @@
 //! Free CPUs are handed out lowest id first, so runs are reproducible and
 //! CPU ids mean the same thing in every variant.
 
-use crate::cfs::Cfs;
-use crate::eevdf::Eevdf;
-use crate::fair::FairOrder;
-use crate::lock::TaskId;
+use crate::ids::{Cpu, TaskId};
+use crate::sched::cfs::Cfs;
+use crate::sched::eevdf::Eevdf;
+use crate::sched::fair::FairOrder;
 use sim::{Dur, SimTime};
 use std::collections::VecDeque;
-
-/// A CPU id. With unlimited CPUs every task runs on [`Cpu::ANY`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Cpu(pub u32);
-
-impl Cpu {
-    pub const ANY: Cpu = Cpu(u32::MAX);
-}
 
 /// A queue entry: the task, when it began to wait, and its enqueue number.
 type Entry = (TaskId, SimTime, u64);

@@ -1,5 +1,5 @@
 //! CFS's order for runnable tasks (kernel/sched/fair.c before Linux 6.6,
-//! when EEVDF replaced it), for the run queue of [`crate::cpu::CpuPool`]
+//! when EEVDF replaced it), for the run queue of [`crate::sched::cpu::CpuPool`]
 //! with `wake_placement = "cfs"`: the what-if of a kernel of that age.
 //!
 //! All tasks have the same weight (nice 0), so virtual time is CPU time:
@@ -29,8 +29,8 @@
 //! ends a turn instead); START_DEBIT; the next and last buddies; the
 //! 60-second sleeper reset.
 
-use crate::fair::{PerTask, State};
-use crate::lock::TaskId;
+use crate::ids::TaskId;
+use crate::sched::entity::{PerTask, State};
 use sim::SimTime;
 use std::collections::BTreeSet;
 

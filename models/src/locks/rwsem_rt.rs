@@ -4,7 +4,7 @@
 //! the lock and no writer is queued, so a pending writer parks every new
 //! reader (RT or not); a writer is granted at once only if the lock is free
 //! and no writer is queued; waiters are ordered by priority, tasks for which
-//! [`TaskView::is_rt`](crate::lock::TaskView::is_rt) holds (asked once, when they queue) before the others,
+//! [`TaskView::is_rt`](super::policy::TaskView::is_rt) holds (asked once, when they queue) before the others,
 //! FIFO within a class (a sequence number per enqueue keeps the order
 //! stable); when a release leaves the lock free, the highest-priority queued
 //! writer is granted if any writer is queued, otherwise every queued reader
@@ -23,8 +23,9 @@
 //! kernel wakes its top waiter, which takes the rtmutex when it runs (and may
 //! lose it to a steal), whereas here the grant is made at the release.
 
-use crate::lock::{Acquire, LockCtx, LockPolicy, Mode, TaskId, Wake};
-use crate::split_queues::{SplitQueues, Waiting};
+use crate::ids::TaskId;
+use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
+use crate::locks::split_queues::{SplitQueues, Waiting};
 
 /// A queued task and its place in the priority order.
 #[derive(Debug, Clone, Copy)]
@@ -113,7 +114,7 @@ impl LockPolicy for RtRwsem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::TaskView;
+    use crate::locks::policy::TaskView;
     use sim::SimTime;
 
     /// Tasks 100 and above are RT; everybody is on a CPU.
