@@ -33,5 +33,5 @@ pub mod sched;
 pub mod timer;
 pub mod workqueue;
 
-pub use ids::{Cpu, TaskId, WorkId};
+pub use ids::{CpuId, LockId, MemcgId, TaskId, WorkId, WqId};
 pub use locks::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskView, Wake};

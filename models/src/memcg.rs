@@ -17,7 +17,7 @@
 //! Time, CPUs, tasks and the OOM victim's exit belong to the world: this
 //! module decides only what the kernel decides at each step.
 
-use crate::ids::TaskId;
+use crate::ids::{CpuId, TaskId};
 
 /// `MEMCG_CHARGE_BATCH` (R45; 32 before ~6.0).
 pub const MEMCG_CHARGE_BATCH: u64 = 64;
@@ -88,7 +88,7 @@ pub enum OomOutcome {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Charge {
     pub nr_pages: u64,
-    pub cpu: u32,
+    pub cpu: CpuId,
     pub gfp: Gfp,
     retries: u32,
     drained: bool,
@@ -96,7 +96,7 @@ pub struct Charge {
 }
 
 impl Charge {
-    pub fn new(nr_pages: u64, cpu: u32, gfp: Gfp) -> Self {
+    pub fn new(nr_pages: u64, cpu: CpuId, gfp: Gfp) -> Self {
         Charge {
             nr_pages,
             cpu,
@@ -199,7 +199,7 @@ impl Memcg {
 
     /// Steps 1-2 of `try_charge_memcg`: the stock, the batch, the exact amount.
     fn try_fast(&mut self, c: &Charge) -> bool {
-        let cpu = c.cpu as usize % self.stock.len();
+        let cpu = c.cpu.index() % self.stock.len();
         if self.stock[cpu] >= c.nr_pages {
             self.stock[cpu] -= c.nr_pages;
             return true;
@@ -433,7 +433,7 @@ mod tests {
     #[test]
     fn r45_stock_then_batch_then_exact_amount() {
         let mut m = memcg(100);
-        let mut c = Charge::new(1, 0, Gfp::default());
+        let mut c = Charge::new(1, CpuId(0), Gfp::default());
         // A batch of 64 is charged; 63 stay in CPU 0's stock.
         assert_eq!(
             m.try_charge_memcg(&mut c),
@@ -445,7 +445,7 @@ mod tests {
         // The next 63 one-page charges on CPU 0 come from the stock.
         for _ in 0..63 {
             assert_eq!(
-                m.try_charge_memcg(&mut Charge::new(1, 0, Gfp::default())),
+                m.try_charge_memcg(&mut Charge::new(1, CpuId(0), Gfp::default())),
                 ChargeStep::Charged {
                     throttle_jiffies: 0
                 }
@@ -454,7 +454,7 @@ mod tests {
         assert_eq!(m.usage(), 64);
         // CPU 1 has no stock and a batch would pass max: the exact amount.
         assert_eq!(
-            m.try_charge_memcg(&mut Charge::new(30, 1, Gfp::default())),
+            m.try_charge_memcg(&mut Charge::new(30, CpuId(1), Gfp::default())),
             ChargeStep::Charged {
                 throttle_jiffies: 0
             }
@@ -462,7 +462,7 @@ mod tests {
         assert_eq!(m.usage(), 94);
         // Over max: direct reclaim.
         assert_eq!(
-            m.try_charge_memcg(&mut Charge::new(10, 1, Gfp::default())),
+            m.try_charge_memcg(&mut Charge::new(10, CpuId(1), Gfp::default())),
             ChargeStep::Reclaim
         );
     }
@@ -470,8 +470,8 @@ mod tests {
     #[test]
     fn r45_progress_retries_a_small_charge_for_free_forever() {
         let mut m = memcg(64);
-        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
-        let mut c = Charge::new(8, 0, Gfp::default());
+        m.try_charge_memcg(&mut Charge::new(64, CpuId(0), Gfp::default()));
+        let mut c = Charge::new(8, CpuId(0), Gfp::default());
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
         // Each reclaim frees a page, not enough for 8, and another charger
         // takes it back: the charge (8 pages <= 8) retries for free, forever,
@@ -484,7 +484,7 @@ mod tests {
         // A 9-page charge with the same progress spends a retry each time
         // after its first failure, which drains the stocks and reclaims
         // again without spending one.
-        let mut c = Charge::new(9, 0, Gfp::default());
+        let mut c = Charge::new(9, CpuId(0), Gfp::default());
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
         assert_eq!(m.after_reclaim(&mut c, 1, 0), ChargeStep::Reclaim);
         m.usage += 1;
@@ -497,8 +497,8 @@ mod tests {
     #[test]
     fn r45_freed_pages_taken_by_other_chargers_keep_a_one_page_charge_looping() {
         let mut m = memcg(64);
-        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
-        let mut c = Charge::new(1, 1, Gfp::default());
+        m.try_charge_memcg(&mut Charge::new(64, CpuId(0), Gfp::default()));
+        let mut c = Charge::new(1, CpuId(1), Gfp::default());
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
         // Every attempt frees 32 pages, and the workload on the other CPUs
         // charges them before this charge retries: progress, no margin.
@@ -518,8 +518,8 @@ mod tests {
     #[test]
     fn r45_retry_after_pages_left_during_the_attempt_sees_usage_as_it_is() {
         let mut m = memcg(64);
-        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
-        let mut c = Charge::new(1, 1, Gfp::default());
+        m.try_charge_memcg(&mut Charge::new(64, CpuId(0), Gfp::default()));
+        let mut c = Charge::new(1, CpuId(1), Gfp::default());
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
         // The attempt's 32 pages left while it ran, and another task
         // charged them all: progress, no margin, a free retry.
@@ -540,7 +540,7 @@ mod tests {
         assert_eq!(m.usage(), 64);
         // An attempt that freed nothing spends a retry (after the first,
         // which drains and reclaims again).
-        let mut c = Charge::new(1, 1, Gfp::default());
+        let mut c = Charge::new(1, CpuId(1), Gfp::default());
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
         assert_eq!(m.retry_after_reclaim(&mut c, 0), ChargeStep::Reclaim);
         assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES);
@@ -551,20 +551,20 @@ mod tests {
     #[test]
     fn r45_r47_a_charge_that_cannot_block_fails_or_is_forced_without_reclaim() {
         let mut m = memcg(64);
-        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
+        m.try_charge_memcg(&mut Charge::new(64, CpuId(0), Gfp::default()));
         // GFP_NOWAIT: no margin, no reclaim, -ENOMEM at once (R45 step 3).
         let nowait = Gfp {
             nowait: true,
             ..Gfp::default()
         };
-        let mut c = Charge::new(1, 1, nowait);
+        let mut c = Charge::new(1, CpuId(1), nowait);
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::NoMem);
         // GFP_ATOMIC (__GFP_HIGH): forced above the limit instead (R47).
         let atomic = Gfp {
             high: true,
             ..nowait
         };
-        let mut c = Charge::new(1, 1, atomic);
+        let mut c = Charge::new(1, CpuId(1), atomic);
         assert_eq!(
             m.try_charge_memcg(&mut c),
             ChargeStep::Charged {
@@ -574,7 +574,7 @@ mod tests {
         assert_eq!(m.usage(), 65);
         // With margin, a non-blocking charge goes through as any other.
         m.uncharge(3);
-        let mut c = Charge::new(2, 1, nowait);
+        let mut c = Charge::new(2, CpuId(1), nowait);
         assert_eq!(
             m.try_charge_memcg(&mut c),
             ChargeStep::Charged {
@@ -596,8 +596,8 @@ mod tests {
     #[test]
     fn r45_r46_no_progress_spends_16_retries_then_ooms() {
         let mut m = memcg(64);
-        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
-        let mut c = Charge::new(1, 0, Gfp::default());
+        m.try_charge_memcg(&mut Charge::new(64, CpuId(0), Gfp::default()));
+        let mut c = Charge::new(1, CpuId(0), Gfp::default());
         assert_eq!(m.try_charge_memcg(&mut c), ChargeStep::Reclaim);
         let mut reclaims = 1;
         loop {
@@ -613,25 +613,34 @@ mod tests {
         assert_eq!(reclaims, 18);
         assert_eq!(m.counters()[4], ("stock_drains", 1));
         // OOM kills the largest candidate and resets the retries.
-        assert_eq!(m.mem_cgroup_oom(&mut c, 0, &[7, 3]), OomOutcome::Kill(7));
+        assert_eq!(
+            m.mem_cgroup_oom(&mut c, 0, &[TaskId(7), TaskId(3)]),
+            OomOutcome::Kill(TaskId(7))
+        );
         assert_eq!(c.retries_left(), MAX_RECLAIM_RETRIES);
     }
 
     #[test]
     fn r46_r47_a_pending_victim_means_no_new_kill_and_chargers_loop() {
         let mut m = memcg(64);
-        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
-        let mut a = Charge::new(1, 0, Gfp::default());
-        let mut b = Charge::new(1, 1, Gfp::default());
-        assert_eq!(m.mem_cgroup_oom(&mut a, 0, &[7]), OomOutcome::Kill(7));
+        m.try_charge_memcg(&mut Charge::new(64, CpuId(0), Gfp::default()));
+        let mut a = Charge::new(1, CpuId(0), Gfp::default());
+        let mut b = Charge::new(1, CpuId(1), Gfp::default());
+        assert_eq!(
+            m.mem_cgroup_oom(&mut a, 0, &[TaskId(7)]),
+            OomOutcome::Kill(TaskId(7))
+        );
         // While 7 has not exited (it may be blocked on a lock), every OOM
         // call aborts without a kill: the chargers go round again.
         for _ in 0..5 {
-            assert_eq!(m.mem_cgroup_oom(&mut b, 0, &[7, 8]), OomOutcome::Retry);
+            assert_eq!(
+                m.mem_cgroup_oom(&mut b, 0, &[TaskId(7), TaskId(8)]),
+                OomOutcome::Retry
+            );
         }
         assert_eq!(m.counters()[7], ("oom_aborts", 5));
         // The victim exits and frees its 40 pages: the charge goes through.
-        m.victim_gone(7, 40);
+        m.victim_gone(TaskId(7), 40);
         assert_eq!(
             m.after_reclaim(&mut b, 0, 0),
             ChargeStep::Charged {
@@ -643,12 +652,12 @@ mod tests {
     #[test]
     fn r46_costly_orders_never_kill_and_r47_nofail_forces_the_charge() {
         let mut m = memcg(64);
-        m.try_charge_memcg(&mut Charge::new(64, 0, Gfp::default()));
-        let mut c = Charge::new(16, 0, Gfp::default());
-        assert_eq!(m.mem_cgroup_oom(&mut c, 4, &[7]), OomOutcome::NoMem);
+        m.try_charge_memcg(&mut Charge::new(64, CpuId(0), Gfp::default()));
+        let mut c = Charge::new(16, CpuId(0), Gfp::default());
+        assert_eq!(m.mem_cgroup_oom(&mut c, 4, &[TaskId(7)]), OomOutcome::NoMem);
         let forced = Charge::new(
             1,
-            0,
+            CpuId(0),
             Gfp {
                 nofail: true,
                 ..Gfp::default()
@@ -663,7 +672,7 @@ mod tests {
         assert_eq!(m.usage(), 65);
         let mut c2 = Charge::new(
             1,
-            0,
+            CpuId(0),
             Gfp {
                 noretry: true,
                 ..Gfp::default()

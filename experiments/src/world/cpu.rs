@@ -18,22 +18,22 @@ impl<'c> World<'c> {
     /// PREEMPT_FULL, or the run queue (where need_resched may make a
     /// spinner yield its CPU).
     #[inline]
-    pub(super) fn take_cpu(&mut self, t: TaskId) -> Option<Cpu> {
-        self.tasks[t as usize].state = State::Runnable;
+    pub(super) fn take_cpu(&mut self, t: TaskId) -> Option<CpuId> {
+        self.tasks[t].state = State::Runnable;
         if self.cpu.is_unlimited() {
-            return Some(Cpu::ANY);
+            return Some(CpuId::ANY);
         }
         self.take_limited_cpu(t)
     }
 
     /// [`World::take_cpu`] with a limited number of CPUs.
     #[inline(never)]
-    pub(super) fn take_limited_cpu(&mut self, t: TaskId) -> Option<Cpu> {
-        match self.tasks[t as usize].bound {
+    pub(super) fn take_limited_cpu(&mut self, t: TaskId) -> Option<CpuId> {
+        match self.tasks[t].bound {
             Some(cpu) => self.cpu.wake_on(self.now, t, cpu),
             None => self.cpu.wake(self.now, t),
         }
-        if let Some(cpu) = self.tasks[t as usize].bound {
+        if let Some(cpu) = self.tasks[t].bound {
             let got = self.cpu.make_runnable_on(self.now, t, cpu);
             if got.is_none() {
                 // A bound kworker waits for its own CPU.
@@ -58,8 +58,8 @@ impl<'c> World<'c> {
     /// Woken `t` now waits for CPU `on` (`None`: any CPU, one shared
     /// queue or RT): traced as runnable, and need_resched there stops the
     /// spinner it waits for (R8/R9, R28).
-    fn waits_for_cpu(&mut self, t: TaskId, on: Option<Cpu>) {
-        self.tasks[t as usize].queued_at = Some(self.now);
+    fn waits_for_cpu(&mut self, t: TaskId, on: Option<CpuId>) {
+        self.tasks[t].queued_at = Some(self.now);
         self.blame_switch(t, crate::blame::Doing::Runnable);
         if self.spinning > 0 {
             match on {
@@ -78,26 +78,26 @@ impl<'c> World<'c> {
     /// task stands for, and kernfs/cgroup sections have none. A kworker's
     /// burst is kernel code with no return to user space, so it is never a
     /// victim there. Returns the CPU, if a victim was found.
-    pub(super) fn preempt_for(&mut self, t: TaskId) -> Option<Cpu> {
-        let wakee_rt = self.tasks[t as usize].rt;
+    pub(super) fn preempt_for(&mut self, t: TaskId) -> Option<CpuId> {
+        let wakee_rt = self.tasks[t].rt;
         let now = self.now;
         let victim = self
             .running_on
             .iter()
             .filter(|&&v| v != NONE)
-            .map(|&v| (v, &self.tasks[v as usize]))
+            .map(|&v| (v, &self.tasks[v]))
             .filter(|(_, v)| v.state == State::Running && v.in_burst && v.burst_end > now)
             .filter(|(_, v)| wakee_rt || !v.rt)
             .filter(|(i, _)| self.c.preempt_full || self.at_user_boundary(*i))
             .min_by_key(|(i, v)| (v.rt, v.burst_start, *i))
             .map(|(i, _)| i)?;
-        let v = &mut self.tasks[victim as usize];
-        v.remaining = v.burst_end.0 - now.0;
+        let v = &mut self.tasks[victim];
+        v.remaining = v.burst_end.since(now);
         v.in_burst = false;
         v.state = State::Runnable;
         let cpu = v.cpu;
-        self.running_on[cpu.0 as usize] = NONE;
-        self.queue.clear(victim as usize);
+        self.running_on[cpu] = NONE;
+        self.queue.clear(victim.index());
         self.preemptions += 1;
         self.blame_switch(victim, crate::blame::Doing::Runnable);
         if self.spinning > 0 {
@@ -117,15 +117,15 @@ impl<'c> World<'c> {
         // waker itself (no IPI, no idle exit): the latency is drawn, to
         // keep the stream in step, but not applied.
         if let Some(l) = self.c.wake_latency.as_ref() {
-            let waker_cpu = (self.current != NONE).then(|| self.tasks[self.current as usize].cpu);
-            let local = waker_cpu.is_some() && self.tasks[t as usize].bound == waker_cpu;
-            let s = self.tasks[t as usize]
+            let waker_cpu = (self.current != NONE).then(|| self.tasks[self.current].cpu);
+            let local = waker_cpu.is_some() && self.tasks[t].bound == waker_cpu;
+            let s = self.tasks[t]
                 .sched
                 .as_mut()
                 .expect("a wake latency gives every task its stream");
             let d = l.sample(s);
             if d > 0 && !local {
-                self.tasks[t as usize].state = State::Runnable;
+                self.tasks[t].state = State::Runnable;
                 self.blame_switch(t, crate::blame::Doing::Waking);
                 self.schedule(t, self.now + sim::Dur(d), Ev::Ready);
                 return false;
@@ -149,8 +149,8 @@ impl<'c> World<'c> {
     /// while others spin: need_resched makes one spinner give up (R8/R9
     /// stop on need_resched), freeing its CPU.
     pub(super) fn resched(&mut self) {
-        for lock in 0..self.locks.len() as u32 {
-            if self.locks[lock as usize].has_spinners() {
+        for lock in (0..self.locks.len()).map(LockId::from) {
+            if self.locks[lock].has_spinners() {
                 let stopped = with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, None, wakes));
                 self.apply_wakes(lock);
                 if stopped {
@@ -164,14 +164,14 @@ impl<'c> World<'c> {
     /// A task now waits for `cpu` (per-CPU run queues, or a bound kworker):
     /// need_resched there makes the task spinning on it, if any, give up
     /// (R8/R9, R28). Spinners on other CPUs go on.
-    pub(super) fn resched_cpu(&mut self, cpu: Cpu) {
-        let Some(&v) = self.running_on.get(cpu.0 as usize) else {
+    pub(super) fn resched_cpu(&mut self, cpu: CpuId) {
+        let Some(&v) = self.running_on.get(cpu) else {
             return;
         };
-        if v == NONE || self.tasks[v as usize].state != State::Spinning {
+        if v == NONE || self.tasks[v].state != State::Spinning {
             return;
         }
-        let Resume::Acquired { lock, .. } = self.tasks[v as usize].resume else {
+        let Resume::Acquired { lock, .. } = self.tasks[v].resume else {
             unreachable!("a spinner has a pending acquisition")
         };
         if with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, Some(v), wakes)) {
@@ -182,32 +182,32 @@ impl<'c> World<'c> {
 
     /// `t` runs on `cpu` from now; its time slice starts.
     #[inline(always)]
-    pub(super) fn give_cpu(&mut self, t: TaskId, cpu: Cpu) {
-        let task = &mut self.tasks[t as usize];
+    pub(super) fn give_cpu(&mut self, t: TaskId, cpu: CpuId) {
+        let task = &mut self.tasks[t];
         task.cpu = cpu;
         task.on_cpu_since = self.now;
         // Unlimited CPUs with nothing observed: no more to do.
-        if cpu != Cpu::ANY || self.recorder.is_some() || self.trace.is_some() {
+        if cpu != CpuId::ANY || self.recorder.is_some() || self.trace.is_some() {
             self.give_cpu_rest(t, cpu);
         }
     }
 
     /// The rest of [`World::give_cpu`]: the pool, blame and the trace.
     #[inline(never)]
-    fn give_cpu_rest(&mut self, t: TaskId, cpu: Cpu) {
-        if let Some(r) = self.running_on.get_mut(cpu.0 as usize) {
+    fn give_cpu_rest(&mut self, t: TaskId, cpu: CpuId) {
+        if let Some(r) = self.running_on.get_mut(cpu) {
             *r = t;
             self.cpu.started(self.now, t, cpu);
             // context_switch: a task that another one follows on this CPU
             // first spends the switch's CPU time, as the rest of a burst
             // (an idle spell in between does not count: the same task
             // coming back finds its context in place).
-            let last = &mut self.last_on[cpu.0 as usize];
+            let last = &mut self.last_on[cpu];
             if *last != t {
                 *last = t;
                 if self.c.switch_cost > 0 {
                     self.switches += 1;
-                    self.tasks[t as usize].remaining += self.c.switch_cost;
+                    self.tasks[t].remaining.0 += self.c.switch_cost;
                 }
             }
         }
@@ -216,11 +216,11 @@ impl<'c> World<'c> {
         }
         if let Some(tr) = self.trace.as_mut() {
             // Runnable since it was queued, if it waited for this CPU.
-            let task = &mut self.tasks[t as usize];
+            let task = &mut self.tasks[t];
             if let Some(since) = task.queued_at.take() {
                 if since < self.now {
-                    let on = (cpu != Cpu::ANY).then_some(cpu.0);
-                    tr.slice_on_cpu(t, "runnable".into(), since, self.now, on);
+                    let on = (cpu != CpuId::ANY).then_some(cpu.0);
+                    tr.slice_on_cpu(t.0, "runnable".into(), since, self.now, on);
                 }
             }
         }
@@ -229,7 +229,7 @@ impl<'c> World<'c> {
     /// Whether a step boundary of `t` stands for a return to user space:
     /// a task (not a kworker) that holds no lock.
     pub(super) fn at_user_boundary(&self, t: TaskId) -> bool {
-        self.tasks[t as usize].worker_of.is_none() && !self.holds_lock(t)
+        self.tasks[t].worker_of.is_none() && !self.holds_lock(t)
     }
 
     /// Whether `t` holds any lock now.
@@ -253,7 +253,7 @@ impl<'c> World<'c> {
     pub(super) fn resched_due_slow(&self, t: TaskId) -> bool {
         // The RT class runs first: a waiting RT task reschedules a fair
         // task at once, and an RT task (SCHED_FIFO) has no slice.
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t];
         if task.rt {
             return false;
         }
@@ -261,12 +261,12 @@ impl<'c> World<'c> {
         // first tick at or after it runs out (the divisions only once it
         // has run out). Ticks are where jiffies change (models::timer), so
         // at HZ 300 they do not drift from the timers' by 1/3 ns a tick.
-        let over = |slice: u64| {
-            let end = task.on_cpu_since.0 + slice;
-            if self.now.0 < end {
+        let over = |slice: Dur| {
+            let end = task.on_cpu_since + slice;
+            if self.now < end {
                 return false;
             }
-            self.now >= models::timer::tick_at_or_after(SimTime(end), self.c.hz)
+            self.now >= models::timer::tick_at_or_after(end, self.c.hz)
         };
         let asked = self.cpu.rt_waiting() > 0
             || self.cpu.resched_set(task.cpu)
@@ -278,7 +278,7 @@ impl<'c> World<'c> {
     /// `t` gives up its CPU to the run queue's tail and resumes at `pc`.
     pub(super) fn yield_cpu(&mut self, t: TaskId, pc: u32) {
         self.slice_yields += 1;
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks[t];
         task.pc = pc;
         task.state = State::Runnable;
         // Back in the queue before its CPU is handed on: the pick sees it
@@ -291,8 +291,8 @@ impl<'c> World<'c> {
 
     /// `t`, preempted, waits at the tail: of its CPU's queue if bound.
     pub(super) fn requeue(&mut self, t: TaskId) {
-        self.tasks[t as usize].queued_at = Some(self.now);
-        match self.tasks[t as usize].bound {
+        self.tasks[t].queued_at = Some(self.now);
+        match self.tasks[t].bound {
             Some(cpu) => self.cpu.requeue_on(self.now, t, cpu),
             None => self.cpu.requeue(self.now, t),
         }
@@ -306,7 +306,7 @@ impl<'c> World<'c> {
         if self.recorder.is_some()
             || self.spinning > 0
             || !self.cpu.is_unlimited()
-            || self.tasks[t as usize].pool != PoolState::No
+            || self.tasks[t].pool != PoolState::No
         {
             self.leave_cpu_rest(t);
         }
@@ -325,13 +325,13 @@ impl<'c> World<'c> {
         // leaves nr_running before its CPU is handed on: schedule() calls
         // wq_worker_sleeping (sched_submit_work) before __schedule picks,
         // so a kworker that kick_pool wakes for this CPU is in that pick.
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t];
         if task.pool == PoolState::Running && matches!(task.state, State::Blocked | State::Sleeping)
         {
             self.pool_worker_sleeps(t);
         }
         if !self.cpu.is_unlimited() {
-            let runnable = self.tasks[t as usize].state == State::Runnable;
+            let runnable = self.tasks[t].state == State::Runnable;
             self.cpu.stopped(self.now, t, runnable);
             self.release_cpu(t);
         }
@@ -340,8 +340,8 @@ impl<'c> World<'c> {
     /// `t`'s CPU goes to the next task waiting for it, if any.
     #[inline(never)]
     pub(super) fn release_cpu(&mut self, t: TaskId) {
-        let cpu = self.tasks[t as usize].cpu;
-        self.running_on[cpu.0 as usize] = NONE;
+        let cpu = self.tasks[t].cpu;
+        self.running_on[cpu] = NONE;
         if let Some((next, _waited)) = self.cpu.release(self.now, cpu) {
             self.give_cpu(next, cpu);
             self.schedule(next, self.now, Ev::Run);

@@ -15,7 +15,7 @@ impl World<'_> {
             None => Ok(()),
             Some(cycle) => Err(RunError::LockCycle {
                 at: (cycle.iter())
-                    .map(|&t| self.tasks[t as usize].since)
+                    .map(|&t| self.tasks[t].since)
                     .max()
                     .unwrap_or(self.now),
                 tasks: cycle
@@ -33,10 +33,9 @@ impl World<'_> {
     /// next one holds, if there is one: a depth-first search of the
     /// wait-for graph from every waiting task.
     fn lock_cycle(&self) -> Option<Vec<TaskId>> {
-        let n = self.tasks.len();
         let waits_for = |t: TaskId| self.waiting_for_lock(t).map(|(l, _)| l);
-        let mut owners: HashMap<u32, Vec<TaskId>> = HashMap::new();
-        for t in 0..n as TaskId {
+        let mut owners: HashMap<LockId, Vec<TaskId>> = HashMap::new();
+        for t in self.tasks.keys() {
             for i in self.hold_slots(t) {
                 if let Some((lock, _)) = held_decode(self.held[i]) {
                     owners.entry(lock).or_default().push(t);
@@ -44,30 +43,30 @@ impl World<'_> {
             }
         }
         // 0: not seen; 1: on the current path; 2: no cycle through it.
-        let mut seen = vec![0u8; n];
-        for start in 0..n as TaskId {
-            if seen[start as usize] != 0 || waits_for(start).is_none() {
+        let mut seen: TiVec<TaskId, u8> = ti_vec![0; self.tasks.len()];
+        for start in self.tasks.keys() {
+            if seen[start] != 0 || waits_for(start).is_none() {
                 continue;
             }
             // The path, each task with the index of its next owner to try.
             let mut path: Vec<(TaskId, usize)> = vec![(start, 0)];
-            seen[start as usize] = 1;
+            seen[start] = 1;
             while let Some(&(t, next)) = path.last() {
                 let owner = waits_for(t)
                     .and_then(|l| owners.get(&l))
                     .and_then(|o| o.get(next))
                     .copied();
                 let Some(h) = owner else {
-                    seen[t as usize] = 2;
+                    seen[t] = 2;
                     path.pop();
                     continue;
                 };
                 if let Some(last) = path.last_mut() {
                     last.1 += 1;
                 }
-                match seen[h as usize] {
+                match seen[h] {
                     0 => {
-                        seen[h as usize] = 1;
+                        seen[h] = 1;
                         path.push((h, 0));
                     }
                     1 => {

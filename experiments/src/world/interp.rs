@@ -9,7 +9,7 @@ impl<'c> World<'c> {
     /// task goes on at once).
     #[inline(always)]
     pub(super) fn delay(&mut self, t: TaskId, d: u64, sleep: bool, next: u32) -> bool {
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks[t];
         task.pc = next;
         if let Some(log) = &mut self.draw_log {
             log.push((t, d));
@@ -17,7 +17,7 @@ impl<'c> World<'c> {
         if d == 0 {
             return false;
         }
-        let at = self.now + sim::Dur(d);
+        let at = self.now + Dur(d);
         if let Some(tr) = self.trace.as_mut() {
             let name = match (sleep, task.off) {
                 (true, crate::blame::Doing::Reclaim { .. }) => "memcg reclaim",
@@ -25,8 +25,8 @@ impl<'c> World<'c> {
                 (true, _) => "sleep",
                 (false, _) => "cpu",
             };
-            let on = (!sleep && task.cpu != Cpu::ANY).then_some(task.cpu.0);
-            tr.slice_on_cpu(t, name.into(), self.now, at, on);
+            let on = (!sleep && task.cpu != CpuId::ANY).then_some(task.cpu.0);
+            tr.slice_on_cpu(t.0, name.into(), self.now, at, on);
         }
         if sleep {
             task.state = State::Sleeping;
@@ -41,14 +41,15 @@ impl<'c> World<'c> {
         true
     }
 
-    /// The lock instance a lock step of `t` names: a family's `[self]`
-    /// instance (`dynamic`) is `t`'s key past the family's first one.
+    /// The lock instance a lock step of `t` names (`lock`, as the
+    /// compiled step has it): a family's `[self]` instance (`dynamic`) is
+    /// `t`'s key past the family's first one.
     #[inline(always)]
-    fn lock_instance(&self, t: TaskId, lock: u32, dynamic: bool) -> u32 {
+    fn lock_instance(&self, t: TaskId, lock: u32, dynamic: bool) -> LockId {
         if dynamic {
-            lock + self.tasks[t as usize].self_key
+            LockId(lock + self.tasks[t].self_key)
         } else {
-            lock
+            LockId(lock)
         }
     }
 
@@ -57,7 +58,7 @@ impl<'c> World<'c> {
     #[cold]
     #[inline(never)]
     fn livelock(&self, t: TaskId, pc: u32) -> RunError {
-        let g = &self.c.groups[self.tasks[t as usize].group as usize];
+        let g = &self.c.groups[self.tasks[t].group as usize];
         RunError::Livelock {
             task: self.task_name(t),
             location: g
@@ -75,7 +76,7 @@ impl<'c> World<'c> {
     #[cold]
     #[inline(never)]
     pub(super) fn instant_livelock(&self, t: TaskId, at: SimTime) -> RunError {
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t];
         let g = &self.c.groups[task.group as usize];
         RunError::InstantLivelock {
             events: self.limits.max_steps_per_instant,
@@ -92,32 +93,31 @@ impl<'c> World<'c> {
     /// One draw of compiled distribution `dist` from task `t`'s stream.
     #[inline(always)]
     fn draw(&mut self, t: TaskId, dist: u32) -> u64 {
-        self.c.dists[dist as usize].sample(&mut self.rngs[t as usize])
+        self.c.dists[dist as usize].sample(&mut self.rngs[t])
     }
 
     /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
     /// time or exits.
     #[inline(always)]
     pub(super) fn run_task(&mut self, t: TaskId) -> Result<(), RunError> {
-        let ti = t as usize;
         self.current = t;
-        let task = &mut self.tasks[ti];
+        let task = &mut self.tasks[t];
         task.state = State::Running;
         task.in_burst = false;
         if task.pool != PoolState::No && !self.pool_worker_runs(t) {
             return Ok(());
         }
-        let task = &mut self.tasks[ti];
-        if task.remaining > 0 {
+        let task = &mut self.tasks[t];
+        if task.remaining > Dur::ZERO {
             // Back on a CPU after a preemption: finish the burst.
             let d = std::mem::take(&mut task.remaining);
             task.in_burst = true;
             task.burst_start = self.now;
-            task.burst_end = self.now + sim::Dur(d);
-            self.schedule(t, self.now + sim::Dur(d), Ev::Run);
+            task.burst_end = self.now + d;
+            self.schedule(t, self.now + d, Ev::Run);
             return Ok(());
         }
-        match self.tasks[ti].resume {
+        match self.tasks[t].resume {
             Resume::Nothing => {}
             Resume::Acquired {
                 lock,
@@ -125,7 +125,7 @@ impl<'c> World<'c> {
                 wait,
                 slot,
             } => {
-                self.tasks[ti].resume = Resume::Nothing;
+                self.tasks[t].resume = Resume::Nothing;
                 self.acquired(t, lock, mode, wait, slot);
             }
             Resume::Retry {
@@ -138,22 +138,22 @@ impl<'c> World<'c> {
                 self.apply_wakes(lock);
                 match r {
                     Acquire::Granted => {
-                        self.tasks[ti].resume = Resume::Nothing;
+                        self.tasks[t].resume = Resume::Nothing;
                         self.acquired(t, lock, mode, wait, slot);
                     }
                     Acquire::Queued => {
-                        self.tasks[ti].resume = Resume::Acquired {
+                        self.tasks[t].resume = Resume::Acquired {
                             lock,
                             mode,
                             wait,
                             slot,
                         };
-                        self.tasks[ti].state = State::Blocked;
+                        self.tasks[t].state = State::Blocked;
                         self.leave_cpu(t);
                         return Ok(());
                     }
                     Acquire::Spin { until } => {
-                        self.tasks[ti].resume = Resume::Acquired {
+                        self.tasks[t].resume = Resume::Acquired {
                             lock,
                             mode,
                             wait,
@@ -168,7 +168,7 @@ impl<'c> World<'c> {
         // A kill lands while the victim is not executing (only one task runs
         // at a time), so it is seen here, when the victim next runs, after
         // it took any lock it was granted (it exits releasing that too).
-        if self.tasks[ti].killed.is_some() {
+        if self.tasks[t].killed.is_some() {
             self.exit_killed(t);
             return Ok(());
         }
@@ -181,13 +181,13 @@ impl<'c> World<'c> {
             && (self.c.preempt_full || self.at_user_boundary(t))
             && self.resched_due_slow(t)
         {
-            let pc = self.tasks[ti].pc;
+            let pc = self.tasks[t].pc;
             self.yield_cpu(t, pc);
             return Ok(());
         }
         let c: &'c Compiled = self.c;
-        let code = &c.groups[self.tasks[ti].group as usize].code;
-        let mut pc = self.tasks[ti].pc;
+        let code = &c.groups[self.tasks[t].group as usize].code;
+        let mut pc = self.tasks[t].pc;
         // Steps taken at this instant, counted and checked on back edges
         // only: a program can only run forever at one instant through a
         // loop or a repeat.
@@ -222,8 +222,9 @@ impl<'c> World<'c> {
                     rcu,
                 } => {
                     pc += 1;
+                    let wq = WqId(wq);
                     let (id, cpu) = (self.work_id(t, work, key), self.wq_cpu(t, wq));
-                    let delay = delay.map(|d| sim::Dur(self.draw(t, d)));
+                    let delay = delay.map(|d| Dur(self.draw(t, d)));
                     self.wq_call(wq, |q, now, out| match delay {
                         None => q.queue_work(now, id, cpu, out),
                         Some(d) if rcu => q.queue_rcu_work(now, id, cpu, d, out),
@@ -237,17 +238,20 @@ impl<'c> World<'c> {
                     delay,
                 } => {
                     pc += 1;
+                    let wq = WqId(wq);
                     let (id, cpu) = (self.work_id(t, work, key), self.wq_cpu(t, wq));
-                    let d = sim::Dur(self.draw(t, delay));
+                    let d = Dur(self.draw(t, delay));
                     self.wq_call(wq, |q, now, out| q.mod_delayed_work(now, id, cpu, d, out));
                 }
                 Instr::CancelWorkSync { wq, work, key } => {
                     pc += 1;
+                    let wq = WqId(wq);
                     let id = self.work_id(t, work, key);
                     self.wq_call(wq, |q, now, out| q.cancel_delayed_work(now, id, out));
-                    if self.wqs[wq as usize].work_running(id) {
-                        self.work_waiters.entry((wq, id.0)).or_default().push(t);
-                        self.block_waiting(t, pc, crate::blame::Doing::WorkWait { wq });
+                    if self.wqs[wq].work_running(id) {
+                        self.work_waiters.entry((wq, id)).or_default().push(t);
+                        let why = crate::blame::Doing::WorkWait { wq: wq.0 };
+                        self.block_waiting(t, pc, why);
                         return Ok(());
                     }
                 }
@@ -271,33 +275,36 @@ impl<'c> World<'c> {
                             *c = c.wrapping_add(1);
                             (*c - 1) % span
                         }
-                        None => sim::rng::below(&mut self.rngs[ti], span),
+                        None => sim::rng::below(&mut self.rngs[t], span),
                     };
-                    self.tasks[ti].self_key = lo + k;
+                    self.tasks[t].self_key = lo + k;
                 }
                 Instr::FlushWorkqueue { wq } => {
                     pc += 1;
-                    match self.wqs[wq as usize].flush_workqueue(self.now) {
+                    let wq = WqId(wq);
+                    match self.wqs[wq].flush_workqueue(self.now) {
                         models::workqueue::FlushOutcome::Done => {}
                         models::workqueue::FlushOutcome::Wait(f) => {
-                            self.flushers.entry((wq, f.0)).or_default().push(t);
-                            self.block_waiting(t, pc, crate::blame::Doing::Flush { wq });
+                            self.flushers.entry((wq, f)).or_default().push(t);
+                            let why = crate::blame::Doing::Flush { wq: wq.0 };
+                            self.block_waiting(t, pc, why);
                             return Ok(());
                         }
                     }
                 }
                 Instr::Charge { memcg, pages, gfp } => {
-                    if self.charge(t, pc, memcg, pages, gfp) {
+                    if self.charge(t, pc, MemcgId(memcg), pages, gfp) {
                         return Ok(());
                     }
                     pc += 1;
                 }
                 Instr::Uncharge { memcg, pages } => {
                     pc += 1;
-                    let i = ti * self.memcgs.len() + memcg as usize;
+                    let m = MemcgId(memcg);
+                    let i = self.page_slot(t, m);
                     let n = pages.min(self.task_pages[i]);
                     self.task_pages[i] -= n;
-                    self.memcgs[memcg as usize].uncharge(n);
+                    self.memcgs[m].uncharge(n);
                 }
                 Instr::Delay { dist, sleep, next } => {
                     let d = self.draw(t, dist);
@@ -307,7 +314,7 @@ impl<'c> World<'c> {
                     go_to!(next);
                 }
                 Instr::DelayExp { mean, sleep, next } => {
-                    let d = sim::dist::sample_exp(mean, &mut self.rngs[ti]);
+                    let d = sim::dist::sample_exp(mean, &mut self.rngs[t]);
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
@@ -329,21 +336,21 @@ impl<'c> World<'c> {
                 } => {
                     // might_sleep() in down_*/mutex_lock: a voluntary
                     // preemption point, even holding other locks.
-                    if self.c.voluntary && !self.tasks[ti].atomic_done && self.resched_due(t) {
+                    if self.c.voluntary && !self.tasks[t].atomic_done && self.resched_due(t) {
                         self.yield_cpu(t, pc);
                         return Ok(());
                     }
                     if let Some(site) = site {
-                        if !self.tasks[ti].atomic_done {
+                        if !self.tasks[t].atomic_done {
                             self.user_counts[site as usize] += 1;
                         }
                     }
                     let lock = self.lock_instance(t, lock, dynamic);
-                    if !self.tasks[ti].atomic_done {
-                        self.tasks[ti].since = self.now;
+                    if !self.tasks[t].atomic_done {
+                        self.tasks[t].since = self.now;
                     }
                     if self.line_atomic(t, lock) > 0 {
-                        self.tasks[ti].pc = pc;
+                        self.tasks[t].pc = pc;
                         return Ok(());
                     }
                     pc += 1;
@@ -352,8 +359,8 @@ impl<'c> World<'c> {
                     match r {
                         Acquire::Granted => self.acquired(t, lock, mode, wait, slot),
                         Acquire::Spin { until } => {
-                            self.contentions[lock as usize][mode_index(mode)] += 1;
-                            let task = &mut self.tasks[ti];
+                            self.contentions[lock][mode_index(mode)] += 1;
+                            let task = &mut self.tasks[t];
                             task.pc = pc;
                             task.resume = Resume::Acquired {
                                 lock,
@@ -365,11 +372,11 @@ impl<'c> World<'c> {
                             return Ok(());
                         }
                         Acquire::Queued => {
-                            self.contentions[lock as usize][mode_index(mode)] += 1;
+                            self.contentions[lock][mode_index(mode)] += 1;
                             if self.trace.is_some() {
                                 self.trace_queue(t, lock, true);
                             }
-                            let task = &mut self.tasks[ti];
+                            let task = &mut self.tasks[t];
                             task.pc = pc;
                             task.state = State::Blocked;
                             task.resume = Resume::Acquired {
@@ -392,11 +399,11 @@ impl<'c> World<'c> {
                 } => {
                     let lock = self.lock_instance(t, lock, dynamic);
                     if self.line_atomic(t, lock) > 0 {
-                        self.tasks[ti].pc = pc;
+                        self.tasks[t].pc = pc;
                         return Ok(());
                     }
                     pc += 1;
-                    let base = self.tasks[ti].hold_base as usize;
+                    let base = self.tasks[t].hold_base as usize;
                     let start = self.holds[base + slot as usize];
                     let held = self.now.since(start).0;
                     self.held[base + slot as usize] = 0;
@@ -405,7 +412,7 @@ impl<'c> World<'c> {
                         self.trace_lock(t, "hold", lock, mode, start);
                     }
                     if let Some(r) = self.recorder.as_mut() {
-                        r.hold(t, lock, mode, start, self.now);
+                        r.hold(t.0, lock.0, mode, start, self.now);
                     }
                     with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                     self.apply_wakes(lock);
@@ -418,7 +425,7 @@ impl<'c> World<'c> {
                 } => {
                     let lock = self.lock_instance(t, lock, dynamic);
                     pc += 1;
-                    let base = self.tasks[ti].hold_base as usize;
+                    let base = self.tasks[t].hold_base as usize;
                     let start = self.holds[base + slot as usize];
                     self.record(hold, self.now.since(start).0);
                     if self.trace.is_some() {
@@ -430,44 +437,44 @@ impl<'c> World<'c> {
                     self.apply_wakes(lock);
                 }
                 Instr::SpanBegin { slot } => {
-                    let base = self.tasks[ti].span_base as usize;
+                    let base = self.tasks[t].span_base as usize;
                     self.spans[base + slot as usize] = self.now;
                     pc += 1;
                 }
                 Instr::SpanEnd { stat, slot } => {
                     pc += 1;
-                    let base = self.tasks[ti].span_base as usize;
+                    let base = self.tasks[t].span_base as usize;
                     let start = self.spans[base + slot as usize];
                     let d = self.now.since(start).0;
                     self.record(stat, d);
                     if let Some(tr) = self.trace.as_mut() {
                         let name = self.c.stats[stat as usize].subject.clone();
-                        tr.slice(t, "span", name, start, self.now);
+                        tr.slice(t.0, "span", name, start, self.now);
                     }
                 }
                 Instr::RepeatBegin { count, end, depth } => {
                     if count == 0 {
                         pc = end;
                     } else {
-                        let base = self.tasks[ti].rep_base as usize;
+                        let base = self.tasks[t].rep_base as usize;
                         self.reps[base + depth as usize] = count;
                         pc += 1;
                     }
                 }
                 Instr::RepeatEnd { begin, depth } => {
-                    let base = self.tasks[ti].rep_base as usize;
+                    let base = self.tasks[t].rep_base as usize;
                     let left = &mut self.reps[base + depth as usize];
                     *left -= 1;
                     pc = if *left > 0 { begin + 1 } else { pc + 1 };
                     back_edge!();
                 }
                 Instr::WithProb { p, end } => {
-                    let u = sim::rng::unit(&mut self.rngs[ti]);
+                    let u = sim::rng::unit(&mut self.rngs[t]);
                     pc = if u < p { pc + 1 } else { end };
                 }
                 Instr::IfWorkBusy { wq, work, key, end } => {
                     let id = self.work_id(t, work, key);
-                    pc = if self.wqs[wq as usize].work_busy(id) {
+                    pc = if self.wqs[WqId(wq)].work_busy(id) {
                         pc + 1
                     } else {
                         end
@@ -478,7 +485,7 @@ impl<'c> World<'c> {
                     back_edge!();
                 }
                 Instr::Exit => {
-                    let task = &mut self.tasks[ti];
+                    let task = &mut self.tasks[t];
                     task.pc = pc;
                     if let (Some(_), Some(id)) = (task.worker_of, task.work.take()) {
                         let q = task.item_wq;

@@ -6,7 +6,7 @@ use super::*;
 impl<'c> World<'c> {
     /// The indices of `t`'s hold slots in `holds` and `held`.
     pub(super) fn hold_slots(&self, t: TaskId) -> std::ops::Range<usize> {
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t];
         let base = task.hold_base as usize;
         base..base + self.c.groups[task.group as usize].hold_slots as usize
     }
@@ -18,7 +18,7 @@ impl<'c> World<'c> {
             let Some((lock, _)) = held_decode(self.held[i]) else {
                 continue;
             };
-            if self.locks[lock as usize].has_spinners() {
+            if self.locks[lock].has_spinners() {
                 with_lock!(self, lock, |l, ctx, wakes| l.owner_off_cpu(ctx, t, wakes));
                 self.apply_wakes(lock);
             }
@@ -26,13 +26,13 @@ impl<'c> World<'c> {
     }
 
     #[inline]
-    pub(super) fn apply_wakes(&mut self, lock: u32) {
+    pub(super) fn apply_wakes(&mut self, lock: LockId) {
         if !self.wakes.is_empty() {
             self.apply_wakes_slow(lock);
         }
     }
 
-    pub(super) fn apply_wakes_slow(&mut self, lock: u32) {
+    pub(super) fn apply_wakes_slow(&mut self, lock: LockId) {
         let mut wakes = std::mem::take(&mut self.wakes);
         for w in &wakes {
             match *w {
@@ -42,44 +42,45 @@ impl<'c> World<'c> {
                     // give up (need_resched): then no flow and no waker.
                     if self.current != NONE {
                         if let Some(tr) = self.trace.as_mut() {
-                            tr.flow(self.current, t, self.now, &self.c.locks[lock as usize].name);
+                            let name = &self.c.locks[lock.index()].name;
+                            tr.flow(self.current.0, t.0, self.now, name);
                         }
                         if let Some(r) = self.recorder.as_mut() {
-                            r.woken_by(t, self.current);
+                            r.woken_by(t.0, self.current.0);
                         }
                     }
-                    let task = &mut self.tasks[t as usize];
+                    let task = &mut self.tasks[t];
                     debug_assert_eq!(task.state, State::Blocked, "only sleepers are woken");
                     task.resume = pending(task.resume, lock, granted);
                     self.wakeup(t, false);
                 }
                 Wake::SpinGranted(t) => {
-                    let task = &mut self.tasks[t as usize];
+                    let task = &mut self.tasks[t];
                     debug_assert_eq!(task.state, State::Spinning);
                     task.resume = pending(task.resume, lock, true);
                     task.state = State::Running;
                     self.spinning -= 1;
                     self.blame_switch(t, crate::blame::Doing::OnCpu);
                     // Replaces a pending spin deadline, if any.
-                    self.queue.set(t as usize, self.now, Ev::Run);
+                    self.queue.set(t.index(), self.now, Ev::Run);
                 }
                 Wake::SpinUntil(t, at) => {
-                    debug_assert_eq!(self.tasks[t as usize].state, State::Spinning);
+                    debug_assert_eq!(self.tasks[t].state, State::Spinning);
                     if at == SimTime::MAX {
-                        self.queue.clear(t as usize);
+                        self.queue.clear(t.index());
                     } else {
-                        self.queue.set(t as usize, at, Ev::SpinEnd);
+                        self.queue.set(t.index(), at, Ev::SpinEnd);
                     }
                 }
                 Wake::SpinSlept(t) => {
                     if self.trace.is_some() {
                         self.trace_queue(t, lock, true);
                     }
-                    let task = &mut self.tasks[t as usize];
+                    let task = &mut self.tasks[t];
                     debug_assert_eq!(task.state, State::Spinning);
                     task.state = State::Blocked;
                     self.spinning -= 1;
-                    self.queue.clear(t as usize);
+                    self.queue.clear(t.index());
                     self.leave_cpu(t);
                 }
             }
@@ -93,26 +94,27 @@ impl<'c> World<'c> {
     /// `t` spins on `lock` (on its CPU) until a wake or `until`.
     pub(super) fn start_spin(&mut self, t: TaskId, until: Option<SimTime>) {
         if self.recorder.is_some() {
-            if let Resume::Acquired { lock, mode, .. } = self.tasks[t as usize].resume {
+            if let Resume::Acquired { lock, mode, .. } = self.tasks[t].resume {
+                let lock = lock.0;
                 self.blame_switch(t, crate::blame::Doing::Spin { lock, mode });
             }
         }
-        self.tasks[t as usize].state = State::Spinning;
+        self.tasks[t].state = State::Spinning;
         self.spinning += 1;
         match until {
-            Some(at) => self.queue.set(t as usize, at, Ev::SpinEnd),
-            None => self.queue.clear(t as usize),
+            Some(at) => self.queue.set(t.index(), at, Ev::SpinEnd),
+            None => self.queue.clear(t.index()),
         }
     }
 
     /// A spinner's deadline passed: ask its lock again.
     pub(super) fn spin_end(&mut self, t: TaskId) -> Result<(), RunError> {
         self.current = t;
-        let Resume::Acquired { lock, mode, .. } = self.tasks[t as usize].resume else {
+        let Resume::Acquired { lock, mode, .. } = self.tasks[t].resume else {
             unreachable!("a spinner has a pending acquisition")
         };
         self.spinning -= 1;
-        self.tasks[t as usize].state = State::Running;
+        self.tasks[t].state = State::Running;
         self.blame_switch(t, crate::blame::Doing::OnCpu);
         let r = with_lock!(self, lock, |l, ctx, wakes| l
             .spin_timeout(ctx, t, mode, wakes));
@@ -120,7 +122,7 @@ impl<'c> World<'c> {
         match r {
             Acquire::Granted => self.run_task(t),
             Acquire::Queued => {
-                self.tasks[t as usize].state = State::Blocked;
+                self.tasks[t].state = State::Blocked;
                 if self.trace.is_some() {
                     self.trace_queue(t, lock, true);
                 }
@@ -141,8 +143,8 @@ impl<'c> World<'c> {
     /// long `t` spends on it; 0 for locks without the model or after the
     /// atomic is done (then the step takes effect).
     #[inline(always)]
-    pub(super) fn line_atomic(&mut self, t: TaskId, lock: u32) -> u64 {
-        match self.line_costs.get(lock as usize) {
+    pub(super) fn line_atomic(&mut self, t: TaskId, lock: LockId) -> u64 {
+        match self.line_costs.get(lock) {
             None | Some(None) => 0,
             Some(&Some((transfer, local))) => self.line_atomic_slow(t, lock, transfer, local),
         }
@@ -151,28 +153,32 @@ impl<'c> World<'c> {
     pub(super) fn line_atomic_slow(
         &mut self,
         t: TaskId,
-        lock: u32,
-        transfer: sim::Dur,
-        local: sim::Dur,
+        lock: LockId,
+        transfer: Dur,
+        local: Dur,
     ) -> u64 {
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks[t];
         if std::mem::take(&mut task.atomic_done) {
             return 0;
         }
         // With unlimited CPUs each task is its own CPU.
-        let cpu = if task.cpu == Cpu::ANY { t } else { task.cpu.0 };
-        let (owner, free_at) = self.lines[lock as usize];
+        let cpu = if task.cpu == CpuId::ANY {
+            LineOwner::Task(t)
+        } else {
+            LineOwner::Cpu(task.cpu)
+        };
+        let (owner, free_at) = self.lines[lock];
         let start = free_at.max(self.now);
         let cost = if owner == cpu { local } else { transfer };
         if owner != cpu {
-            self.line_transfers[lock as usize] += 1;
+            self.line_transfers[lock] += 1;
         }
         let done = start + cost;
-        self.lines[lock as usize] = (cpu, done);
+        self.lines[lock] = (cpu, done);
         let d = done.since(self.now).0;
-        self.line_wait_ns[lock as usize] += start.since(self.now).0;
+        self.line_wait_ns[lock] += start.since(self.now).0;
         if d > 0 {
-            let task = &mut self.tasks[t as usize];
+            let task = &mut self.tasks[t];
             task.atomic_done = true;
             task.in_burst = true;
             task.burst_start = self.now;
@@ -184,16 +190,16 @@ impl<'c> World<'c> {
 
     /// Finishes an acquisition for `t`: wait, hold start, counters.
     #[inline(always)]
-    pub(super) fn acquired(&mut self, t: TaskId, lock: u32, mode: Mode, wait: StatId, slot: u8) {
-        let since = self.tasks[t as usize].since;
+    pub(super) fn acquired(&mut self, t: TaskId, lock: LockId, mode: Mode, wait: StatId, slot: u8) {
+        let since = self.tasks[t].since;
         let waited = self.now.since(since).0;
         self.record(wait, waited);
         if waited > 0 && (self.trace.is_some() || self.picker.is_some()) {
             self.observe_wait(t, lock, mode, wait, since);
         }
-        let base = self.tasks[t as usize].hold_base as usize;
+        let base = self.tasks[t].hold_base as usize;
         self.holds[base + slot as usize] = self.now;
         self.held[base + slot as usize] = held_code(lock, mode);
-        self.acquisitions[lock as usize][mode_index(mode)] += 1;
+        self.acquisitions[lock][mode_index(mode)] += 1;
     }
 }

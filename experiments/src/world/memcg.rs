@@ -26,33 +26,32 @@ impl<'c> World<'c> {
         &mut self,
         t: TaskId,
         pc: u32,
-        m: u32,
+        m: MemcgId,
         pages: u64,
         gfp: crate::scenario::steps::GfpWord,
     ) -> bool {
         use models::memcg::{Charge, ChargeStep, OomOutcome};
-        let (ti, mi) = (t as usize, m as usize);
-        let spec = &self.c.memcgs[mi];
-        let cpu = self.tasks[ti].cpu;
-        let cpu = if cpu == Cpu::ANY { 0 } else { cpu.0 };
-        let (mut ch, mut step) = match self.tasks[ti].charging.take() {
+        let spec = &self.c.memcgs[m.index()];
+        let cpu = self.tasks[t].cpu;
+        let cpu = if cpu == CpuId::ANY { CpuId(0) } else { cpu };
+        let (mut ch, mut step) = match self.tasks[t].charging.take() {
             None => {
                 let mut ch = Charge::new(pages, cpu, gfp.flags());
-                let st = self.memcgs[mi].try_charge_memcg(&mut ch);
+                let st = self.memcgs[m].try_charge_memcg(&mut ch);
                 (ch, st)
             }
             Some((_, mut ch)) => {
-                let st = match self.mid_reclaim.get_mut(ti).map(std::mem::take) {
+                let st = match self.mid_reclaim.get_mut(t).map(std::mem::take) {
                     // Its pages came back at the midpoint; others may have
                     // charged them since.
                     Some(MidReclaim::Freed { pages }) => {
-                        self.memcgs[mi].retry_after_reclaim(&mut ch, pages)
+                        self.memcgs[m].retry_after_reclaim(&mut ch, pages)
                     }
                     _ => {
                         // Back from a reclaim attempt: did it free a batch?
-                        let rng = self.tasks[ti].mem_rng.as_mut().expect("memcg stream");
+                        let rng = self.tasks[t].mem_rng.as_mut().expect("memcg stream");
                         let (freed, taken) = reclaim_outcome(spec, rng);
-                        self.memcgs[mi].after_reclaim(&mut ch, freed, taken)
+                        self.memcgs[m].after_reclaim(&mut ch, freed, taken)
                     }
                 };
                 (ch, st)
@@ -61,55 +60,56 @@ impl<'c> World<'c> {
         loop {
             match step {
                 ChargeStep::Charged { .. } => {
-                    let tp = &mut self.task_pages[ti * self.memcgs.len() + mi];
+                    let i = self.page_slot(t, m);
+                    let tp = &mut self.task_pages[i];
                     *tp = tp.saturating_add(pages);
                     // memory.high, handled in the charge above a batch (R48).
-                    let usage_over = spec.high.is_some_and(|h| self.memcgs[mi].usage() > h);
+                    let usage_over = spec.high.is_some_and(|h| self.memcgs[m].usage() > h);
                     if !usage_over {
-                        self.tasks[ti].over_high = 0;
+                        self.tasks[t].over_high = 0;
                         return false;
                     }
-                    self.tasks[ti].over_high += pages.max(models::memcg::MEMCG_CHARGE_BATCH);
-                    let debt = self.tasks[ti].over_high;
-                    let (_, jiffies) = self.memcgs[mi].over_high(debt, self.c.hz);
+                    self.tasks[t].over_high += pages.max(models::memcg::MEMCG_CHARGE_BATCH);
+                    let debt = self.tasks[t].over_high;
+                    let (_, jiffies) = self.memcgs[m].over_high(debt, self.c.hz);
                     if jiffies == 0 {
                         return false;
                     }
-                    self.tasks[ti].over_high = 0;
-                    self.tasks[ti].off = crate::blame::Doing::Throttle { memcg: m };
+                    self.tasks[t].over_high = 0;
+                    self.tasks[t].off = crate::blame::Doing::Throttle { memcg: m.0 };
                     // schedule_timeout_killable(penalty): a timer at
                     // jiffies + penalty, on the timer wheel.
                     let wakes = models::timer::fires_after_jiffies(self.now, jiffies, self.c.hz);
                     let d = wakes.since(self.now).0;
-                    self.mem_stats[mi][1] += d;
+                    self.mem_stats[m][1] += d;
                     return self.delay(t, d, true, pc + 1);
                 }
                 ChargeStep::Reclaim => {
-                    let rng = self.tasks[ti].mem_rng.as_mut().expect("memcg stream");
+                    let rng = self.tasks[t].mem_rng.as_mut().expect("memcg stream");
                     let d = spec.reclaim.sample(rng);
-                    self.mem_stats[mi][0] += d;
+                    self.mem_stats[m][0] += d;
                     if d == 0 {
                         let (freed, taken) = reclaim_outcome(spec, rng);
-                        step = self.memcgs[mi].after_reclaim(&mut ch, freed, taken);
+                        step = self.memcgs[m].after_reclaim(&mut ch, freed, taken);
                         continue;
                     }
                     // The batch of an attempt that returns it at the
                     // midpoint is drawn now, in the same order.
                     let mid = (spec.reclaim_frees == ReclaimFrees::During)
                         .then(|| reclaim_outcome(spec, rng).0);
-                    self.tasks[ti].charging = Some((m, ch));
-                    self.tasks[ti].off = crate::blame::Doing::Reclaim { memcg: m };
+                    self.tasks[t].charging = Some((m, ch));
+                    self.tasks[t].off = crate::blame::Doing::Reclaim { memcg: m.0 };
                     // Direct reclaim sleeps (I/O, swap) with the task's locks held.
                     if let Some(pages) = mid {
                         // The batch comes back at the midpoint (an event
                         // of the sleep); the trace and blame see one sleep.
                         let half = d / 2;
-                        self.mid_reclaim[ti] = MidReclaim::Freeing {
+                        self.mid_reclaim[t] = MidReclaim::Freeing {
                             pages,
                             rest: d - half,
                         };
                         let slept = self.delay(t, d, true, pc);
-                        self.queue.set(ti, self.now + sim::Dur(half), Ev::Wake);
+                        self.queue.set(t.index(), self.now + Dur(half), Ev::Wake);
                         return slept;
                     }
                     return self.delay(t, d, true, pc);
@@ -117,20 +117,20 @@ impl<'c> World<'c> {
                 ChargeStep::Oom => {
                     // Under oom_lock (instantaneous here: the OOM scan takes no
                     // modelled time, so the lock is never contended).
-                    let cands = self.oom_candidates(mi);
-                    step = match self.memcgs[mi].mem_cgroup_oom(&mut ch, 0, &cands) {
-                        OomOutcome::Retry => self.memcgs[mi].try_charge_memcg(&mut ch),
+                    let cands = self.oom_candidates(m);
+                    step = match self.memcgs[m].mem_cgroup_oom(&mut ch, 0, &cands) {
+                        OomOutcome::Retry => self.memcgs[m].try_charge_memcg(&mut ch),
                         OomOutcome::Kill(v) => {
                             self.kill(v, m);
                             if v == t {
                                 // The charger killed itself: it exits now.
-                                self.tasks[ti].pc = pc;
+                                self.tasks[t].pc = pc;
                                 self.exit_killed(t);
                                 return true;
                             }
-                            self.memcgs[mi].try_charge_memcg(&mut ch)
+                            self.memcgs[m].try_charge_memcg(&mut ch)
                         }
-                        OomOutcome::NoMem => self.memcgs[mi].oom_failed(&ch),
+                        OomOutcome::NoMem => self.memcgs[m].oom_failed(&ch),
                     };
                 }
                 ChargeStep::NoMem => return false,
@@ -142,23 +142,21 @@ impl<'c> World<'c> {
     /// configured groups in order (else every task that charged it), the
     /// task with the most pages first (R46: the largest). Never a kworker:
     /// kernel threads are unkillable (`oom_unkillable_task`).
-    pub(super) fn oom_candidates(&self, m: usize) -> Vec<TaskId> {
-        let spec = &self.c.memcgs[m];
-        let nm = self.memcgs.len();
+    pub(super) fn oom_candidates(&self, m: MemcgId) -> Vec<TaskId> {
+        let spec = &self.c.memcgs[m.index()];
         let mut v: Vec<(usize, std::cmp::Reverse<u64>, TaskId)> = self
             .tasks
-            .iter()
-            .enumerate()
+            .iter_enumerated()
             .filter(|(_, k)| k.state != State::Exited && k.killed.is_none())
             .filter(|(_, k)| k.worker_of.is_none())
             .filter_map(|(i, k)| {
-                let pages = self.task_pages[i * nm + m];
+                let pages = self.task_pages[self.page_slot(i, m)];
                 let pref = if spec.oom_victims.is_empty() {
                     (pages > 0).then_some(0)
                 } else {
                     spec.oom_victims.iter().position(|&g| g == k.group)
                 };
-                pref.map(|p| (p, std::cmp::Reverse(pages), i as TaskId))
+                pref.map(|p| (p, std::cmp::Reverse(pages), i))
             })
             .collect();
         v.sort();
@@ -170,13 +168,13 @@ impl<'c> World<'c> {
     /// The reaper frees its memory after OOM_REAPER_DELAY if it has not
     /// exited by then: `queue_oom_reaper` arms a timer at jiffies + 2 HZ,
     /// which fires at the end of its timer-wheel bucket.
-    pub(super) fn kill(&mut self, v: TaskId, m: u32) {
-        let task = &mut self.tasks[v as usize];
+    pub(super) fn kill(&mut self, v: TaskId, m: MemcgId) {
+        let task = &mut self.tasks[v];
         task.killed = Some(m);
         if task.state == State::Sleeping {
-            self.queue.set(v as usize, self.now, Ev::Wake);
+            self.queue.set(v.index(), self.now, Ev::Wake);
         }
-        let slot = self.tasks.len() + m as usize;
+        let slot = self.reap_slot(m);
         let reap = models::timer::fires_after_jiffies(
             self.now,
             OOM_REAPER_DELAY_HZ * u64::from(self.c.hz),
@@ -188,7 +186,7 @@ impl<'c> World<'c> {
     /// The hold statistic of `t`'s hold slot `slot` held in `mode`: the
     /// one its program's release of that slot records.
     fn hold_stat_of_slot(&self, t: TaskId, slot: u8, mode: Mode) -> Option<StatId> {
-        let g = &self.c.groups[self.tasks[t as usize].group as usize];
+        let g = &self.c.groups[self.tasks[t].group as usize];
         g.code.iter().find_map(|i| match *i {
             Instr::Release {
                 slot: s,
@@ -203,8 +201,7 @@ impl<'c> World<'c> {
     /// A killed task exits: it releases its locks (as the syscall unwinds),
     /// frees the pages it charged, and is gone.
     pub(super) fn exit_killed(&mut self, t: TaskId) {
-        let ti = t as usize;
-        let base = self.tasks[ti].hold_base as usize;
+        let base = self.tasks[t].hold_base as usize;
         for i in self.hold_slots(t) {
             if let Some((lock, mode)) = held_decode(self.held[i]) {
                 self.held[i] = 0;
@@ -218,28 +215,28 @@ impl<'c> World<'c> {
                     self.trace_lock(t, "hold", lock, mode, start);
                 }
                 if let Some(r) = self.recorder.as_mut() {
-                    r.hold(t, lock, mode, start, self.now);
+                    r.hold(t.0, lock.0, mode, start, self.now);
                 }
                 with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                 self.apply_wakes(lock);
             }
         }
-        let nm = self.memcgs.len();
-        for m in 0..nm {
-            let pages = std::mem::take(&mut self.task_pages[ti * nm + m]);
+        for m in (0..self.memcgs.len()).map(MemcgId::from) {
+            let i = self.page_slot(t, m);
+            let pages = std::mem::take(&mut self.task_pages[i]);
             self.memcgs[m].victim_gone(t, pages);
         }
-        if let Some(m) = self.tasks[ti].killed {
-            self.mem_stats[m as usize][2] += 1;
-            if self.memcgs[m as usize].pending_victim().is_none() {
-                self.queue.clear(self.tasks.len() + m as usize);
+        if let Some(m) = self.tasks[t].killed {
+            self.mem_stats[m][2] += 1;
+            if self.memcgs[m].pending_victim().is_none() {
+                self.queue.clear(self.reap_slot(m));
             }
         }
-        self.tasks[ti].charging = None;
-        if let Some(r) = self.mid_reclaim.get_mut(ti) {
+        self.tasks[t].charging = None;
+        if let Some(r) = self.mid_reclaim.get_mut(t) {
             *r = MidReclaim::None;
         }
-        self.tasks[ti].state = State::Exited;
+        self.tasks[t].state = State::Exited;
         self.leave_cpu(t);
     }
 
@@ -248,27 +245,27 @@ impl<'c> World<'c> {
     /// charge them before `t` retries (R45), and `t` sleeps on. Returns
     /// whether it was. A task killed before the midpoint freed nothing.
     pub(super) fn reclaim_midpoint(&mut self, t: TaskId) -> bool {
-        let ti = t as usize;
-        let MidReclaim::Freeing { pages, rest } = self.mid_reclaim[ti] else {
+        let MidReclaim::Freeing { pages, rest } = self.mid_reclaim[t] else {
             return false;
         };
-        let Some((m, _)) = self.tasks[ti].charging else {
+        let Some((m, _)) = self.tasks[t].charging else {
             return false;
         };
-        if self.tasks[ti].killed.is_some() {
-            self.mid_reclaim[ti] = MidReclaim::None;
+        if self.tasks[t].killed.is_some() {
+            self.mid_reclaim[t] = MidReclaim::None;
             return false;
         }
-        self.memcgs[m as usize].uncharge(pages);
-        self.mid_reclaim[ti] = MidReclaim::Freed { pages };
-        self.queue.set(ti, self.now + sim::Dur(rest), Ev::Wake);
+        self.memcgs[m].uncharge(pages);
+        self.mid_reclaim[t] = MidReclaim::Freed { pages };
+        self.queue.set(t.index(), self.now + Dur(rest), Ev::Wake);
         true
     }
 
     /// Background release of memcg `m`: `release_rate` pages per second,
     /// applied every tick; the next tick is scheduled in `slot`.
-    pub(super) fn release_tick(&mut self, m: usize, slot: usize) {
-        let owed = self.released[m] + self.c.memcgs[m].release_rate * RELEASE_TICK.as_secs_f64();
+    pub(super) fn release_tick(&mut self, m: MemcgId, slot: usize) {
+        let owed =
+            self.released[m] + self.c.memcgs[m.index()].release_rate * RELEASE_TICK.as_secs_f64();
         let pages = owed.floor();
         self.released[m] = owed - pages;
         self.memcgs[m].uncharge(pages as u64);
@@ -277,11 +274,11 @@ impl<'c> World<'c> {
 
     /// The OOM reaper of memcg `m` (R47): the victim has not exited; its
     /// memory is freed anyway and a later OOM may choose another victim.
-    pub(super) fn oom_reap(&mut self, m: usize) {
+    pub(super) fn oom_reap(&mut self, m: MemcgId) {
         let Some(v) = self.memcgs[m].pending_victim() else {
             return;
         };
-        let i = v as usize * self.memcgs.len() + m;
+        let i = self.page_slot(v, m);
         let pages = std::mem::take(&mut self.task_pages[i]);
         self.memcgs[m].victim_gone(v, pages);
         self.mem_stats[m][3] += 1;

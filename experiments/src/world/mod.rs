@@ -32,14 +32,15 @@ use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId, WakePlacement
 use models::locks::AnyLock;
 use models::sched::CpuPool;
 use models::sched::NICE_0_WEIGHT;
-use models::workqueue::{IdleKworkers, PoolState, WorkerPools};
-use models::Cpu;
-use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskId, TaskView, Wake};
+use models::workqueue::{FlushId, IdleKworkers, PoolState, WorkerPools};
+use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskView, Wake};
+use models::{CpuId, LockId, MemcgId, TaskId, WorkId, WqId};
 use output::{Counter, Series, VariantResult};
 use sim::rng::{stream, Stream};
 use sim::stats::{HdrCounts, Windows};
-use sim::{SimTime, SlotQueue};
+use sim::{Dur, SimTime, SlotQueue};
 use std::fmt;
+use typed_index_collections::{ti_vec, TiSlice, TiVec};
 
 /// A task's pending event (each task has at most one: it is sleeping,
 /// burning CPU, or about to run).
@@ -67,18 +68,27 @@ const RELEASE_TICK: sim::Dur = sim::Dur(10_000_000);
 /// `OOM_REAPER_DELAY` = 2 HZ jiffies (R47), in seconds.
 const OOM_REAPER_DELAY_HZ: u64 = 2;
 
-/// A hold slot's content: 0 for none, else the lock and its mode.
-/// No task (an idle CPU in `World::running_on`).
-const NONE: TaskId = TaskId::MAX;
+/// No task (an idle CPU in `World::running_on`, no current task).
+const NONE: TaskId = TaskId(u32::MAX);
 
-fn held_code(lock: u32, mode: Mode) -> u32 {
-    ((lock + 1) << 1) | u32::from(mode == Mode::Write)
+/// Who wrote a lock word's cache line last: a CPU or, with unlimited
+/// CPUs, a task (each task its own CPU).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum LineOwner {
+    Nobody,
+    Cpu(CpuId),
+    Task(TaskId),
 }
 
-fn held_decode(code: u32) -> Option<(u32, Mode)> {
+/// A hold slot's content: 0 for none, else the lock and its mode.
+fn held_code(lock: LockId, mode: Mode) -> u32 {
+    ((lock.0 + 1) << 1) | u32::from(mode == Mode::Write)
+}
+
+fn held_decode(code: u32) -> Option<(LockId, Mode)> {
     (code != 0).then(|| {
         (
-            (code >> 1) - 1,
+            LockId((code >> 1) - 1),
             if code & 1 == 1 {
                 Mode::Write
             } else {
@@ -107,14 +117,14 @@ enum Resume {
     Nothing,
     /// It was granted a lock while asleep: record the wait and the hold start.
     Acquired {
-        lock: u32,
+        lock: LockId,
         mode: Mode,
         wait: StatId,
         slot: u8,
     },
     /// It was woken to try again (`Wake::Retry`).
     Retry {
-        lock: u32,
+        lock: LockId,
         mode: Mode,
         wait: StatId,
         slot: u8,
@@ -124,7 +134,7 @@ enum Resume {
 impl Resume {
     /// The lock, mode and wait statistic of the lock request it finishes,
     /// if any: the task asked for that lock and has not yet run holding it.
-    fn lock_wait(self) -> Option<(u32, Mode, StatId)> {
+    fn lock_wait(self) -> Option<(LockId, Mode, StatId)> {
         match self {
             Resume::Acquired {
                 lock, mode, wait, ..
@@ -141,7 +151,7 @@ struct Task {
     group: u32,
     index: u32,
     pc: u32,
-    cpu: Cpu,
+    cpu: CpuId,
     state: State,
     resume: Resume,
     /// When the current lock request, flush or wait for a work item was
@@ -160,17 +170,17 @@ struct Task {
     burst_start: SimTime,
     burst_end: SimTime,
     in_burst: bool,
-    /// Burst time left after a preemption (0: none).
-    remaining: u64,
+    /// Burst time left after a preemption (zero: none).
+    remaining: Dur,
     /// When the task last got a CPU (its time slice started).
     on_cpu_since: SimTime,
     /// The CPU a per-CPU kworker is bound to for its current item.
-    bound: Option<Cpu>,
+    bound: Option<CpuId>,
     /// When the task began to wait for a CPU (until it gets one), and when
     /// a kworker began its item (for traces).
     queued_at: Option<SimTime>,
     /// The CPU a per-CPU kworker last ran an item on.
-    home: Option<Cpu>,
+    home: Option<CpuId>,
     work_start: SimTime,
     /// Asleep in a lock's wait queue (counted in the trace's queue length).
     in_lock_queue: bool,
@@ -178,26 +188,26 @@ struct Task {
     /// say (reclaim, throttle, flush, work): for `--blame`.
     off: crate::blame::Doing,
     /// A memcg charge in progress across reclaim attempts (R45).
-    charging: Option<(u32, models::memcg::Charge)>,
+    charging: Option<(MemcgId, models::memcg::Charge)>,
     /// Draws of memcg reclaim (time, success), apart from the program's.
     mem_rng: Option<Box<Stream>>,
     /// Pages over memory.high not yet paid for (R48).
     over_high: u64,
     /// Killed by the OOM killer of this memcg; exits at its next step.
-    killed: Option<u32>,
+    killed: Option<MemcgId>,
     /// What `self` means in a work key: the task's index in its group, or
     /// a kworker's current item's instance.
     self_key: u32,
     /// A kworker's workqueue, and the item it runs.
-    worker_of: Option<u32>,
+    worker_of: Option<WqId>,
     /// A kworker not yet created: its first item waits for its creation.
     cold: bool,
     /// Uses of `[seq]` work keys so far.
     seq: u32,
-    work: Option<models::WorkId>,
+    work: Option<WorkId>,
     /// The workqueue `work` was queued on (a pool kworker runs items of
     /// every per-CPU workqueue, R37).
-    item_wq: u32,
+    item_wq: WqId,
     /// Where a kworker of a per-CPU pool is in R37's accounting.
     pool: PoolState,
     /// The atomic on the current lock step's cache line is done (the step
@@ -229,7 +239,7 @@ impl Task {
         group: u32,
         index: u32,
         (hold_base, span_base, rep_base): (usize, usize, usize),
-        rngs: &mut Vec<Stream>,
+        rngs: &mut TiVec<TaskId, Stream>,
     ) -> Task {
         let own = |kind: &str| stream(seed, rep, &format!("{kind}/{name}"), u64::from(index));
         rngs.push(own("task"));
@@ -237,7 +247,7 @@ impl Task {
             group,
             index,
             pc: 0,
-            cpu: Cpu::ANY,
+            cpu: CpuId::ANY,
             state: State::Runnable,
             resume: Resume::Nothing,
             since: SimTime::ZERO,
@@ -246,7 +256,7 @@ impl Task {
             burst_start: SimTime::ZERO,
             burst_end: SimTime::ZERO,
             in_burst: false,
-            remaining: 0,
+            remaining: Dur::ZERO,
             on_cpu_since: SimTime::ZERO,
             bound: None,
             queued_at: None,
@@ -261,7 +271,7 @@ impl Task {
             killed: None,
             self_key: index,
             worker_of: None,
-            item_wq: 0,
+            item_wq: WqId(0),
             pool: PoolState::No,
             cold: false,
             seq: 0,
@@ -486,42 +496,43 @@ pub struct World<'c> {
     user_counts: Vec<u64>,
     /// Uses of each `key next` step so far (a cgroup id allocator each).
     key_next: Vec<u32>,
-    wqs: Vec<models::workqueue::Workqueue>,
-    idle_workers: Vec<IdleKworkers>,
+    wqs: TiVec<WqId, models::workqueue::Workqueue>,
+    idle_workers: TiVec<WqId, IdleKworkers>,
     /// The per-CPU worker pools that run per-CPU workqueues' items, with
     /// limited CPUs (R37).
     pools: Option<WorkerPools>,
     /// Items a workqueue started while all its kworkers were busy (not
     /// for per-CPU workqueues when pools run them: their worklists are).
-    start_backlog: Vec<std::collections::VecDeque<(models::WorkId, Cpu)>>,
+    start_backlog: TiVec<WqId, std::collections::VecDeque<(WorkId, CpuId)>>,
     /// The workqueue of each item's armed timer.
-    timer_wq: Vec<u32>,
+    timer_wq: TiVec<WorkId, WqId>,
     /// Tasks waiting in `flush_workqueue`, by (workqueue, flush).
-    flushers: std::collections::BTreeMap<(u32, u64), Vec<TaskId>>,
+    flushers: std::collections::BTreeMap<(WqId, FlushId), Vec<TaskId>>,
     /// Tasks waiting in `cancel_delayed_work_sync` for a running item.
-    work_waiters: std::collections::BTreeMap<(u32, u32), Vec<TaskId>>,
+    work_waiters: std::collections::BTreeMap<(WqId, WorkId), Vec<TaskId>>,
     wq_actions: Vec<models::workqueue::Action>,
-    memcgs: Vec<models::memcg::Memcg>,
+    memcgs: TiVec<MemcgId, models::memcg::Memcg>,
     /// Background release owed but not yet applied (fractional pages).
-    released: Vec<f64>,
-    /// Pages each task has charged to each memcg: `task * memcgs + m`.
+    released: TiVec<MemcgId, f64>,
+    /// Pages each task has charged to each memcg, at
+    /// [`World::page_slot`]: `task * memcgs + m`.
     task_pages: Vec<u64>,
     /// Per memcg: reclaim time, throttle time, OOM exits, OOM reaps.
-    mem_stats: Vec<[u64; 4]>,
+    mem_stats: TiVec<MemcgId, [u64; 4]>,
     /// Per task, where its reclaim attempt is when a memcg returns pages
     /// at an attempt's midpoint (`reclaim_frees = "during"`); empty if
     /// none does.
-    mid_reclaim: Vec<MidReclaim>,
-    /// Each lock word's cache line: the CPU that wrote it last and when
-    /// the atomic in progress on it completes.
-    lines: Vec<(u32, SimTime)>,
+    mid_reclaim: TiVec<TaskId, MidReclaim>,
+    /// Each lock word's cache line: who wrote it last and when the atomic
+    /// in progress on it completes.
+    lines: TiVec<LockId, (LineOwner, SimTime)>,
     /// Each lock's cache-line costs (transfer, local), if modelled: a
     /// compact copy of the compiled locks' `line`, read at every atomic.
     /// Empty when no lock has the model: then every atomic reads only the
     /// length, not an entry of an array as long as the lock instances.
-    line_costs: Vec<Option<(sim::Dur, sim::Dur)>>,
-    line_transfers: Vec<u64>,
-    line_wait_ns: Vec<u64>,
+    line_costs: TiVec<LockId, Option<(Dur, Dur)>>,
+    line_transfers: TiVec<LockId, u64>,
+    line_wait_ns: TiVec<LockId, u64>,
     /// Tasks spinning on some lock right now.
     spinning: u32,
     /// Whether a task on a CPU can ever be asked to reschedule: time
@@ -531,7 +542,7 @@ pub struct World<'c> {
     /// How long a fair task runs while others wait before the tick ends
     /// its slice: `scenario.timeslice`, or one tick under the orders that
     /// always have a slice (EEVDF's base slice, CFS's granularity).
-    slice: Option<u64>,
+    slice: Option<Dur>,
     /// The task whose step is being executed (the waker of any wakeup).
     current: TaskId,
     /// `--trace`: what this run looks like, slice by slice.
@@ -559,20 +570,20 @@ pub struct World<'c> {
     reps: Vec<u64>,
     queue: SlotQueue<Ev>,
     now: SimTime,
-    tasks: Vec<Task>,
+    tasks: TiVec<TaskId, Task>,
     /// Each task's program stream (draws of its delays, keys, branches).
-    rngs: Vec<Stream>,
-    locks: Vec<AnyLock>,
-    acquisitions: Vec<[u64; 2]>,
-    contentions: Vec<[u64; 2]>,
+    rngs: TiVec<TaskId, Stream>,
+    locks: TiVec<LockId, AnyLock>,
+    acquisitions: TiVec<LockId, [u64; 2]>,
+    contentions: TiVec<LockId, [u64; 2]>,
     cpu: CpuPool,
     /// The task on each CPU (`NONE` for an idle one), with limited CPUs:
     /// where preemption looks for a victim.
-    running_on: Vec<TaskId>,
+    running_on: TiVec<CpuId, TaskId>,
     /// The task that ran last on each CPU (`NONE` before the first): a
     /// task given a CPU that another task ran on last is switched in
     /// (`scenario.switch_cost`).
-    last_on: Vec<TaskId>,
+    last_on: TiVec<CpuId, TaskId>,
     stats: Vec<Stat>,
     wakes: Vec<Wake>,
     horizon: SimTime,
@@ -582,7 +593,7 @@ pub struct World<'c> {
 }
 
 /// A woken task's pending acquisition: granted, or to be retried.
-fn pending(r: Resume, lock: u32, granted: bool) -> Resume {
+fn pending(r: Resume, lock: LockId, granted: bool) -> Resume {
     match r {
         Resume::Retry {
             lock: l,
@@ -619,24 +630,21 @@ fn pending(r: Resume, lock: u32, granted: bool) -> Resume {
 
 /// The task table as lock policies see it.
 struct TasksView<'a> {
-    tasks: &'a [Task],
+    tasks: &'a TiSlice<TaskId, Task>,
     cpu: &'a CpuPool,
 }
 
 impl TaskView for TasksView<'_> {
     fn is_rt(&self, t: TaskId) -> bool {
-        self.tasks[t as usize].rt
+        self.tasks[t].rt
     }
     fn on_cpu(&self, t: TaskId) -> bool {
-        matches!(
-            self.tasks[t as usize].state,
-            State::Running | State::Spinning
-        )
+        matches!(self.tasks[t].state, State::Running | State::Spinning)
     }
     /// A task waits for `t`'s CPU: with per-CPU run queues one queued
     /// there (or an RT task anywhere); with one shared queue, any.
     fn need_resched(&self, t: TaskId) -> bool {
-        self.cpu.waiting_for(self.tasks[t as usize].cpu) > 0
+        self.cpu.waiting_for(self.tasks[t].cpu) > 0
     }
 }
 
@@ -655,7 +663,7 @@ macro_rules! with_lock {
             hz: $w.c.hz,
             tasks: &view,
         };
-        let $l = &mut $w.locks[$lock as usize];
+        let $l = &mut $w.locks[$lock];
         let $wakes = &mut $w.wakes;
         $body
     }};
@@ -718,8 +726,8 @@ impl<'c> World<'c> {
     /// Builds the world of one replication. Each task's stream is keyed by
     /// (seed, replication, `task/GROUP`, index).
     pub fn new(c: &'c Compiled, seed: u64, replication: u64, limits: Limits) -> Self {
-        let mut tasks = Vec::new();
-        let mut rngs = Vec::new();
+        let mut tasks: TiVec<TaskId, Task> = TiVec::new();
+        let mut rngs = TiVec::new();
         let (mut holds, mut spans, mut reps) = (0usize, 0usize, 0usize);
         for (g, group) in c.groups.iter().enumerate() {
             for i in 0..group.count {
@@ -747,18 +755,18 @@ impl<'c> World<'c> {
             wslots(|g| g.span_slots),
             wslots(|g| g.repeat_slots),
         );
-        let mut idle_workers = Vec::new();
+        let mut idle_workers = TiVec::new();
         // R37: the kworkers of every pooled workqueue form the per-CPU
         // pools; the others keep to their workqueue.
         let pooled = |wq| runs_on_pools(c, wq);
-        let first_kworker = tasks.len() as TaskId;
+        let first_kworker = tasks.next_key();
         let nkworkers = c.workqueues.iter().map(|w| w.workers).sum::<u32>();
         let mut pool_idle = IdleKworkers::empty(first_kworker, nkworkers);
         for (q, wq) in c.workqueues.iter().enumerate() {
-            let first = tasks.len() as TaskId;
+            let first = tasks.next_key();
             if pooled(wq) {
-                for w in first..first + wq.workers {
-                    pool_idle.push(w, None);
+                for i in 0..wq.workers {
+                    pool_idle.push(TaskId(first.0 + i), None);
                 }
                 idle_workers.push(IdleKworkers::empty(first, wq.workers));
             } else {
@@ -777,7 +785,7 @@ impl<'c> World<'c> {
                 w.state = State::Idle;
                 w.rt = false;
                 w.self_key = 0;
-                w.worker_of = Some(q as u32);
+                w.worker_of = Some(WqId::from(q));
                 w.cold = i >= wq.warm_workers;
                 tasks.push(w);
                 holds += wh;
@@ -787,7 +795,7 @@ impl<'c> World<'c> {
         }
         let ntasks = tasks.len();
         let nitems = c.works.iter().map(|w| w.instances as usize).sum::<usize>();
-        let bounds = queue_bounds(&tasks);
+        let bounds = queue_bounds(&tasks.raw);
         let mut cpu = match c.cpus {
             Some(n) => CpuPool::with_cpus(n),
             None => CpuPool::unlimited(),
@@ -796,25 +804,26 @@ impl<'c> World<'c> {
         if c.percpu_runqueues {
             cpu.set_percpu();
         }
-        let tick_ns = 1_000_000_000 / u64::from(c.hz.max(1));
+        let tick = Dur(1_000_000_000 / u64::from(c.hz.max(1)));
+        let timeslice = c.timeslice.map(Dur);
         let slice = match c.wake_placement {
             WakePlacement::Eevdf | WakePlacement::Eevdf66 | WakePlacement::Cfs => {
-                Some(c.timeslice.unwrap_or(tick_ns))
+                Some(timeslice.unwrap_or(tick))
             }
-            _ => c.timeslice,
+            _ => timeslice,
         };
         match c.wake_placement {
             WakePlacement::Eevdf | WakePlacement::Eevdf66 => cpu.set_eevdf(
-                c.timeslice.unwrap_or(tick_ns),
-                tick_ns,
+                timeslice.unwrap_or(tick),
+                tick,
                 c.wake_placement == WakePlacement::Eevdf,
             ),
-            WakePlacement::Cfs => cpu.set_cfs(c.timeslice.unwrap_or(tick_ns)),
+            WakePlacement::Cfs => cpu.set_cfs(timeslice.unwrap_or(tick)),
             _ => {}
         }
-        for (i, task) in tasks.iter().enumerate() {
+        for (i, task) in tasks.iter_enumerated() {
             if task.rt {
-                cpu.set_rt(i as TaskId);
+                cpu.set_rt(i);
             }
             // A program task has its group's nice level; kworkers are
             // nice 0 (their group index only names a work program).
@@ -825,11 +834,11 @@ impl<'c> World<'c> {
             if weight != NICE_0_WEIGHT {
                 // The compiler accepts a nice level only for an order
                 // that weighs tasks.
-                let weighed = cpu.set_weight(i as TaskId, weight);
+                let weighed = cpu.set_weight(i, weight);
                 debug_assert!(weighed);
             }
         }
-        let running_on = vec![NONE; c.cpus.unwrap_or(0) as usize];
+        let running_on = ti_vec![NONE; c.cpus.unwrap_or(0) as usize];
         let pools = c
             .workqueues
             .iter()
@@ -839,9 +848,7 @@ impl<'c> World<'c> {
             c,
             holds: vec![SimTime::ZERO; holds],
             held: vec![0; holds],
-            memcgs: c
-                .memcgs
-                .iter()
+            memcgs: (c.memcgs.iter())
                 .map(|m| {
                     let mut g = models::memcg::Memcg::new(models::memcg::MemcgConfig {
                         max: m.max,
@@ -856,19 +863,19 @@ impl<'c> World<'c> {
             mid_reclaim: if (c.memcgs.iter())
                 .any(|m| m.reclaim_frees == crate::scenario::compile::ReclaimFrees::During)
             {
-                vec![MidReclaim::None; ntasks]
+                ti_vec![MidReclaim::None; ntasks]
             } else {
-                Vec::new()
+                TiVec::new()
             },
-            mem_stats: vec![[0; 4]; c.memcgs.len()],
-            lines: vec![(u32::MAX, SimTime::ZERO); c.locks.len()],
+            mem_stats: ti_vec![[0; 4]; c.memcgs.len()],
+            lines: ti_vec![(LineOwner::Nobody, SimTime::ZERO); c.locks.len()],
             line_costs: if c.locks.iter().any(|l| l.line.is_some()) {
                 c.locks.iter().map(|l| l.line).collect()
             } else {
-                Vec::new()
+                TiVec::new()
             },
-            line_transfers: vec![0; c.locks.len()],
-            line_wait_ns: vec![0; c.locks.len()],
+            line_transfers: ti_vec![0; c.locks.len()],
+            line_wait_ns: ti_vec![0; c.locks.len()],
             spinning: 0,
             slice,
             may_resched: slice.is_some()
@@ -893,12 +900,10 @@ impl<'c> World<'c> {
                 &bounds,
                 Ev::Run,
             ),
-            released: vec![0.0; c.memcgs.len()],
+            released: ti_vec![0.0; c.memcgs.len()],
             user_counts: vec![0; c.counters.len()],
             key_next: vec![0; c.key_counters as usize],
-            wqs: c
-                .workqueues
-                .iter()
+            wqs: (c.workqueues.iter())
                 .map(|w| {
                     models::workqueue::Workqueue::new(w.name.clone(), w.kind, w.max_active)
                         .with_timer_wheel(c.hz)
@@ -906,24 +911,22 @@ impl<'c> World<'c> {
                 .collect(),
             idle_workers,
             pools,
-            start_backlog: vec![std::collections::VecDeque::new(); c.workqueues.len()],
-            timer_wq: vec![0; nitems],
+            start_backlog: ti_vec![std::collections::VecDeque::new(); c.workqueues.len()],
+            timer_wq: ti_vec![WqId(0); nitems],
             flushers: std::collections::BTreeMap::new(),
             work_waiters: std::collections::BTreeMap::new(),
             wq_actions: Vec::new(),
             now: SimTime::ZERO,
             tasks,
             rngs,
-            locks: c
-                .locks
-                .iter()
+            locks: (c.locks.iter())
                 .map(|l| {
                     AnyLock::with_options(l.kind, &l.policy, l.options)
                         .expect("the compiler accepts only known policies")
                 })
                 .collect(),
-            acquisitions: vec![[0; 2]; c.locks.len()],
-            contentions: vec![[0; 2]; c.locks.len()],
+            acquisitions: ti_vec![[0; 2]; c.locks.len()],
+            contentions: ti_vec![[0; 2]; c.locks.len()],
             cpu,
             last_on: running_on.clone(),
             running_on,
@@ -954,7 +957,7 @@ impl<'c> World<'c> {
     }
 
     fn task_name(&self, t: TaskId) -> String {
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t];
         format!(
             "{}[{}]",
             self.c.groups[task.group as usize].name, task.index
@@ -964,10 +967,32 @@ impl<'c> World<'c> {
     #[inline]
     fn schedule(&mut self, t: TaskId, at: SimTime, ev: Ev) {
         debug_assert!(
-            !self.queue.is_set(t as usize),
+            !self.queue.is_set(t.index()),
             "a task has one pending event"
         );
-        self.queue.set(t as usize, at, ev);
+        self.queue.set(t.index(), at, ev);
+    }
+
+    /// The event-queue slot of memcg `m`'s OOM reaper: after the tasks'.
+    fn reap_slot(&self, m: MemcgId) -> usize {
+        self.tasks.len() + m.index()
+    }
+
+    /// The event-queue slot of item `w`'s delayed-work timer: after the
+    /// reapers'.
+    fn timer_slot(&self, w: WorkId) -> usize {
+        self.tasks.len() + self.memcgs.len() + w.index()
+    }
+
+    /// The event-queue slot of memcg `m`'s background release: after the
+    /// timers'.
+    fn release_slot(&self, m: MemcgId) -> usize {
+        self.tasks.len() + self.memcgs.len() + self.timer_wq.len() + m.index()
+    }
+
+    /// Where task `t`'s pages charged to memcg `m` are in `task_pages`.
+    fn page_slot(&self, t: TaskId, m: MemcgId) -> usize {
+        t.index() * self.memcgs.len() + m.index()
     }
 
     #[inline]
@@ -980,52 +1005,51 @@ impl<'c> World<'c> {
     /// Runs until the horizon (events at times `< duration`), calling
     /// `progress` now and then with the simulated time reached.
     pub fn run(&mut self, progress: &mut dyn FnMut(SimTime)) -> Result<(), RunError> {
-        for t in 0..self.tasks.len() as TaskId {
-            if self.tasks[t as usize].state != State::Idle {
+        for t in (0..self.tasks.len()).map(TaskId::from) {
+            if self.tasks[t].state != State::Idle {
                 self.make_runnable(t);
             }
         }
-        let release_base = self.tasks.len() + self.memcgs.len() + self.timer_wq.len();
         for (m, spec) in self.c.memcgs.iter().enumerate() {
             if spec.release_rate > 0.0 {
+                let slot = self.release_slot(MemcgId::from(m));
                 self.queue
-                    .set(release_base + m, SimTime::ZERO + RELEASE_TICK, Ev::Release);
+                    .set(slot, SimTime::ZERO + RELEASE_TICK, Ev::Release);
             }
         }
-        while let Some((at, t, ev)) = self.queue.pop() {
-            if t >= self.tasks.len() {
+        while let Some((at, slot, ev)) = self.queue.pop() {
+            if slot >= self.tasks.len() {
                 if at >= self.horizon {
-                    self.stop_at_horizon(t, at, ev);
+                    self.stop_at_horizon(slot, at, ev);
                     return self.no_lock_cycle();
                 }
                 self.now = at;
                 // A timer, the reaper or a release tick: no task acts.
                 self.current = NONE;
-                let k = t - self.tasks.len();
+                let k = slot - self.tasks.len();
                 let nitems = self.timer_wq.len();
                 if k < self.memcgs.len() {
-                    self.oom_reap(k);
+                    self.oom_reap(MemcgId::from(k));
                 } else if k >= self.memcgs.len() + nitems {
-                    self.release_tick(k - self.memcgs.len() - nitems, t);
+                    self.release_tick(MemcgId::from(k - self.memcgs.len() - nitems), slot);
                 } else {
-                    let item = (k - self.memcgs.len()) as u32;
-                    let q = self.timer_wq[item as usize];
+                    let work = WorkId::from(k - self.memcgs.len());
+                    let q = self.timer_wq[work];
                     let mut out = std::mem::take(&mut self.wq_actions);
-                    let work = models::WorkId(item);
-                    if !self.wqs[q as usize].delayed_timer_fired(at, work, &mut out) {
+                    if !self.wqs[q].delayed_timer_fired(at, work, &mut out) {
                         // A lazily re-armed timer (see ArmTimer): on to
                         // its current expiry. A killed one is dropped.
-                        if let Some(e) = self.wqs[q as usize].timer_expires(work) {
-                            self.queue.set(t, e, Ev::Timer);
+                        if let Some(e) = self.wqs[q].timer_expires(work) {
+                            self.queue.set(slot, e, Ev::Timer);
                         }
                     }
                     self.apply_wq_actions(q, out);
                 }
                 continue;
             }
-            let t = t as TaskId;
+            let t = TaskId::from(slot);
             if at >= self.horizon {
-                self.stop_at_horizon(t as usize, at, ev);
+                self.stop_at_horizon(slot, at, ev);
                 return self.no_lock_cycle();
             }
             self.now = at;
@@ -1058,7 +1082,7 @@ impl<'c> World<'c> {
                     }
                     // What this sleep was for (reclaim, throttle) was said
                     // for it alone: blame, the trace and `stuck` read it.
-                    self.tasks[t as usize].off = crate::blame::Doing::Sleep;
+                    self.tasks[t].off = crate::blame::Doing::Sleep;
                     // The sleeper runs at once if a CPU is free: no second event.
                     if self.wakeup(t, true) {
                         self.run_task(t)?;
@@ -1080,13 +1104,9 @@ impl<'c> World<'c> {
         // with no deadline spins while its lock's owner stays on its CPU
         // (R9, R27), and with no event left nothing moves that owner (two
         // tasks that spin each on the other's lock: ABBA on CPUs).
-        let waiters: Vec<String> = (0..self.tasks.len() as TaskId)
-            .filter(|&t| {
-                matches!(
-                    self.tasks[t as usize].state,
-                    State::Blocked | State::Spinning
-                )
-            })
+        let waiters: Vec<String> = (self.tasks.iter_enumerated())
+            .filter(|(_, task)| matches!(task.state, State::Blocked | State::Spinning))
+            .map(|(t, _)| t)
             .take(20)
             .map(|t| self.stuck_line(t))
             .collect();
@@ -1104,9 +1124,9 @@ impl<'c> World<'c> {
     /// statistic and how long it has waited (it asked for the lock and has
     /// not run holding it yet).
     fn open_lock_waits(&self) -> impl Iterator<Item = (TaskId, StatId, u64)> + '_ {
-        (self.tasks.iter().enumerate()).filter_map(|(t, task)| {
+        (self.tasks.iter_enumerated()).filter_map(|(t, task)| {
             let (_, _, wait) = task.resume.lock_wait()?;
-            Some((t as TaskId, wait, self.now.since(task.since).0))
+            Some((t, wait, self.now.since(task.since).0))
         })
     }
 
@@ -1116,12 +1136,12 @@ impl<'c> World<'c> {
     /// A task that waits forever, for the deadlock errors: `one[0]
     /// blocked on b (lock) since t=1ms at s.toml:10`.
     fn stuck_line(&self, t: TaskId) -> String {
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t];
         let g = &self.c.groups[task.group as usize];
         let at = g.origins.get(task.pc.saturating_sub(1) as usize);
         let what = match task.resume {
             Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
-                let l = &self.c.locks[lock as usize];
+                let l = &self.c.locks[lock.index()];
                 format!(
                     "{} ({})",
                     l.name,

@@ -9,25 +9,25 @@ impl<'c> World<'c> {
         &mut self,
         t: TaskId,
         cat: &'static str,
-        lock: u32,
+        lock: LockId,
         mode: Mode,
         start: SimTime,
     ) {
-        let l = &self.c.locks[lock as usize];
+        let l = &self.c.locks[lock.index()];
         let name = format!(
             "{cat} {} ({})",
             l.name,
             crate::scenario::compile::mode_label(l.kind, mode)
         );
         if let Some(tr) = self.trace.as_mut() {
-            tr.slice(t, cat, name, start, self.now);
+            tr.slice(t.0, cat, name, start, self.now);
         }
     }
 
     /// `t` goes to sleep in `lock`'s wait queue (`asleep`), or has the
     /// lock after waiting: the trace's queue-length counter follows.
-    pub(super) fn trace_queue(&mut self, t: TaskId, lock: u32, asleep: bool) {
-        let task = &mut self.tasks[t as usize];
+    pub(super) fn trace_queue(&mut self, t: TaskId, lock: LockId, asleep: bool) {
+        let task = &mut self.tasks[t];
         if task.in_lock_queue == asleep {
             return;
         }
@@ -35,8 +35,8 @@ impl<'c> World<'c> {
         if let Some(tr) = self.trace.as_mut() {
             let delta = if asleep { 1 } else { -1 };
             tr.queue(
-                lock as usize,
-                &self.c.locks[lock as usize].name,
+                lock.index(),
+                &self.c.locks[lock.index()].name,
                 delta,
                 self.now,
             );
@@ -46,11 +46,12 @@ impl<'c> World<'c> {
     /// A task's name in traces and blame chains: `group[i]`, or
     /// `kworker/<workqueue>/<i>`.
     pub(super) fn track_name(&self, t: TaskId) -> String {
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t];
         match task.worker_of {
             Some(q) => format!(
                 "kworker/{}/{}",
-                self.c.workqueues[q as usize].name, task.index
+                self.c.workqueues[q.index()].name,
+                task.index
             ),
             None => self.task_name(t),
         }
@@ -59,8 +60,8 @@ impl<'c> World<'c> {
     /// Records this run as a trace of `[from, to)` (`--trace`).
     pub fn enable_trace(&mut self, from: SimTime, to: SimTime) {
         let mut tr = crate::trace::Trace::new(from, to, self.c.locks.len());
-        for t in 0..self.tasks.len() as TaskId {
-            tr.thread(t, &self.track_name(t));
+        for t in self.tasks.keys() {
+            tr.thread(t.0, &self.track_name(t));
         }
         self.trace = Some(Box::new(tr));
     }
@@ -83,7 +84,7 @@ impl<'c> World<'c> {
     pub(super) fn observe_wait(
         &mut self,
         t: TaskId,
-        lock: u32,
+        lock: LockId,
         mode: Mode,
         stat: StatId,
         since: SimTime,
@@ -94,9 +95,9 @@ impl<'c> World<'c> {
         }
         if let Some(p) = self.picker.as_mut() {
             p.wait(crate::blame::Wait {
-                task: t,
+                task: t.0,
                 stat,
-                lock,
+                lock: lock.0,
                 mode,
                 start: since,
                 end: self.now,
@@ -130,10 +131,10 @@ impl<'c> World<'c> {
     ) -> Option<crate::blame::Explained> {
         let mut r = self.recorder.take()?;
         // Holds still open at the end of the run end there.
-        for t in 0..self.tasks.len() as TaskId {
+        for t in self.tasks.keys() {
             for i in self.hold_slots(t) {
                 if let Some((lock, mode)) = held_decode(self.held[i]) {
-                    r.hold(t, lock, mode, self.holds[i], self.now);
+                    r.hold(t.0, lock.0, mode, self.holds[i], self.now);
                 }
             }
         }
@@ -145,18 +146,18 @@ impl<'c> World<'c> {
     #[inline]
     pub(super) fn blame_switch(&mut self, t: TaskId, doing: crate::blame::Doing) {
         if let Some(r) = self.recorder.as_mut() {
-            r.switch(t, self.now, doing, 0);
+            r.switch(t.0, self.now, doing, 0);
         }
     }
 
     /// `t` got a CPU: it runs (a kworker, its item's work type).
     pub(super) fn blame_on_cpu(&mut self, t: TaskId) {
-        let work = match self.tasks[t as usize].work {
-            Some(id) if self.tasks[t as usize].worker_of.is_some() => self.work_type(id) as u32 + 1,
+        let work = match self.tasks[t].work {
+            Some(id) if self.tasks[t].worker_of.is_some() => self.work_type(id) as u32 + 1,
             _ => 0,
         };
         if let Some(r) = self.recorder.as_mut() {
-            r.switch(t, self.now, crate::blame::Doing::OnCpu, work);
+            r.switch(t.0, self.now, crate::blame::Doing::OnCpu, work);
         }
     }
 
@@ -164,11 +165,11 @@ impl<'c> World<'c> {
     /// idle or gone, as its state and `off` say.
     pub(super) fn blame_off_cpu(&mut self, t: TaskId) {
         use crate::blame::Doing;
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks[t];
         let off = std::mem::replace(&mut task.off, Doing::Sleep);
         let doing = match task.state {
             State::Blocked => match task.resume.lock_wait() {
-                Some((lock, mode, _)) => Doing::Lock { lock, mode },
+                Some((lock, mode, _)) => Doing::Lock { lock: lock.0, mode },
                 None => off,
             },
             State::Sleeping => off,
@@ -186,14 +187,14 @@ impl<'c> World<'c> {
         self.held[self.hold_slots(t)]
             .iter()
             .filter_map(|&h| held_decode(h))
-            .map(|(lock, mode)| self.lock(lock, mode))
+            .map(|(lock, mode)| self.lock(lock.0, mode))
             .collect()
     }
 }
 
 impl crate::blame::Names for World<'_> {
     fn task(&self, t: u32) -> String {
-        self.track_name(t)
+        self.track_name(TaskId(t))
     }
 
     fn lock(&self, lock: u32, mode: Mode) -> String {

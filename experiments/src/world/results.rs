@@ -44,6 +44,7 @@ impl<'c> World<'c> {
             }
         };
         for (i, l) in c.locks.iter().enumerate() {
+            let i = LockId::from(i);
             let class = l.name.split('[').next().unwrap_or(&l.name);
             let modes: &[(Mode, &str)] = match l.kind {
                 LockKind::Rwsem => &[(Mode::Read, "read_"), (Mode::Write, "write_")],
@@ -93,8 +94,8 @@ impl<'c> World<'c> {
                 });
             }
         }
-        for (m, g) in self.memcgs.iter().enumerate() {
-            let name = &c.memcgs[m].name;
+        for (m, g) in self.memcgs.iter_enumerated() {
+            let name = &c.memcgs[m.index()].name;
             for (k, v) in g.counters() {
                 counters.push(Counter {
                     subject: format!("memcg/{name}/{k}"),

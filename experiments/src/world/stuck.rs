@@ -71,7 +71,7 @@ impl World<'_> {
             .max();
         let (so_far, std::cmp::Reverse(t), wait) = worst?;
         let mut lines = Vec::new();
-        let mut seen = vec![false; self.tasks.len()];
+        let mut seen = ti_vec![false; self.tasks.len()];
         self.stuck_lines(t, 0, &mut seen, &mut lines);
         Some(Stuck {
             subject: self.c.stats[wait as usize].subject.clone(),
@@ -82,9 +82,15 @@ impl World<'_> {
     }
 
     /// Task `t`'s line and, below it, those of the tasks it waits for.
-    fn stuck_lines(&self, t: TaskId, depth: usize, seen: &mut [bool], lines: &mut Vec<StuckLine>) {
+    fn stuck_lines(
+        &self,
+        t: TaskId,
+        depth: usize,
+        seen: &mut TiSlice<TaskId, bool>,
+        lines: &mut Vec<StuckLine>,
+    ) {
         let task = self.track_name(t);
-        if seen[t as usize] {
+        if seen[t] {
             lines.push(StuckLine {
                 depth,
                 task,
@@ -92,7 +98,7 @@ impl World<'_> {
             });
             return;
         }
-        seen[t as usize] = true;
+        seen[t] = true;
         let (doing, next) = self.stuck_doing(t);
         lines.push(StuckLine { depth, task, doing });
         if next.is_empty() {
@@ -121,8 +127,8 @@ impl World<'_> {
     /// What `t` is doing now, in words, and the tasks it waits for.
     fn stuck_doing(&self, t: TaskId) -> (String, Vec<TaskId>) {
         use crate::blame::Doing;
-        let task = &self.tasks[t as usize];
-        let until = || match self.queue.time_of(t as usize) {
+        let task = &self.tasks[t];
+        let until = || match self.queue.time_of(t.index()) {
             Some(at) => format!(" until {}", secs(at)),
             None => String::new(),
         };
@@ -136,7 +142,7 @@ impl World<'_> {
                 };
                 let mut s = format!(
                     "{verb} {} since {}",
-                    Names::lock(self, lock, mode),
+                    Names::lock(self, lock.0, mode),
                     secs(task.since)
                 );
                 let waiters = self.lock_waiters(lock);
@@ -180,21 +186,23 @@ impl World<'_> {
                 (s, next)
             }
             (State::Blocked, None) => match task.off {
-                Doing::Flush { wq } => (
-                    format!(
+                Doing::Flush { wq } => {
+                    let wq = WqId(wq);
+                    let s = format!(
                         "in flush_workqueue({}): {} item(s) in flight",
-                        self.c.workqueues[wq as usize].name,
-                        self.wqs[wq as usize].in_flight()
-                    ),
-                    self.running_items(wq),
-                ),
-                Doing::WorkWait { wq } => (
-                    format!(
+                        self.c.workqueues[wq.index()].name,
+                        self.wqs[wq].in_flight()
+                    );
+                    (s, self.running_items(wq))
+                }
+                Doing::WorkWait { wq } => {
+                    let wq = WqId(wq);
+                    let s = format!(
                         "waits for a running item of {} (cancel_*_sync)",
-                        self.c.workqueues[wq as usize].name
-                    ),
-                    self.running_items(wq),
-                ),
+                        self.c.workqueues[wq.index()].name
+                    );
+                    (s, self.running_items(wq))
+                }
                 _ => ("blocked".into(), Vec::new()),
             },
             (State::Runnable, Some((lock, mode))) => {
@@ -204,7 +212,7 @@ impl World<'_> {
                 } else {
                     "was given"
                 };
-                let lock = Names::lock(self, lock, mode);
+                let lock = Names::lock(self, lock.0, mode);
                 (format!("{how} {lock}, runnable: {wait}"), next)
             }
             (State::Runnable, None) => {
@@ -261,13 +269,13 @@ impl World<'_> {
     /// how many wait for any CPU. With a CPU of its own to wait for, the
     /// task running there is what it waits behind.
     fn cpu_wait(&self, t: TaskId) -> (String, Vec<TaskId>) {
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t];
         let since = task
             .queued_at
             .map_or(String::new(), |q| format!(" since {}", secs(q)));
         match task.bound.or_else(|| self.cpu.queued_on(t)) {
-            Some(cpu) if (cpu.0 as usize) < self.running_on.len() => {
-                let r = self.running_on[cpu.0 as usize];
+            Some(cpu) if cpu.index() < self.running_on.len() => {
+                let r = self.running_on[cpu];
                 let (who, next) = if r == NONE {
                     ("idle".to_string(), Vec::new())
                 } else {
@@ -292,8 +300,8 @@ impl World<'_> {
 
     /// The lock `t` waits for now (asleep in its queue or spinning), and
     /// in which mode.
-    pub(super) fn waiting_for_lock(&self, t: TaskId) -> Option<(u32, Mode)> {
-        let k = &self.tasks[t as usize];
+    pub(super) fn waiting_for_lock(&self, t: TaskId) -> Option<(LockId, Mode)> {
+        let k = &self.tasks[t];
         if !matches!(k.state, State::Blocked | State::Spinning) {
             return None;
         }
@@ -302,18 +310,18 @@ impl World<'_> {
 
     /// The tasks waiting for `lock`: each with when it asked and in which
     /// mode.
-    fn lock_waiters(&self, lock: u32) -> Vec<(TaskId, SimTime, Mode)> {
-        (0..self.tasks.len() as TaskId)
+    fn lock_waiters(&self, lock: LockId) -> Vec<(TaskId, SimTime, Mode)> {
+        (self.tasks.keys())
             .filter_map(|w| match self.waiting_for_lock(w) {
-                Some((l, m)) if l == lock => Some((w, self.tasks[w as usize].since, m)),
+                Some((l, m)) if l == lock => Some((w, self.tasks[w].since, m)),
                 _ => None,
             })
             .collect()
     }
 
     /// The tasks holding `lock`, other than `but`, each with its mode.
-    fn lock_holders(&self, lock: u32, but: TaskId) -> Vec<(TaskId, Mode)> {
-        (0..self.tasks.len() as TaskId)
+    fn lock_holders(&self, lock: LockId, but: TaskId) -> Vec<(TaskId, Mode)> {
+        (self.tasks.keys())
             .filter(|&h| h != but)
             .filter_map(|h| {
                 self.held[self.hold_slots(h)]
@@ -325,15 +333,15 @@ impl World<'_> {
     }
 
     /// The kworkers running an item of workqueue `wq` now.
-    fn running_items(&self, wq: u32) -> Vec<TaskId> {
-        (0..self.tasks.len() as TaskId)
-            .filter(|&k| {
-                let task = &self.tasks[k as usize];
+    fn running_items(&self, wq: WqId) -> Vec<TaskId> {
+        (self.tasks.iter_enumerated())
+            .filter(|(_, task)| {
                 task.worker_of.is_some()
                     && task.work.is_some()
                     && task.item_wq == wq
                     && !matches!(task.state, State::Idle | State::Exited)
             })
+            .map(|(k, _)| k)
             .collect()
     }
 }

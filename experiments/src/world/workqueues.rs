@@ -5,7 +5,7 @@ use super::*;
 
 impl<'c> World<'c> {
     /// The index of the work type that item `id` belongs to.
-    pub(super) fn work_type(&self, id: models::WorkId) -> usize {
+    pub(super) fn work_type(&self, id: WorkId) -> usize {
         self.c
             .works
             .iter()
@@ -14,7 +14,7 @@ impl<'c> World<'c> {
     }
 
     /// The work type that item `id` belongs to.
-    pub(super) fn work_spec(&self, id: models::WorkId) -> &'c crate::scenario::compile::WorkSpec {
+    pub(super) fn work_spec(&self, id: WorkId) -> &'c crate::scenario::compile::WorkSpec {
         &self.c.works[self.work_type(id)]
     }
 
@@ -24,10 +24,10 @@ impl<'c> World<'c> {
         t: TaskId,
         work: u32,
         key: crate::scenario::steps::WorkKey,
-    ) -> models::WorkId {
+    ) -> WorkId {
         use crate::scenario::steps::WorkKey;
         let spec = &self.c.works[work as usize];
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks[t];
         let k = match key {
             WorkKey::Index(i) => i,
             WorkKey::SelfIndex => task.self_key,
@@ -39,18 +39,18 @@ impl<'c> World<'c> {
                 k as u32
             }
         };
-        models::WorkId(spec.offset + k.min(spec.instances - 1))
+        WorkId(spec.offset + k.min(spec.instances - 1))
     }
 
     /// The CPU a per-CPU workqueue uses for `t`'s queue_work: its own
     /// (R33); CPU 0 when CPUs are unlimited.
-    pub(super) fn wq_cpu(&self, t: TaskId, wq: u32) -> Cpu {
-        match self.c.workqueues[wq as usize].kind {
+    pub(super) fn wq_cpu(&self, t: TaskId, wq: WqId) -> CpuId {
+        match self.c.workqueues[wq.index()].kind {
             models::workqueue::WqKind::PerCpu { cpus } => {
-                let c = self.tasks[t as usize].cpu;
+                let c = self.tasks[t].cpu;
                 // A task's CPU is below the pool's count but for a pool
                 // smaller than the machine: no division in the usual case.
-                Cpu(if c == Cpu::ANY {
+                CpuId(if c == CpuId::ANY {
                     0
                 } else if c.0 < cpus {
                     c.0
@@ -58,13 +58,13 @@ impl<'c> World<'c> {
                     c.0 % cpus.max(1)
                 })
             }
-            _ => Cpu::ANY,
+            _ => CpuId::ANY,
         }
     }
 
     /// `t` sleeps until a flush or a work item it waits for completes.
     pub(super) fn block_waiting(&mut self, t: TaskId, pc: u32, why: crate::blame::Doing) {
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks[t];
         task.pc = pc;
         task.off = why;
         task.state = State::Blocked;
@@ -75,22 +75,22 @@ impl<'c> World<'c> {
 
     /// An idle kworker of workqueue `q` (not run by the pools) for an item
     /// on `cpu`, in [`IdleKworkers::take`]'s order.
-    pub(super) fn idle_worker(&mut self, q: u32, cpu: Cpu) -> Option<TaskId> {
-        self.idle_workers[q as usize].take(cpu)
+    pub(super) fn idle_worker(&mut self, q: WqId, cpu: CpuId) -> Option<TaskId> {
+        self.idle_workers[q].take(cpu)
     }
 
     /// Items of workqueue `q` run on the per-CPU pools (R37).
-    pub(super) fn pooled(&self, q: u32) -> bool {
-        runs_on_pools(self.c, &self.c.workqueues[q as usize])
+    pub(super) fn pooled(&self, q: WqId) -> bool {
+        runs_on_pools(self.c, &self.c.workqueues[q.index()])
     }
 
     /// `kick_pool` (R37): wakes an idle kworker for `cpu`'s pool, bound to
     /// that CPU; it takes an item when it runs.
-    pub(super) fn kick_pool(&mut self, cpu: Cpu) {
+    pub(super) fn kick_pool(&mut self, cpu: CpuId) {
         let Some(w) = self.pools.as_mut().and_then(|p| p.kick(cpu)) else {
             return;
         };
-        self.tasks[w as usize].pool = PoolState::Kicked;
+        self.tasks[w].pool = PoolState::Kicked;
         self.bind_worker(w, cpu);
         self.wake_worker(w);
     }
@@ -99,26 +99,24 @@ impl<'c> World<'c> {
     /// `wq_worker_running`). Returns false if it went back to sleep.
     #[inline(never)]
     pub(super) fn pool_worker_runs(&mut self, w: TaskId) -> bool {
-        let cpu = self.tasks[w as usize]
-            .bound
-            .expect("pool kworkers are bound");
+        let cpu = self.tasks[w].bound.expect("pool kworkers are bound");
         let pools = self.pools.as_mut().expect("pooled");
-        match self.tasks[w as usize].pool {
+        match self.tasks[w].pool {
             PoolState::Kicked => match pools.kicked_runs(w, cpu) {
                 Some((q, id)) => {
-                    self.tasks[w as usize].pool = PoolState::Running;
+                    self.tasks[w].pool = PoolState::Running;
                     self.begin_item(w, q, id);
                 }
                 None => {
                     // Nothing left for it: no switch-in owed either.
-                    self.tasks[w as usize].remaining = 0;
+                    self.tasks[w].remaining = Dur::ZERO;
                     self.pool_worker_idles(w);
                     return false;
                 }
             },
             PoolState::Sleeping => {
                 pools.running(cpu);
-                self.tasks[w as usize].pool = PoolState::Running;
+                self.tasks[w].pool = PoolState::Running;
             }
             PoolState::Running | PoolState::No => {}
         }
@@ -127,11 +125,11 @@ impl<'c> World<'c> {
 
     /// Pool kworker `w` has no item and sleeps on the idle list.
     pub(super) fn pool_worker_idles(&mut self, w: TaskId) {
-        let task = &mut self.tasks[w as usize];
+        let task = &mut self.tasks[w];
         task.pool = PoolState::No;
         task.state = State::Idle;
         self.leave_cpu(w);
-        let task = &mut self.tasks[w as usize];
+        let task = &mut self.tasks[w];
         task.bound = None;
         let home = task.home;
         let pools = self.pools.as_mut().expect("pooled");
@@ -145,10 +143,8 @@ impl<'c> World<'c> {
     /// item; the pool may wake another for its worklist.
     #[inline(never)]
     pub(super) fn pool_worker_sleeps(&mut self, w: TaskId) {
-        let cpu = self.tasks[w as usize]
-            .bound
-            .expect("pool kworkers are bound");
-        self.tasks[w as usize].pool = PoolState::Sleeping;
+        let cpu = self.tasks[w].bound.expect("pool kworkers are bound");
+        self.tasks[w].pool = PoolState::Sleeping;
         if self.pools.as_mut().expect("pooled").sleeping(cpu) {
             self.kick_pool(cpu);
         }
@@ -158,7 +154,7 @@ impl<'c> World<'c> {
     /// applies the actions it asked for (R33-R36).
     pub(super) fn wq_call<R>(
         &mut self,
-        wq: u32,
+        wq: WqId,
         op: impl FnOnce(
             &mut models::workqueue::Workqueue,
             SimTime,
@@ -166,14 +162,14 @@ impl<'c> World<'c> {
         ) -> R,
     ) -> R {
         let mut out = std::mem::take(&mut self.wq_actions);
-        let r = op(&mut self.wqs[wq as usize], self.now, &mut out);
+        let r = op(&mut self.wqs[wq], self.now, &mut out);
         self.apply_wq_actions(wq, out);
         r
     }
 
     /// Carries out what a workqueue said: start items on kworkers, arm
     /// timers, release flushers.
-    pub(super) fn apply_wq_actions(&mut self, q: u32, mut out: Vec<models::workqueue::Action>) {
+    pub(super) fn apply_wq_actions(&mut self, q: WqId, mut out: Vec<models::workqueue::Action>) {
         use models::workqueue::Action;
         for a in out.drain(..) {
             match a {
@@ -185,21 +181,21 @@ impl<'c> World<'c> {
                 }
                 Action::Start(id, cpu) => match self.idle_worker(q, cpu) {
                     Some(w) => self.start_work(w, q, id, cpu),
-                    None => self.start_backlog[q as usize].push_back((id, cpu)),
+                    None => self.start_backlog[q].push_back((id, cpu)),
                 },
                 Action::Withdraw(id, cpu) if self.pooled(q) => {
                     let pools = self.pools.as_mut().expect("pooled");
                     pools.remove_work(cpu, q, id);
                 }
                 Action::Withdraw(id, _) => {
-                    let b = &mut self.start_backlog[q as usize];
+                    let b = &mut self.start_backlog[q];
                     if let Some(i) = b.iter().position(|&(w, _)| w == id) {
                         b.remove(i);
                     }
                 }
                 Action::ArmTimer(id, at) => {
-                    self.timer_wq[id.0 as usize] = q;
-                    let slot = self.tasks.len() + self.memcgs.len() + id.0 as usize;
+                    self.timer_wq[id] = q;
+                    let slot = self.timer_slot(id);
                     // Re-arming later (mod_delayed_work on every read of a
                     // pidlist) leaves the earlier event in place: it fires,
                     // finds the timer re-armed and moves it then, once,
@@ -209,9 +205,9 @@ impl<'c> World<'c> {
                     }
                 }
                 Action::FlushDone(f) => {
-                    for t in self.flushers.remove(&(q, f.0)).unwrap_or_default() {
+                    for t in self.flushers.remove(&(q, f)).unwrap_or_default() {
                         if let (Some(r), true) = (self.recorder.as_mut(), self.current != NONE) {
-                            r.woken_by(t, self.current);
+                            r.woken_by(t.0, self.current.0);
                         }
                         self.wakeup(t, false);
                     }
@@ -225,8 +221,8 @@ impl<'c> World<'c> {
 
     /// kworker `w` runs item `id`: the item's program from the top, on
     /// `cpu` for a per-CPU workqueue.
-    pub(super) fn start_work(&mut self, w: TaskId, q: u32, id: models::WorkId, cpu: Cpu) {
-        debug_assert_eq!(self.tasks[w as usize].worker_of, Some(q));
+    pub(super) fn start_work(&mut self, w: TaskId, q: WqId, id: WorkId, cpu: CpuId) {
+        debug_assert_eq!(self.tasks[w].worker_of, Some(q));
         self.begin_item(w, q, id);
         self.bind_worker(w, cpu);
         self.wake_worker(w);
@@ -234,10 +230,10 @@ impl<'c> World<'c> {
 
     /// Kworker `w` takes item `id` of workqueue `q` (`process_one_work`
     /// begins): its program runs from the start.
-    pub(super) fn begin_item(&mut self, w: TaskId, q: u32, id: models::WorkId) {
-        self.wqs[q as usize].process_begins(self.now, id);
+    pub(super) fn begin_item(&mut self, w: TaskId, q: WqId, id: WorkId) {
+        self.wqs[q].process_begins(self.now, id);
         let spec = self.work_spec(id);
-        let task = &mut self.tasks[w as usize];
+        let task = &mut self.tasks[w];
         task.group = spec.group;
         task.pc = 0;
         task.self_key = id.0 - spec.offset;
@@ -246,10 +242,10 @@ impl<'c> World<'c> {
         task.work_start = self.now;
     }
 
-    /// Kworker `w` will run on `cpu` ([`Cpu::ANY`]: unbound).
-    pub(super) fn bind_worker(&mut self, w: TaskId, cpu: Cpu) {
-        let task = &mut self.tasks[w as usize];
-        task.bound = (cpu != Cpu::ANY && !self.cpu.is_unlimited()).then_some(cpu);
+    /// Kworker `w` will run on `cpu` ([`CpuId::ANY`]: unbound).
+    pub(super) fn bind_worker(&mut self, w: TaskId, cpu: CpuId) {
+        let task = &mut self.tasks[w];
+        task.bound = (cpu != CpuId::ANY && !self.cpu.is_unlimited()).then_some(cpu);
         if task.bound.is_some() && task.home != task.bound {
             // Each CPU has its own pool of kworkers (R37): one that moves
             // to another CPU stands for that CPU's kworker, which has its
@@ -265,15 +261,15 @@ impl<'c> World<'c> {
     /// Idle kworker `w` is woken (after its creation, if it is the first
     /// time it is needed).
     pub(super) fn wake_worker(&mut self, w: TaskId) {
-        let task = &mut self.tasks[w as usize];
+        let task = &mut self.tasks[w];
         task.state = State::Blocked;
         let q = task.worker_of.expect("a kworker");
         if std::mem::take(&mut task.cold) {
             // The manager creates this kworker first (R38).
-            let lat = &self.c.workqueues[q as usize].create_latency;
-            let d = lat.sample(&mut self.rngs[w as usize]);
+            let lat = &self.c.workqueues[q.index()].create_latency;
+            let d = lat.sample(&mut self.rngs[w]);
             if d > 0 {
-                self.tasks[w as usize].state = State::Runnable;
+                self.tasks[w].state = State::Runnable;
                 self.blame_switch(w, crate::blame::Doing::Creating);
                 self.schedule(w, self.now + sim::Dur(d), Ev::Ready);
                 return;
@@ -283,20 +279,20 @@ impl<'c> World<'c> {
     }
 
     /// kworker `w` returned from item `id` (`process_one_work` ends).
-    pub(super) fn work_done(&mut self, w: TaskId, q: u32, id: models::WorkId) {
+    pub(super) fn work_done(&mut self, w: TaskId, q: WqId, id: WorkId) {
         if self.trace.is_some() {
             let spec = self.work_spec(id);
             let name = format!("work {}[{}]", spec.name, id.0 - spec.offset);
-            let start = self.tasks[w as usize].work_start;
+            let start = self.tasks[w].work_start;
             if let Some(tr) = self.trace.as_mut() {
-                tr.slice(w, "work", name, start, self.now);
+                tr.slice(w.0, "work", name, start, self.now);
             }
         }
         let mut out = std::mem::take(&mut self.wq_actions);
-        self.wqs[q as usize].work_done(self.now, id, &mut out);
-        for t in self.work_waiters.remove(&(q, id.0)).unwrap_or_default() {
+        self.wqs[q].work_done(self.now, id, &mut out);
+        for t in self.work_waiters.remove(&(q, id)).unwrap_or_default() {
             if let Some(r) = self.recorder.as_mut() {
-                r.woken_by(t, w);
+                r.woken_by(t.0, w.0);
             }
             self.wakeup(t, false);
         }
@@ -304,9 +300,9 @@ impl<'c> World<'c> {
         // a flusher bound to this CPU is first in line for it.
         out.retain(|a| match *a {
             models::workqueue::Action::FlushDone(f) => {
-                for t in self.flushers.remove(&(q, f.0)).unwrap_or_default() {
+                for t in self.flushers.remove(&(q, f)).unwrap_or_default() {
                     if let Some(r) = self.recorder.as_mut() {
-                        r.woken_by(t, w);
+                        r.woken_by(t.0, w.0);
                     }
                     self.wakeup(t, false);
                 }
@@ -314,13 +310,11 @@ impl<'c> World<'c> {
             }
             _ => true,
         });
-        if self.tasks[w as usize].pool == PoolState::Running {
+        if self.tasks[w].pool == PoolState::Running {
             // R37: items this one activated join the worklist first; then
             // keep_working, or idle.
             self.apply_wq_actions(q, out);
-            let cpu = self.tasks[w as usize]
-                .bound
-                .expect("pool kworkers are bound");
+            let cpu = self.tasks[w].bound.expect("pool kworkers are bound");
             match self.pools.as_mut().expect("pooled").finished(cpu) {
                 Some((q2, id2)) => {
                     self.begin_item(w, q2, id2);
@@ -330,12 +324,12 @@ impl<'c> World<'c> {
             }
             return;
         }
-        self.tasks[w as usize].state = State::Idle;
+        self.tasks[w].state = State::Idle;
         self.leave_cpu(w);
-        self.tasks[w as usize].bound = None;
-        match self.start_backlog[q as usize].pop_front() {
+        self.tasks[w].bound = None;
+        match self.start_backlog[q].pop_front() {
             Some((next, cpu)) => self.start_work(w, q, next, cpu),
-            None => self.idle_workers[q as usize].push(w, self.tasks[w as usize].home),
+            None => self.idle_workers[q].push(w, self.tasks[w].home),
         }
         self.apply_wq_actions(q, out);
     }

@@ -4,9 +4,10 @@
 use experiments::runner::{run, RunOptions};
 use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::{Limits, World};
+use models::TaskId;
 use output::{Metric, VariantResult};
 
-fn run_variant(text: &str, variant: &str, seed: u64) -> (VariantResult, Vec<(u32, u64)>) {
+fn run_variant(text: &str, variant: &str, seed: u64) -> (VariantResult, Vec<(TaskId, u64)>) {
     let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
     let loaded = file.load(variant).unwrap();
     let c = compile(&file.source, &loaded.doc, variant).unwrap();
@@ -209,9 +210,9 @@ fn common_random_numbers_a_variant_leaves_other_tasks_draws_unchanged() {
     let (before, d0) = run_variant(CRN, "base", 3);
     let (after, d1) = run_variant(CRN, "after", 3);
     // The patch changes what the churners draw ...
-    let churn = |d: &[(u32, u64)], t: u32| {
+    let churn = |d: &[(TaskId, u64)], t: u32| {
         d.iter()
-            .filter(|x| x.0 == t)
+            .filter(|x| x.0 == TaskId(t))
             .map(|x| x.1)
             .collect::<Vec<_>>()
     };
@@ -242,9 +243,9 @@ fn adding_a_task_group_does_not_shift_other_groups_draws() {
     );
     let (_, d0) = run_variant(CRN, "base", 3);
     let (_, d1) = run_variant(&extra, "base", 3);
-    let of = |d: &[(u32, u64)], t: u32| {
+    let of = |d: &[(TaskId, u64)], t: u32| {
         d.iter()
-            .filter(|x| x.0 == t)
+            .filter(|x| x.0 == TaskId(t))
             .map(|x| x.1)
             .take(500)
             .collect::<Vec<_>>()

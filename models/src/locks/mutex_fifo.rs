@@ -73,17 +73,26 @@ mod tests {
             hz: 250,
             tasks: &AllOnCpu,
         };
-        assert_eq!(m.acquire(t, 1, Mode::Write, &mut w), Acquire::Granted);
-        assert_eq!(m.acquire(t, 2, Mode::Write, &mut w), Acquire::Queued);
-        assert_eq!(m.acquire(t, 3, Mode::Write, &mut w), Acquire::Queued);
-        m.release(t, 1, Mode::Write, &mut w);
-        assert_eq!(w, vec![Wake::Granted(2)]);
-        assert_eq!(m.owner(), Some(2));
+        assert_eq!(
+            m.acquire(t, TaskId(1), Mode::Write, &mut w),
+            Acquire::Granted
+        );
+        assert_eq!(
+            m.acquire(t, TaskId(2), Mode::Write, &mut w),
+            Acquire::Queued
+        );
+        assert_eq!(
+            m.acquire(t, TaskId(3), Mode::Write, &mut w),
+            Acquire::Queued
+        );
+        m.release(t, TaskId(1), Mode::Write, &mut w);
+        assert_eq!(w, vec![Wake::Granted(TaskId(2))]);
+        assert_eq!(m.owner(), Some(TaskId(2)));
         w.clear();
-        m.release(t, 2, Mode::Write, &mut w);
-        assert_eq!(w, vec![Wake::Granted(3)]);
+        m.release(t, TaskId(2), Mode::Write, &mut w);
+        assert_eq!(w, vec![Wake::Granted(TaskId(3))]);
         w.clear();
-        m.release(t, 3, Mode::Write, &mut w);
+        m.release(t, TaskId(3), Mode::Write, &mut w);
         assert!(w.is_empty());
         assert_eq!(m.owner(), None);
     }

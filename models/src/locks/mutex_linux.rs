@@ -348,14 +348,16 @@ mod tests {
                 view: View::default(),
             }
         }
-        fn off(&self, t: TaskId, off: bool) {
+        fn off(&self, t: u32, off: bool) {
+            let t = TaskId(t);
             if off {
                 self.view.off_cpu.borrow_mut().insert(t);
             } else {
                 self.view.off_cpu.borrow_mut().remove(&t);
             }
         }
-        fn lock(&mut self, t: TaskId) -> (Acquire, Vec<Wake>) {
+        fn lock(&mut self, t: u32) -> (Acquire, Vec<Wake>) {
+            let t = TaskId(t);
             let ctx = LockCtx {
                 now: SimTime(0),
                 hz: 250,
@@ -365,7 +367,8 @@ mod tests {
             let a = self.m.acquire(&ctx, t, Mode::Write, &mut w);
             (a, w)
         }
-        fn unlock(&mut self, t: TaskId) -> Vec<Wake> {
+        fn unlock(&mut self, t: u32) -> Vec<Wake> {
+            let t = TaskId(t);
             let ctx = LockCtx {
                 now: SimTime(0),
                 hz: 250,
@@ -375,7 +378,8 @@ mod tests {
             self.m.release(&ctx, t, Mode::Write, &mut w);
             w
         }
-        fn retry(&mut self, t: TaskId) -> (Acquire, Vec<Wake>) {
+        fn retry(&mut self, t: u32) -> (Acquire, Vec<Wake>) {
+            let t = TaskId(t);
             let ctx = LockCtx {
                 now: SimTime(0),
                 hz: 250,
@@ -401,7 +405,7 @@ mod tests {
         assert_eq!(h.lock(1), (Granted, vec![]));
         assert_eq!(h.lock(2), (Queued, vec![]));
         // Unlock releases the mutex and wakes the head (R30) ...
-        assert_eq!(h.unlock(1), vec![Wake::Retry(2)]);
+        assert_eq!(h.unlock(1), vec![Wake::Retry(TaskId(2))]);
         // ... and a new arrival takes it before the head runs (R26: the
         // trylock succeeds whenever no task owns it).
         assert_eq!(h.lock(3), (Granted, vec![]));
@@ -415,8 +419,8 @@ mod tests {
         assert_eq!(h.lock(2), (Acquire::Spin { until: None }, vec![]));
         assert_eq!(h.lock(3), (Acquire::Spin { until: None }, vec![]));
         // The OSQ head takes it at release; the next spinner goes on spinning.
-        assert_eq!(h.unlock(1), vec![Wake::SpinGranted(2)]);
-        assert_eq!(h.unlock(2), vec![Wake::SpinGranted(3)]);
+        assert_eq!(h.unlock(1), vec![Wake::SpinGranted(TaskId(2))]);
+        assert_eq!(h.unlock(2), vec![Wake::SpinGranted(TaskId(3))]);
         assert_eq!(h.counter("spin_successes"), 2);
     }
 
@@ -425,24 +429,27 @@ mod tests {
         let mut h = H::new(true);
         assert_eq!(h.lock(1).0, Granted);
         // 2's CPU is wanted: it may not spin (R27 step 2) and sleeps.
-        h.view.wanted.insert(2);
+        h.view.wanted.insert(TaskId(2));
         assert_eq!(h.lock(2), (Queued, vec![]));
         assert_eq!(h.lock(3).0, Acquire::Spin { until: None });
         assert_eq!(h.lock(4).0, Acquire::Spin { until: None });
         // 4's CPU becomes wanted: its OSQ node unqueues (R28) and 4 sleeps;
         // 3 spins on. No spinner runs on 9's CPU.
-        h.view.wanted.insert(4);
+        h.view.wanted.insert(TaskId(4));
         let ctx = LockCtx {
             now: SimTime(0),
             hz: 250,
             tasks: &h.view,
         };
         let mut w = Vec::new();
-        assert!(!h.m.resched(&ctx, Some(9), &mut w));
-        assert!(h.m.resched(&ctx, Some(4), &mut w));
-        assert_eq!(w, vec![Wake::SpinSlept(4)]);
+        assert!(!h.m.resched(&ctx, Some(TaskId(9)), &mut w));
+        assert!(h.m.resched(&ctx, Some(TaskId(4)), &mut w));
+        assert_eq!(w, vec![Wake::SpinSlept(TaskId(4))]);
         // 3 takes it at release; the first sleeper, 2, is woken.
-        assert_eq!(h.unlock(1), vec![Wake::SpinGranted(3), Wake::Retry(2)]);
+        assert_eq!(
+            h.unlock(1),
+            vec![Wake::SpinGranted(TaskId(3)), Wake::Retry(TaskId(2))]
+        );
     }
 
     #[test]
@@ -457,8 +464,8 @@ mod tests {
             tasks: &h.view,
         };
         let mut w = Vec::new();
-        h.m.owner_off_cpu(&ctx, 1, &mut w);
-        assert_eq!(w, vec![Wake::SpinSlept(2)]);
+        h.m.owner_off_cpu(&ctx, TaskId(1), &mut w);
+        assert_eq!(w, vec![Wake::SpinSlept(TaskId(2))]);
         // An owner off CPU: a new arrival does not spin at all.
         assert_eq!(h.lock(3), (Queued, vec![]));
         assert_eq!(h.m.queued(), 2);
@@ -470,19 +477,19 @@ mod tests {
         assert_eq!(h.lock(1).0, Granted);
         assert_eq!(h.lock(2).0, Queued);
         assert_eq!(h.lock(3).0, Queued);
-        assert_eq!(h.unlock(1), vec![Wake::Retry(2)]);
+        assert_eq!(h.unlock(1), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.lock(4).0, Granted); // barges before the head runs
                                           // The head runs, fails, and sets HANDOFF at once (R29).
         assert_eq!(h.retry(2), (Queued, vec![]));
         assert_eq!(h.counter("handoffs"), 1);
         // From now on nobody barges: the unlock hands off directly (R30).
-        assert_eq!(h.unlock(4), vec![Wake::Granted(2)]);
-        assert_eq!(h.m.owner(), Some(2));
+        assert_eq!(h.unlock(4), vec![Wake::Granted(TaskId(2))]);
+        assert_eq!(h.m.owner(), Some(TaskId(2)));
         assert_eq!(h.lock(5), (Queued, vec![]));
         // Sleepers stay FIFO (R31): 3 then 5.
-        assert_eq!(h.unlock(2), vec![Wake::Retry(3)]);
+        assert_eq!(h.unlock(2), vec![Wake::Retry(TaskId(3))]);
         assert_eq!(h.retry(3), (Granted, vec![]));
-        assert_eq!(h.unlock(3), vec![Wake::Retry(5)]);
+        assert_eq!(h.unlock(3), vec![Wake::Retry(TaskId(5))]);
     }
 
     #[test]
@@ -492,15 +499,15 @@ mod tests {
         h.off(1, true);
         assert_eq!(h.lock(2), (Queued, vec![]));
         h.off(1, false);
-        assert_eq!(h.unlock(1), vec![Wake::Retry(2)]);
+        assert_eq!(h.unlock(1), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.lock(3).0, Granted);
         // The head fails, sets HANDOFF, and spins on the running owner 3.
         assert_eq!(h.retry(2), (Acquire::Spin { until: None }, vec![]));
         // A new arrival cannot take it and, the owner running, spins in the OSQ.
         assert_eq!(h.lock(4), (Acquire::Spin { until: None }, vec![]));
         // The unlock hands it to the spinning head (PICKUP), not to the OSQ.
-        assert_eq!(h.unlock(3), vec![Wake::SpinGranted(2)]);
-        assert_eq!(h.unlock(2), vec![Wake::SpinGranted(4)]);
+        assert_eq!(h.unlock(3), vec![Wake::SpinGranted(TaskId(2))]);
+        assert_eq!(h.unlock(2), vec![Wake::SpinGranted(TaskId(4))]);
     }
 
     #[test]
@@ -511,14 +518,14 @@ mod tests {
         assert_eq!(h.lock(1).0, Granted);
         assert_eq!(h.lock(2).0, Queued);
         assert_eq!(h.m.queued(), 1);
-        assert_eq!(h.unlock(1), vec![Wake::Retry(2)]);
+        assert_eq!(h.unlock(1), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.lock(3).0, Granted);
         assert_eq!(h.retry(2).0, Queued);
         assert!(h.m.handoff);
-        assert_eq!(h.unlock(3), vec![Wake::Granted(2)]);
+        assert_eq!(h.unlock(3), vec![Wake::Granted(TaskId(2))]);
         assert_eq!(
             (h.m.owner(), h.m.handoff, h.m.queued()),
-            (Some(2), false, 0)
+            (Some(TaskId(2)), false, 0)
         );
     }
 }

@@ -119,8 +119,8 @@ mod tests {
         // A queued writer parks every new reader.
         assert_eq!(acq(&mut l, 4, Mode::Read), Acquire::Queued);
         assert_eq!(rel(&mut l, 1, Mode::Read), vec![]);
-        assert_eq!(rel(&mut l, 2, Mode::Read), vec![Wake::Granted(3)]);
-        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(4)]);
+        assert_eq!(rel(&mut l, 2, Mode::Read), vec![Wake::Granted(TaskId(3))]);
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(TaskId(4))]);
     }
 
     #[test]
@@ -137,11 +137,11 @@ mod tests {
         }
         assert_eq!(
             rel(&mut l, 1, Mode::Write),
-            vec![Wake::Granted(2), Wake::Granted(3)]
+            vec![Wake::Granted(TaskId(2)), Wake::Granted(TaskId(3))]
         );
         assert_eq!(rel(&mut l, 2, Mode::Read), vec![]);
-        assert_eq!(rel(&mut l, 3, Mode::Read), vec![Wake::Granted(4)]);
-        assert_eq!(rel(&mut l, 4, Mode::Write), vec![Wake::Granted(5)]);
+        assert_eq!(rel(&mut l, 3, Mode::Read), vec![Wake::Granted(TaskId(4))]);
+        assert_eq!(rel(&mut l, 4, Mode::Write), vec![Wake::Granted(TaskId(5))]);
         assert_eq!(l.queued(), 0);
     }
 
@@ -151,8 +151,8 @@ mod tests {
         assert_eq!(acq(&mut l, 1, Mode::Read), Acquire::Granted);
         assert_eq!(acq(&mut l, 2, Mode::Write), Acquire::Queued);
         assert_eq!(acq(&mut l, 3, Mode::Write), Acquire::Queued);
-        assert_eq!(rel(&mut l, 1, Mode::Read), vec![Wake::Granted(2)]);
-        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(3)]);
+        assert_eq!(rel(&mut l, 1, Mode::Read), vec![Wake::Granted(TaskId(2))]);
+        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(TaskId(3))]);
         assert_eq!(rel(&mut l, 3, Mode::Write), vec![]);
         assert_eq!(acq(&mut l, 4, Mode::Write), Acquire::Granted);
     }

@@ -777,7 +777,8 @@ mod tests {
             self.now = SimTime(ms * MS);
             self
         }
-        fn acq(&mut self, t: TaskId, m: Mode) -> (Acquire, Vec<Wake>) {
+        fn acq(&mut self, t: u32, m: Mode) -> (Acquire, Vec<Wake>) {
+            let t = TaskId(t);
             let mut w = Vec::new();
             let ctx = LockCtx {
                 now: self.now,
@@ -787,7 +788,8 @@ mod tests {
             let a = self.l.acquire(&ctx, t, m, &mut w);
             (a, w)
         }
-        fn rel(&mut self, t: TaskId, m: Mode) -> Vec<Wake> {
+        fn rel(&mut self, t: u32, m: Mode) -> Vec<Wake> {
+            let t = TaskId(t);
             let mut w = Vec::new();
             let ctx = LockCtx {
                 now: self.now,
@@ -797,7 +799,8 @@ mod tests {
             self.l.release(&ctx, t, m, &mut w);
             w
         }
-        fn retry(&mut self, t: TaskId) -> (Acquire, Vec<Wake>) {
+        fn retry(&mut self, t: u32) -> (Acquire, Vec<Wake>) {
+            let t = TaskId(t);
             let mut w = Vec::new();
             let ctx = LockCtx {
                 now: self.now,
@@ -807,7 +810,8 @@ mod tests {
             let a = self.l.retry(&ctx, t, W, &mut w);
             (a, w)
         }
-        fn timeout(&mut self, t: TaskId) -> (Acquire, Vec<Wake>) {
+        fn timeout(&mut self, t: u32) -> (Acquire, Vec<Wake>) {
+            let t = TaskId(t);
             let mut w = Vec::new();
             let ctx = LockCtx {
                 now: self.now,
@@ -876,10 +880,13 @@ mod tests {
         assert_eq!(h.acq(3, R), (Queued, none()));
         assert_eq!(h.acq(4, R), (Queued, none()));
         // R19: the last reader wakes the head writer, which is not a grant (R16).
-        assert_eq!(h.rel(1, R), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(1, R), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.retry(2), (Granted, none()));
         // R20 + R18: up_write grants both queued readers in one batch.
-        assert_eq!(h.rel(2, W), vec![Wake::Granted(3), Wake::Granted(4)]);
+        assert_eq!(
+            h.rel(2, W),
+            vec![Wake::Granted(TaskId(3)), Wake::Granted(TaskId(4))]
+        );
         assert_eq!(h.counter("reader_batches"), 1);
     }
 
@@ -891,7 +898,7 @@ mod tests {
         let mut h = H::new(false);
         assert_eq!(h.acq(1, R).0, Granted);
         assert_eq!(h.acq(2, W).0, Queued);
-        assert_eq!(h.rel(1, R), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(1, R), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.acq(3, R), (Granted, none()));
         assert_eq!(h.counter("steals"), 1);
         assert_eq!(h.retry(2), (Queued, none()));
@@ -900,7 +907,7 @@ mod tests {
         let mut h = H::new(false);
         assert_eq!(h.acq(1, W).0, Granted);
         assert_eq!(h.acq(2, W).0, Queued);
-        assert_eq!(h.rel(1, W), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(1, W), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.acq(3, R), (Granted, none()));
     }
 
@@ -912,7 +919,7 @@ mod tests {
         let mut h = H::new(false);
         for t in [2, 3] {
             h.l.queue.push_back(Waiter {
-                task: t,
+                task: TaskId(t),
                 mode: R,
                 enq: 0,
                 handoff_set: false,
@@ -922,7 +929,7 @@ mod tests {
         h.l.queue.insert(
             1,
             Waiter {
-                task: 9,
+                task: TaskId(9),
                 mode: W,
                 enq: 0,
                 handoff_set: false,
@@ -934,7 +941,10 @@ mod tests {
         // one behind writer 9, are granted with it (R5 + R18).
         assert_eq!(
             h.acq(5, R),
-            (Granted, vec![Wake::Granted(2), Wake::Granted(3)])
+            (
+                Granted,
+                vec![Wake::Granted(TaskId(2)), Wake::Granted(TaskId(3))]
+            )
         );
         assert_eq!(h.l.readers, 3);
         // With a writer at the head, the same steal wakes nobody.
@@ -942,7 +952,7 @@ mod tests {
         assert_eq!(h.acq(1, W).0, Granted);
         assert_eq!(h.acq(2, W).0, Queued);
         assert_eq!(h.acq(3, R).0, Queued);
-        assert_eq!(h.rel(1, W), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(1, W), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.acq(5, R), (Granted, none()));
     }
 
@@ -971,9 +981,9 @@ mod tests {
         // A reader never spins (R8): it queues.
         assert_eq!(h.acq(3, R), (Queued, none()));
         // The owner sleeps (e.g. in reclaim): the spinner stops and sleeps.
-        h.view.off_cpu.borrow_mut().insert(1);
-        let (_, w) = h.call(|l, c, w| l.owner_off_cpu(c, 1, w));
-        assert_eq!(w, vec![Wake::SpinSlept(2)]);
+        h.view.off_cpu.borrow_mut().insert(TaskId(1));
+        let (_, w) = h.call(|l, c, w| l.owner_off_cpu(c, TaskId(1), w));
+        assert_eq!(w, vec![Wake::SpinSlept(TaskId(2))]);
         // A new writer does not even start spinning on an off-CPU owner.
         assert_eq!(h.acq(4, W), (Queued, none()));
     }
@@ -982,13 +992,16 @@ mod tests {
     fn r9_spinner_barges_past_sleeping_waiters() {
         let mut h = H::new(true);
         assert_eq!(h.acq(1, W).0, Granted);
-        h.view.off_cpu.borrow_mut().insert(1); // owner sleeps: 2 queues asleep
+        h.view.off_cpu.borrow_mut().insert(TaskId(1)); // owner sleeps: 2 queues asleep
         assert_eq!(h.acq(2, W), (Queued, none()));
-        h.view.off_cpu.borrow_mut().remove(&1); // owner runs again
+        h.view.off_cpu.borrow_mut().remove(&TaskId(1)); // owner runs again
         assert_eq!(h.acq(3, W), (Acquire::Spin { until: None }, none()));
         // Release: the spinner takes the lock before the sleeper's wakeup,
         // then the head writer is still woken (WAITERS was set) and fails.
-        assert_eq!(h.rel(1, W), vec![Wake::SpinGranted(3), Wake::Retry(2)]);
+        assert_eq!(
+            h.rel(1, W),
+            vec![Wake::SpinGranted(TaskId(3)), Wake::Retry(TaskId(2))]
+        );
         assert_eq!(h.retry(2), (Queued, none()));
         assert_eq!(h.counter("spin_successes"), 1);
     }
@@ -1007,7 +1020,7 @@ mod tests {
         // While NONSPINNABLE, writers skip spinning entirely (R11).
         assert_eq!(h.acq(3, W), (Queued, none()));
         // The last reader's up_read clears it (R11, R19) and wakes the head.
-        assert_eq!(h.rel(1, R), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(1, R), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.retry(2), (Granted, none()));
         assert_eq!(h.acq(4, W), (Acquire::Spin { until: None }, none()));
     }
@@ -1018,13 +1031,13 @@ mod tests {
         assert_eq!(h.acq(1, R).0, Granted);
         assert_eq!(h.acq(2, W).0, Queued); // enqueued at jiffy 0
                                            // Readers keep the lock busy by stealing whenever it is free.
-        assert_eq!(h.rel(1, R), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(1, R), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.at_ms(7).acq(3, R).0, Granted); // steals
                                                      // At 7 ms (jiffy 1) the writer runs: not timed out yet (needs
                                                      // jiffies >= 0 + 1 + 1), so it only sleeps again.
         assert_eq!(h.retry(2), (Queued, none()));
         assert_eq!(h.counter("handoffs"), 0);
-        assert_eq!(h.rel(3, R), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(3, R), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.acq(4, R).0, Granted); // steals again
                                             // At 8 ms (jiffy 2) the writer runs, times out, sets HANDOFF (R13).
         assert_eq!(h.at_ms(8).retry(2), (Queued, none()));
@@ -1032,15 +1045,15 @@ mod tests {
         // With HANDOFF set, a new reader cannot steal (R15) and queues.
         assert_eq!(h.acq(5, R), (Queued, none()));
         // The holder drains; the head writer gets the lock next.
-        assert_eq!(h.rel(4, R), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(4, R), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.retry(2), (Granted, none()));
-        assert_eq!(h.rel(2, W), vec![Wake::Granted(5)]);
+        assert_eq!(h.rel(2, W), vec![Wake::Granted(TaskId(5))]);
     }
 
     #[test]
     fn r14_rt_writer_sets_handoff_at_once() {
         let mut h = H::new(false);
-        h.view.rt.insert(2);
+        h.view.rt.insert(TaskId(2));
         assert_eq!(h.acq(1, R).0, Granted);
         assert_eq!(h.acq(2, W), (Queued, none()));
         // The try at enqueue already set handoff: no stealing.
@@ -1052,11 +1065,11 @@ mod tests {
     /// off CPU, and set handoff at enqueue (R13/R14).
     fn rt_head_with_handoff_behind_a_running_owner() -> H {
         let mut h = H::new(true);
-        h.view.rt.insert(2);
+        h.view.rt.insert(TaskId(2));
         assert_eq!(h.acq(1, W).0, Granted);
-        h.view.off_cpu.borrow_mut().insert(1);
+        h.view.off_cpu.borrow_mut().insert(TaskId(1));
         assert_eq!(h.acq(2, W), (Queued, none()));
-        h.view.off_cpu.borrow_mut().remove(&1);
+        h.view.off_cpu.borrow_mut().remove(&TaskId(1));
         h
     }
 
@@ -1072,7 +1085,7 @@ mod tests {
         for wanted in [false, true] {
             let mut h = rt_head_with_handoff_behind_a_running_owner();
             if wanted {
-                h.view.wanted.insert(2);
+                h.view.wanted.insert(TaskId(2));
             }
             // Woken while 1 runs again: the head that set handoff spins on
             // the owner (R15), unless need_resched is set on its CPU (R8).
@@ -1094,7 +1107,7 @@ mod tests {
         assert_eq!(h.acq(4, R).0, Queued);
         // up_read of one of two readers wakes nobody (R19).
         assert_eq!(h.rel(1, R), none());
-        assert_eq!(h.rel(2, R), vec![Wake::Retry(3)]);
+        assert_eq!(h.rel(2, R), vec![Wake::Retry(TaskId(3))]);
         // Readers behind the writer still sleep; the writer wins when it runs.
         assert_eq!(h.retry(3), (Granted, none()));
     }
@@ -1103,17 +1116,17 @@ mod tests {
     fn r17_timed_out_reader_head_sets_handoff_against_a_writer_that_stole() {
         let mut h = H::new(true);
         assert_eq!(h.acq(1, W).0, Granted);
-        h.view.off_cpu.borrow_mut().insert(1);
+        h.view.off_cpu.borrow_mut().insert(TaskId(1));
         assert_eq!(h.acq(2, R), (Queued, none())); // reader head, jiffy 0
-        h.view.off_cpu.borrow_mut().remove(&1);
+        h.view.off_cpu.borrow_mut().remove(&TaskId(1));
         assert_eq!(h.acq(3, W), (Acquire::Spin { until: None }, none()));
         // At 8 ms: up_write; the spinner takes the lock first (R9); the waker
         // then finds a writer owner and a timed-out reader head: HANDOFF (R17).
-        assert_eq!(h.at_ms(8).rel(1, W), vec![Wake::SpinGranted(3)]);
+        assert_eq!(h.at_ms(8).rel(1, W), vec![Wake::SpinGranted(TaskId(3))]);
         assert_eq!(h.counter("handoffs"), 1);
         // New spinners now fail (R15) and the head reader goes next.
         assert_eq!(h.acq(4, W), (Queued, none()));
-        assert_eq!(h.rel(3, W), vec![Wake::Granted(2)]);
+        assert_eq!(h.rel(3, W), vec![Wake::Granted(TaskId(2))]);
     }
 
     #[test]
@@ -1125,14 +1138,18 @@ mod tests {
         }
         assert_eq!(
             h.rel(1, W),
-            vec![Wake::Granted(2), Wake::Granted(4), Wake::Granted(6)]
+            vec![
+                Wake::Granted(TaskId(2)),
+                Wake::Granted(TaskId(4)),
+                Wake::Granted(TaskId(6))
+            ]
         );
         assert_eq!(h.l.queued(), 2);
         assert_eq!(h.counter("reader_batch_max"), 3);
         // The writers go after the batch drains, head first.
         assert_eq!(h.rel(2, R), none());
         assert_eq!(h.rel(4, R), none());
-        assert_eq!(h.rel(6, R), vec![Wake::Retry(3)]);
+        assert_eq!(h.rel(6, R), vec![Wake::Retry(TaskId(3))]);
     }
 
     #[test]
@@ -1144,8 +1161,8 @@ mod tests {
         }
         let w = h.rel(0, W);
         assert_eq!(w.len(), 256);
-        assert_eq!(w[0], Wake::Granted(1));
-        assert_eq!(w[255], Wake::Granted(256));
+        assert_eq!(w[0], Wake::Granted(TaskId(1)));
+        assert_eq!(w[255], Wake::Granted(TaskId(256)));
         assert_eq!(h.l.queued(), 44);
     }
 
@@ -1158,7 +1175,7 @@ mod tests {
         assert_eq!(h.acq(4, W).0, Queued);
         assert_eq!(h.rel(1, R), none());
         assert_eq!(h.rel(2, R), none());
-        assert_eq!(h.rel(3, R), vec![Wake::Retry(4)]);
+        assert_eq!(h.rel(3, R), vec![Wake::Retry(TaskId(4))]);
     }
 
     #[test]
@@ -1167,7 +1184,7 @@ mod tests {
         assert_eq!(h.acq(1, W).0, Granted);
         assert_eq!(h.acq(2, W).0, Queued);
         assert_eq!(h.acq(3, W).0, Queued);
-        assert_eq!(h.rel(1, W), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(1, W), vec![Wake::Retry(TaskId(2))]);
         // A reader steals and releases before 2 runs: 2 is not woken twice.
         assert_eq!(h.acq(4, R).0, Granted);
         assert_eq!(h.rel(4, R), none());
@@ -1181,14 +1198,14 @@ mod tests {
         assert_eq!(h.acq(2, R).0, Queued);
         assert_eq!(h.acq(3, W).0, Queued);
         assert_eq!(h.acq(4, R).0, Queued);
-        let (_, w) = h.call(|l, c, w| l.downgrade(c, 1, w));
+        let (_, w) = h.call(|l, c, w| l.downgrade(c, TaskId(1), w));
         // Reader head: every queued reader, including the one behind writer 3.
-        assert_eq!(w, vec![Wake::Granted(2), Wake::Granted(4)]);
+        assert_eq!(w, vec![Wake::Granted(TaskId(2)), Wake::Granted(TaskId(4))]);
         let mut h = H::new(false);
         assert_eq!(h.acq(1, W).0, Granted);
         assert_eq!(h.acq(2, W).0, Queued);
         assert_eq!(h.acq(3, R).0, Queued);
-        let (_, w) = h.call(|l, c, w| l.downgrade(c, 1, w));
+        let (_, w) = h.call(|l, c, w| l.downgrade(c, TaskId(1), w));
         assert_eq!(w, none(), "a writer heads: READ_OWNED wakes nobody");
     }
 
@@ -1198,10 +1215,10 @@ mod tests {
         assert_eq!(h.acq(1, R).0, Granted);
         assert_eq!(h.acq(2, W).0, Queued);
         assert_eq!(h.acq(3, R).0, Queued);
-        let (ok, w) = h.call(|l, c, w| l.remove_waiter(c, 2, w));
+        let (ok, w) = h.call(|l, c, w| l.remove_waiter(c, TaskId(2), w));
         assert!(ok);
         // The reader head is granted: the lock is reader-owned.
-        assert_eq!(w, vec![Wake::Granted(3)]);
+        assert_eq!(w, vec![Wake::Granted(TaskId(3))]);
     }
 
     #[test]
@@ -1217,9 +1234,12 @@ mod tests {
             tasks: &h.view,
         };
         assert!(h.l.resched(&ctx, None, &mut w));
-        assert_eq!(w, vec![Wake::SpinSlept(3)]);
+        assert_eq!(w, vec![Wake::SpinSlept(TaskId(3))]);
         // The head spinner still gets the lock at release; 3 is woken after.
-        assert_eq!(h.rel(1, W), vec![Wake::SpinGranted(2), Wake::Retry(3)]);
+        assert_eq!(
+            h.rel(1, W),
+            vec![Wake::SpinGranted(TaskId(2)), Wake::Retry(TaskId(3))]
+        );
     }
 
     #[test]
@@ -1227,24 +1247,27 @@ mod tests {
         let mut h = H::new(true);
         assert_eq!(h.acq(1, W).0, Granted);
         // 4's CPU is wanted: it may not spin (R8) and sleeps.
-        h.view.wanted.insert(4);
+        h.view.wanted.insert(TaskId(4));
         assert_eq!(h.acq(4, W).0, Queued);
         assert_eq!(h.acq(2, W).0, Acquire::Spin { until: None });
         assert_eq!(h.acq(3, W).0, Acquire::Spin { until: None });
         // 2's CPU becomes wanted: 2, the OSQ head, unqueues (R28) and
         // sleeps; 3 heads the OSQ and spins on. No spinner runs on 9's CPU.
-        h.view.wanted.insert(2);
+        h.view.wanted.insert(TaskId(2));
         let mut w = Vec::new();
         let ctx = LockCtx {
             now: h.now,
             hz: 250,
             tasks: &h.view,
         };
-        assert!(!h.l.resched(&ctx, Some(9), &mut w));
-        assert!(h.l.resched(&ctx, Some(2), &mut w));
-        assert_eq!(w, vec![Wake::SpinSlept(2)]);
+        assert!(!h.l.resched(&ctx, Some(TaskId(9)), &mut w));
+        assert!(h.l.resched(&ctx, Some(TaskId(2)), &mut w));
+        assert_eq!(w, vec![Wake::SpinSlept(TaskId(2))]);
         // 3 takes the lock at release; 4, the first sleeper, is woken.
-        assert_eq!(h.rel(1, W), vec![Wake::SpinGranted(3), Wake::Retry(4)]);
+        assert_eq!(
+            h.rel(1, W),
+            vec![Wake::SpinGranted(TaskId(3)), Wake::Retry(TaskId(4))]
+        );
     }
 
     #[test]
@@ -1254,7 +1277,7 @@ mod tests {
         let mut h = H::new(false);
         assert_eq!(h.acq(1, R).0, Granted);
         assert_eq!(h.rel(1, R), none());
-        assert_eq!(h.l.owner, Owner::Reader(1));
+        assert_eq!(h.l.owner, Owner::Reader(TaskId(1)));
         assert_eq!(
             (h.l.readers, h.l.writer_locked, h.l.handoff),
             (0, false, false)
@@ -1275,9 +1298,9 @@ mod tests {
         assert_eq!(h.acq(2, R).0, Granted);
         assert_eq!(h.acq(3, W).0, Queued);
         assert_eq!(h.acq(4, R).0, Queued);
-        let (ok, w) = h.call(|l, c, w| l.remove_waiter(c, 3, w));
+        let (ok, w) = h.call(|l, c, w| l.remove_waiter(c, TaskId(3), w));
         assert!(ok);
-        assert_eq!(w, vec![Wake::Granted(4)]);
+        assert_eq!(w, vec![Wake::Granted(TaskId(4))]);
         // A writer enqueueing behind a reader head on a reader-owned lock
         // calls rwsem_cond_wake_waiter (R12), which grants the readers.
         let mut h = H::new(false);
@@ -1285,14 +1308,14 @@ mod tests {
         assert_eq!(h.acq(2, R).0, Granted);
         assert_eq!(h.acq(3, W).0, Queued);
         h.l.queue.push_back(Waiter {
-            task: 4,
+            task: TaskId(4),
             mode: R,
             enq: 0,
             handoff_set: false,
             woken: false,
         });
         h.l.queue.swap(0, 1); // reader 4 now heads, writer 3 behind
-        assert_eq!(h.acq(5, W), (Queued, vec![Wake::Granted(4)]));
+        assert_eq!(h.acq(5, W), (Queued, vec![Wake::Granted(TaskId(4))]));
     }
 
     #[test]
@@ -1303,7 +1326,7 @@ mod tests {
         // Writer 2 enqueues at jiffy 0.
         assert_eq!(h.acq(2, W), (Queued, none()));
         // Release: writer 2 is only woken (R22); the lock is free.
-        assert_eq!(h.rel(1, W), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(1, W), vec![Wake::Retry(TaskId(2))]);
         assert!(!h.l.writer_locked);
         // Before 2 runs, writer 3 enqueues behind it and its first
         // rwsem_try_write_lock finds the lock free and no handoff: it
@@ -1316,7 +1339,7 @@ mod tests {
         assert_eq!(h.retry(2), (Queued, none()));
         assert_eq!(h.counter("handoffs"), 0);
         // The same again: 3 releases, 4 takes the lock first.
-        assert_eq!(h.rel(3, W), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(3, W), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.acq(4, W), (Granted, none()));
         // At 8 ms (jiffy 2) 2 has waited past the timeout: its failed try
         // sets handoff, a newcomer can no longer take the lock, and the
@@ -1325,7 +1348,7 @@ mod tests {
         assert_eq!(h.retry(2), (Queued, none()));
         assert_eq!(h.counter("handoffs"), 1);
         assert_eq!(h.acq(5, W), (Queued, none()));
-        assert_eq!(h.rel(4, W), vec![Wake::Retry(2)]);
+        assert_eq!(h.rel(4, W), vec![Wake::Retry(TaskId(2))]);
         assert_eq!(h.retry(2), (Granted, none()));
     }
 
@@ -1335,11 +1358,11 @@ mod tests {
         assert_eq!(h.acq(1, W).0, Granted);
         assert_eq!(h.acq(2, R).0, Queued);
         // The reader owns the lock when woken: readers == 1 before it runs.
-        assert_eq!(h.rel(1, W), vec![Wake::Granted(2)]);
+        assert_eq!(h.rel(1, W), vec![Wake::Granted(TaskId(2))]);
         assert_eq!(h.l.readers, 1);
         assert_eq!(h.acq(3, W).0, Queued);
         // The writer is only woken: the lock is free but not its own.
-        assert_eq!(h.rel(2, R), vec![Wake::Retry(3)]);
+        assert_eq!(h.rel(2, R), vec![Wake::Retry(TaskId(3))]);
         assert!(!h.l.writer_locked);
         assert_eq!(h.retry(3), (Granted, none()));
     }

@@ -98,17 +98,17 @@ mod tests {
         // behind writer 3.
         assert_eq!(
             rel(&mut l, 1, Mode::Write),
-            vec![Wake::Granted(2), Wake::Granted(4)]
+            vec![Wake::Granted(TaskId(2)), Wake::Granted(TaskId(4))]
         );
         // A reader arriving during the phase while a writer waits waits for
         // the next reader phase.
         assert_eq!(acq(&mut l, 6, Mode::Read), Acquire::Queued);
         assert_eq!(rel(&mut l, 2, Mode::Read), vec![]);
         // Last reader of the phase: the first waiting writer.
-        assert_eq!(rel(&mut l, 4, Mode::Read), vec![Wake::Granted(3)]);
+        assert_eq!(rel(&mut l, 4, Mode::Read), vec![Wake::Granted(TaskId(3))]);
         // Writer 3 leaves: reader 6 goes before writer 5.
-        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(6)]);
-        assert_eq!(rel(&mut l, 6, Mode::Read), vec![Wake::Granted(5)]);
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(TaskId(6))]);
+        assert_eq!(rel(&mut l, 6, Mode::Read), vec![Wake::Granted(TaskId(5))]);
         assert_eq!(rel(&mut l, 5, Mode::Write), vec![]);
         assert_eq!(l.queued(), 0);
     }
@@ -121,8 +121,8 @@ mod tests {
         assert_eq!(acq(&mut l, 3, Mode::Write), Acquire::Queued);
         assert_eq!(acq(&mut l, 4, Mode::Read), Acquire::Queued);
         assert_eq!(rel(&mut l, 1, Mode::Read), vec![]);
-        assert_eq!(rel(&mut l, 2, Mode::Read), vec![Wake::Granted(3)]);
-        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(4)]);
+        assert_eq!(rel(&mut l, 2, Mode::Read), vec![Wake::Granted(TaskId(3))]);
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(TaskId(4))]);
         assert_eq!(rel(&mut l, 4, Mode::Read), vec![]);
         assert_eq!(l.queued(), 0);
     }
@@ -133,8 +133,8 @@ mod tests {
         assert_eq!(acq(&mut l, 1, Mode::Write), Acquire::Granted);
         assert_eq!(acq(&mut l, 2, Mode::Write), Acquire::Queued);
         assert_eq!(acq(&mut l, 3, Mode::Write), Acquire::Queued);
-        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(2)]);
-        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(3)]);
+        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(TaskId(2))]);
+        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(TaskId(3))]);
         // Empty queues: the release wakes nobody and the lock is free.
         assert_eq!(rel(&mut l, 3, Mode::Write), vec![]);
         assert_eq!(acq(&mut l, 4, Mode::Read), Acquire::Granted);

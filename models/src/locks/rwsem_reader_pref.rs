@@ -83,7 +83,7 @@ mod tests {
         assert_eq!(rel(&mut l, 3, Mode::Read), vec![]);
         assert_eq!(l.queued(), 1);
         // The writer gets the lock only when the readers happen to drain.
-        assert_eq!(rel(&mut l, 4, Mode::Read), vec![Wake::Granted(2)]);
+        assert_eq!(rel(&mut l, 4, Mode::Read), vec![Wake::Granted(TaskId(2))]);
         assert_eq!(l.queued(), 0);
         assert_eq!(rel(&mut l, 2, Mode::Write), vec![]);
     }
@@ -103,14 +103,14 @@ mod tests {
         // Every queued reader, in arrival order, even those behind writers.
         assert_eq!(
             rel(&mut l, 1, Mode::Write),
-            vec![Wake::Granted(3), Wake::Granted(5)]
+            vec![Wake::Granted(TaskId(3)), Wake::Granted(TaskId(5))]
         );
         assert_eq!(acq(&mut l, 6, Mode::Read), Acquire::Granted);
         assert_eq!(rel(&mut l, 3, Mode::Read), vec![]);
         assert_eq!(rel(&mut l, 5, Mode::Read), vec![]);
         // Then the writers, one at a time, in arrival order.
-        assert_eq!(rel(&mut l, 6, Mode::Read), vec![Wake::Granted(2)]);
-        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(4)]);
+        assert_eq!(rel(&mut l, 6, Mode::Read), vec![Wake::Granted(TaskId(2))]);
+        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(TaskId(4))]);
         assert_eq!(rel(&mut l, 4, Mode::Write), vec![]);
         assert_eq!(l.queued(), 0);
     }
@@ -122,8 +122,8 @@ mod tests {
         assert_eq!(acq(&mut l, 2, Mode::Write), Acquire::Queued);
         assert_eq!(acq(&mut l, 3, Mode::Read), Acquire::Queued);
         // The queued reader goes before the earlier queued writer.
-        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(3)]);
-        assert_eq!(rel(&mut l, 3, Mode::Read), vec![Wake::Granted(2)]);
+        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(TaskId(3))]);
+        assert_eq!(rel(&mut l, 3, Mode::Read), vec![Wake::Granted(TaskId(2))]);
         assert_eq!(rel(&mut l, 2, Mode::Write), vec![]);
         // Free with nobody queued: granted at once, in either mode.
         assert_eq!(acq(&mut l, 4, Mode::Write), Acquire::Granted);

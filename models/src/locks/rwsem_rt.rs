@@ -122,7 +122,7 @@ mod tests {
 
     impl TaskView for RtFrom100 {
         fn is_rt(&self, t: TaskId) -> bool {
-            t >= 100
+            t >= TaskId(100)
         }
         fn on_cpu(&self, _: TaskId) -> bool {
             true
@@ -138,13 +138,15 @@ mod tests {
         tasks: &RtFrom100,
     };
 
-    fn acq(l: &mut RtRwsem, t: TaskId, m: Mode) -> Acquire {
+    fn acq(l: &mut RtRwsem, t: u32, m: Mode) -> Acquire {
+        let t = TaskId(t);
         let mut w = Vec::new();
         let a = l.acquire(&T, t, m, &mut w);
         assert!(w.is_empty());
         a
     }
-    fn rel(l: &mut RtRwsem, t: TaskId, m: Mode) -> Vec<Wake> {
+    fn rel(l: &mut RtRwsem, t: u32, m: Mode) -> Vec<Wake> {
+        let t = TaskId(t);
         let mut w = Vec::new();
         l.release(&T, t, m, &mut w);
         w
@@ -157,10 +159,19 @@ mod tests {
         for t in [2, 101, 3, 102] {
             assert_eq!(acq(&mut l, t, Mode::Write), Acquire::Queued);
         }
-        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(101)]);
-        assert_eq!(rel(&mut l, 101, Mode::Write), vec![Wake::Granted(102)]);
-        assert_eq!(rel(&mut l, 102, Mode::Write), vec![Wake::Granted(2)]);
-        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(3)]);
+        assert_eq!(
+            rel(&mut l, 1, Mode::Write),
+            vec![Wake::Granted(TaskId(101))]
+        );
+        assert_eq!(
+            rel(&mut l, 101, Mode::Write),
+            vec![Wake::Granted(TaskId(102))]
+        );
+        assert_eq!(
+            rel(&mut l, 102, Mode::Write),
+            vec![Wake::Granted(TaskId(2))]
+        );
+        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(TaskId(3))]);
         assert_eq!(rel(&mut l, 3, Mode::Write), vec![]);
         assert_eq!(l.queued(), 0);
     }
@@ -175,11 +186,11 @@ mod tests {
         assert_eq!(
             rel(&mut l, 1, Mode::Write),
             vec![
-                Wake::Granted(101),
-                Wake::Granted(102),
-                Wake::Granted(2),
-                Wake::Granted(3),
-                Wake::Granted(4),
+                Wake::Granted(TaskId(101)),
+                Wake::Granted(TaskId(102)),
+                Wake::Granted(TaskId(2)),
+                Wake::Granted(TaskId(3)),
+                Wake::Granted(TaskId(4)),
             ]
         );
         assert_eq!(l.queued(), 0);
@@ -193,10 +204,10 @@ mod tests {
         assert_eq!(acq(&mut l, 3, Mode::Read), Acquire::Queued);
         assert_eq!(acq(&mut l, 101, Mode::Read), Acquire::Queued);
         // The last reader leaving hands the lock to the pending writer.
-        assert_eq!(rel(&mut l, 1, Mode::Read), vec![Wake::Granted(2)]);
+        assert_eq!(rel(&mut l, 1, Mode::Read), vec![Wake::Granted(TaskId(2))]);
         assert_eq!(
             rel(&mut l, 2, Mode::Write),
-            vec![Wake::Granted(101), Wake::Granted(3)]
+            vec![Wake::Granted(TaskId(101)), Wake::Granted(TaskId(3))]
         );
         assert_eq!(rel(&mut l, 3, Mode::Read), vec![]);
         assert_eq!(rel(&mut l, 101, Mode::Read), vec![]);
@@ -209,8 +220,11 @@ mod tests {
         assert_eq!(acq(&mut l, 1, Mode::Write), Acquire::Granted);
         assert_eq!(acq(&mut l, 101, Mode::Read), Acquire::Queued);
         assert_eq!(acq(&mut l, 2, Mode::Write), Acquire::Queued);
-        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(2)]);
-        assert_eq!(rel(&mut l, 2, Mode::Write), vec![Wake::Granted(101)]);
+        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(TaskId(2))]);
+        assert_eq!(
+            rel(&mut l, 2, Mode::Write),
+            vec![Wake::Granted(TaskId(101))]
+        );
         // Empty queue: the last release wakes nobody.
         assert_eq!(rel(&mut l, 101, Mode::Read), vec![]);
         assert_eq!(acq(&mut l, 3, Mode::Write), Acquire::Granted);

@@ -76,11 +76,11 @@ mod tests {
         // Readers hold, but a writer waits: new readers park behind it.
         assert_eq!(acq(&mut l, 4, Mode::Read), Acquire::Queued);
         assert_eq!(rel(&mut l, 1, Mode::Read), vec![]);
-        assert_eq!(rel(&mut l, 2, Mode::Read), vec![Wake::Granted(3)]);
+        assert_eq!(rel(&mut l, 2, Mode::Read), vec![Wake::Granted(TaskId(3))]);
         assert_eq!(acq(&mut l, 5, Mode::Read), Acquire::Queued);
         assert_eq!(
             rel(&mut l, 3, Mode::Write),
-            vec![Wake::Granted(4), Wake::Granted(5)]
+            vec![Wake::Granted(TaskId(4)), Wake::Granted(TaskId(5))]
         );
         assert_eq!(l.queued(), 0);
     }
@@ -98,12 +98,12 @@ mod tests {
             assert_eq!(acq(&mut l, t, m), Acquire::Queued);
         }
         // Writers first, one at a time, in arrival order...
-        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(3)]);
-        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(5)]);
+        assert_eq!(rel(&mut l, 1, Mode::Write), vec![Wake::Granted(TaskId(3))]);
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(TaskId(5))]);
         // ...then every queued reader at once, in arrival order.
         assert_eq!(
             rel(&mut l, 5, Mode::Write),
-            vec![Wake::Granted(2), Wake::Granted(4)]
+            vec![Wake::Granted(TaskId(2)), Wake::Granted(TaskId(4))]
         );
         assert_eq!(rel(&mut l, 2, Mode::Read), vec![]);
         assert_eq!(rel(&mut l, 4, Mode::Read), vec![]);
@@ -121,7 +121,7 @@ mod tests {
         // queued behind it is granted on its release.
         assert_eq!(acq(&mut l, 3, Mode::Write), Acquire::Granted);
         assert_eq!(acq(&mut l, 4, Mode::Write), Acquire::Queued);
-        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(4)]);
+        assert_eq!(rel(&mut l, 3, Mode::Write), vec![Wake::Granted(TaskId(4))]);
         assert_eq!(rel(&mut l, 4, Mode::Write), vec![]);
         assert_eq!(acq(&mut l, 5, Mode::Read), Acquire::Granted);
         assert_eq!(l.queued(), 0);

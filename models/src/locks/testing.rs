@@ -13,7 +13,8 @@ pub const CTX: LockCtx<'static> = LockCtx {
 };
 
 /// `t` asks for `l` in mode `m`; the acquisition must wake nobody.
-pub fn acq<L: LockPolicy>(l: &mut L, t: TaskId, m: Mode) -> Acquire {
+pub fn acq<L: LockPolicy>(l: &mut L, t: u32, m: Mode) -> Acquire {
+    let t = TaskId(t);
     let mut w = Vec::new();
     let a = l.acquire(&CTX, t, m, &mut w);
     assert!(w.is_empty(), "an acquisition woke {w:?}");
@@ -21,7 +22,8 @@ pub fn acq<L: LockPolicy>(l: &mut L, t: TaskId, m: Mode) -> Acquire {
 }
 
 /// `t` releases `l` held in mode `m`; returns the wakes, in order.
-pub fn rel<L: LockPolicy>(l: &mut L, t: TaskId, m: Mode) -> Vec<Wake> {
+pub fn rel<L: LockPolicy>(l: &mut L, t: u32, m: Mode) -> Vec<Wake> {
+    let t = TaskId(t);
     let mut w = Vec::new();
     l.release(&CTX, t, m, &mut w);
     w

@@ -31,7 +31,7 @@
 
 use crate::ids::TaskId;
 use crate::sched::entity::{PerTask, State};
-use sim::SimTime;
+use sim::{Dur, SimTime};
 use std::collections::BTreeSet;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -65,9 +65,9 @@ pub struct Cfs {
 
 impl Cfs {
     /// `slice`: the base slice (`sysctl_sched_min_granularity` as scaled by
-    /// the CPU count), in ns; `queues`: how many run queues (at least one).
-    pub fn new(slice: u64, queues: usize) -> Cfs {
-        let slice = slice.clamp(3, i64::MAX as u64 / 16) as i64;
+    /// the CPU count); `queues`: how many run queues (at least one).
+    pub fn new(slice: Dur, queues: usize) -> Cfs {
+        let slice = slice.0.clamp(3, i64::MAX as u64 / 16) as i64;
         Cfs {
             sleeper_credit: 8 * slice / 2,
             wakeup_gran: 4 * slice / 3,
@@ -246,12 +246,13 @@ mod tests {
     }
 
     /// Runs `t` on queue 0 from `from` to `to` (ms), still runnable after.
-    fn run(c: &mut Cfs, t: TaskId, from: u64, to: u64) {
+    fn run(c: &mut Cfs, t: u32, from: u64, to: u64) {
         run_on(c, t, 0, from, to);
     }
 
     /// [`run`] on queue `rq`.
-    fn run_on(c: &mut Cfs, t: TaskId, rq: usize, from: u64, to: u64) {
+    fn run_on(c: &mut Cfs, t: u32, rq: usize, from: u64, to: u64) {
+        let t = TaskId(t);
         c.start(at(from), t, rq);
         c.stop(at(to), t, true);
         c.wait(at(to), t, rq);
@@ -259,19 +260,29 @@ mod tests {
 
     #[test]
     fn cfs_runs_the_least_vruntime_first() {
-        let mut c = Cfs::new(3 * MS, 1);
-        for t in 0..3 {
+        let mut c = Cfs::new(Dur(3 * MS), 1);
+        for t in (0..3).map(TaskId) {
             c.wake(at(0), t, 0);
             c.wait(at(0), t, 0);
         }
         // 0 runs 5 ms, 1 runs 2 ms: 2 (never ran) goes first, then 1.
         run(&mut c, 0, 0, 5);
         run(&mut c, 1, 5, 7);
-        let order = |c: &mut Cfs| c.pick(at(7), 0, [(0, 0), (1, 1), (2, 2)].into_iter());
+        let order = |c: &mut Cfs| {
+            c.pick(
+                at(7),
+                0,
+                [(TaskId(0), 0), (TaskId(1), 1), (TaskId(2), 2)].into_iter(),
+            )
+        };
         assert_eq!(order(&mut c), Some(2));
         run(&mut c, 2, 7, 10);
         assert_eq!(
-            c.pick(at(10), 0, [(0, 0), (1, 1), (2, 2)].into_iter()),
+            c.pick(
+                at(10),
+                0,
+                [(TaskId(0), 0), (TaskId(1), 1), (TaskId(2), 2)].into_iter()
+            ),
             Some(1)
         );
     }
@@ -279,14 +290,14 @@ mod tests {
     #[test]
     fn cfs_a_long_sleeper_comes_back_half_a_latency_ahead_a_short_one_keeps_its_place() {
         // Slice 3 ms: latency 24 ms, a sleeper's credit 12 ms.
-        let mut c = Cfs::new(3 * MS, 1);
-        for t in 0..3 {
+        let mut c = Cfs::new(Dur(3 * MS), 1);
+        for t in (0..3).map(TaskId) {
             c.wake(at(0), t, 0);
             c.wait(at(0), t, 0);
         }
         // 2 runs 1 ms and sleeps; 0 and 1 then share the CPU for 100 ms.
-        c.start(at(0), 2, 0);
-        c.stop(at(1), 2, false);
+        c.start(at(0), TaskId(2), 0);
+        c.stop(at(1), TaskId(2), false);
         let mut now = 1;
         while now < 101 {
             run(&mut c, 0, now, now + 5);
@@ -295,36 +306,41 @@ mod tests {
         }
         // min_vruntime is 50 ms (0 and 1 ran 50 ms each): 2, which stopped
         // at 1 ms, comes back at 50 - 12 = 38 ms, not at 1 ms.
-        c.wake(at(now), 2, 0);
-        c.wait(at(now), 2, 0);
-        assert_eq!(c.get(2).vruntime, 38 * MS as i64);
+        c.wake(at(now), TaskId(2), 0);
+        c.wait(at(now), TaskId(2), 0);
+        assert_eq!(c.get(TaskId(2)).vruntime, 38 * MS as i64);
         assert_eq!(
-            c.pick(at(now), 0, [(0, 0), (1, 1), (2, 2)].into_iter()),
+            c.pick(
+                at(now),
+                0,
+                [(TaskId(0), 0), (TaskId(1), 1), (TaskId(2), 2)].into_iter()
+            ),
             Some(2)
         );
         // 0 sleeps briefly after running: it keeps its own vruntime (55
         // ms), later than min_vruntime less the credit.
-        c.start(at(now), 0, 0);
-        c.stop(at(now + 5), 0, false);
-        c.wake(at(now + 6), 0, 0);
-        assert_eq!(c.get(0).vruntime, 55 * MS as i64);
+        c.start(at(now), TaskId(0), 0);
+        c.stop(at(now + 5), TaskId(0), false);
+        c.wake(at(now + 6), TaskId(0), 0);
+        assert_eq!(c.get(TaskId(0)).vruntime, 55 * MS as i64);
     }
 
     #[test]
     fn cfs_a_wakee_preempts_only_beyond_the_wakeup_granularity() {
         // Slice 3 ms: granularity 4 ms.
-        let mut c = Cfs::new(3 * MS, 1);
-        for t in 0..2 {
+        let mut c = Cfs::new(Dur(3 * MS), 1);
+        for t in (0..2).map(TaskId) {
             c.wake(at(0), t, 0);
             c.wait(at(0), t, 0);
         }
-        c.start(at(0), 0, 0);
-        c.stop(at(0), 1, false); // not running: no effect
-                                 // 1 is at vruntime 0; 0 has run 4 ms: exactly the granularity.
-        assert!(!c.wakeup_preempts(at(4), 0, 1, 0));
-        assert!(c.wakeup_preempts(SimTime(4 * MS + 1), 0, 1, 0));
+        c.start(at(0), TaskId(0), 0);
+        // 1 is not running: no effect.
+        c.stop(at(0), TaskId(1), false);
+        // 1 is at vruntime 0; 0 has run 4 ms: exactly the granularity.
+        assert!(!c.wakeup_preempts(at(4), TaskId(0), TaskId(1), 0));
+        assert!(c.wakeup_preempts(SimTime(4 * MS + 1), TaskId(0), TaskId(1), 0));
         // Not running on that queue: never.
-        assert!(!c.wakeup_preempts(at(9), 1, 0, 0));
+        assert!(!c.wakeup_preempts(at(9), TaskId(1), TaskId(0), 0));
     }
 
     #[test]
@@ -334,23 +350,23 @@ mod tests {
         // 10 ms, at that min_vruntime less the whole credit (12 ms at
         // slice 3 ms): -2 ms, as a task that slept long. Not forgotten, it
         // would come back 10 ms past queue 1's min_vruntime.
-        let mut c = Cfs::new(3 * MS, 2);
-        c.wake(at(0), 0, 0);
-        c.start(at(0), 0, 0);
-        c.stop(at(20), 0, false);
-        c.wake(at(0), 1, 1);
-        c.wait(at(0), 1, 1);
+        let mut c = Cfs::new(Dur(3 * MS), 2);
+        c.wake(at(0), TaskId(0), 0);
+        c.start(at(0), TaskId(0), 0);
+        c.stop(at(20), TaskId(0), false);
+        c.wake(at(0), TaskId(1), 1);
+        c.wait(at(0), TaskId(1), 1);
         run_on(&mut c, 1, 1, 0, 10);
-        c.forget(0);
-        c.wake(at(20), 0, 1);
-        assert_eq!(c.get(0).vruntime, -2 * MS as i64);
+        c.forget(TaskId(0));
+        c.wake(at(20), TaskId(0), 1);
+        assert_eq!(c.get(TaskId(0)).vruntime, -2 * MS as i64);
     }
 
     #[test]
     fn cfs_a_task_that_moves_queue_keeps_its_vruntime_relative_to_min_vruntime() {
-        let mut c = Cfs::new(3 * MS, 2);
+        let mut c = Cfs::new(Dur(3 * MS), 2);
         // Queue 0's tasks have run 10 ms each; queue 1 is fresh.
-        for t in 0..2 {
+        for t in (0..2).map(TaskId) {
             c.wake(at(0), t, 0);
             c.wait(at(0), t, 0);
         }
@@ -359,7 +375,7 @@ mod tests {
         run(&mut c, 0, 20, 22);
         // 0 is 2 ms past queue 0's min_vruntime (10 ms): on queue 1, whose
         // min_vruntime is 0, it waits at 2 ms.
-        c.start(at(22), 0, 1);
-        assert_eq!(c.get(0).vruntime, 2 * MS as i64);
+        c.start(at(22), TaskId(0), 1);
+        assert_eq!(c.get(TaskId(0)).vruntime, 2 * MS as i64);
     }
 }

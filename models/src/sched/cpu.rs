@@ -58,41 +58,56 @@
 //! Free CPUs are handed out lowest id first, so runs are reproducible and
 //! CPU ids mean the same thing in every variant.
 
-use crate::ids::{Cpu, TaskId};
+use crate::ids::{CpuId, TaskId};
 use crate::sched::cfs::Cfs;
 use crate::sched::eevdf::Eevdf;
 use crate::sched::fair::FairOrder;
 use sim::{Dur, SimTime};
 use std::collections::VecDeque;
+use typed_index_collections::{ti_vec, TiVec};
 
 /// A queue entry: the task, when it began to wait, and its enqueue number.
 type Entry = (TaskId, SimTime, u64);
 
+/// A task's home CPU before its first placement.
+const NOT_PLACED: CpuId = CpuId(u32::MAX);
+
+/// No task (an idle CPU in [`PerCpu::running`]).
+const NO_TASK: TaskId = TaskId(u32::MAX);
+
+/// Where `cpu` is in a mask of CPUs, a bit per CPU: its word, and its bit
+/// in that word.
+#[inline]
+fn mask_bit(cpu: CpuId) -> (usize, u64) {
+    (cpu.index() / 64, 1 << (cpu.0 % 64))
+}
+
 /// Per-CPU run queues (see the module doc).
 #[derive(Debug, Default)]
 struct PerCpu {
-    /// Each task's CPU: where it last ran or waits (`u32::MAX`: never placed).
-    home: Vec<u32>,
+    /// Each task's CPU: where it last ran or waits ([`NOT_PLACED`]: never
+    /// placed).
+    home: TiVec<TaskId, CpuId>,
     /// First placements so far (fork balancing: CPU k mod N).
     placed: u32,
     /// Per CPU: woken tasks (ahead, with `wake_first`) and the rest.
-    woken: Vec<VecDeque<Entry>>,
-    runq: Vec<VecDeque<Entry>>,
+    woken: TiVec<CpuId, VecDeque<Entry>>,
+    runq: TiVec<CpuId, VecDeque<Entry>>,
     /// Tasks in all of `woken` and `runq`.
     len: usize,
     /// Tasks an idle CPU pulled from another CPU's queue.
     pulls: u64,
     /// Tasks moved to a shorter queue at the end of a slice.
     moves: u64,
-    /// Per CPU: the task running there (`TaskId::MAX`: none), and whether
+    /// Per CPU: the task running there ([`NO_TASK`]: none), and whether
     /// a wakeup asked it to reschedule (wakeup preemption).
-    running: Vec<TaskId>,
-    resched: Vec<bool>,
+    running: TiVec<CpuId, TaskId>,
+    resched: TiVec<CpuId, bool>,
     wakeup_preemptions: u64,
 }
 
 impl PerCpu {
-    fn waiting_on(&self, cpu: usize) -> usize {
+    fn waiting_on(&self, cpu: CpuId) -> usize {
         self.woken[cpu].len() + self.runq[cpu].len()
     }
 }
@@ -145,20 +160,20 @@ pub struct CpuPool {
     /// Tasks bound to one CPU (per-CPU kworkers) waiting for it; served
     /// first when it frees up, as a per-CPU run queue would pick a
     /// freshly woken kworker.
-    bound: Vec<VecDeque<(TaskId, SimTime, u64)>>,
+    bound: TiVec<CpuId, VecDeque<Entry>>,
     bound_len: usize,
     /// Enqueues so far: the order in which waiting tasks began to wait.
     seq: u64,
-    runq: VecDeque<(TaskId, SimTime, u64)>,
+    runq: VecDeque<Entry>,
     /// Woken tasks, served before `runq` (only with `wake_first`).
-    woken: VecDeque<(TaskId, SimTime, u64)>,
+    woken: VecDeque<Entry>,
     wake_first: bool,
     /// EEVDF's or CFS's order instead of arrival order (see the module
     /// doc).
     fair: Option<FairOrder>,
     /// Which tasks are RT, and the RT tasks waiting for a CPU.
-    rt: Vec<bool>,
-    rt_q: VecDeque<(TaskId, SimTime, u64)>,
+    rt: TiVec<TaskId, bool>,
+    rt_q: VecDeque<Entry>,
     /// Per-CPU run queues instead of `runq` and `woken` (see the module doc).
     percpu: Option<PerCpu>,
     runq_waits: u64,
@@ -171,14 +186,14 @@ impl CpuPool {
         CpuPool {
             limit: None,
             free: Vec::new(),
-            bound: Vec::new(),
+            bound: TiVec::new(),
             bound_len: 0,
             seq: 0,
             runq: VecDeque::new(),
             woken: VecDeque::new(),
             wake_first: false,
             fair: None,
-            rt: Vec::new(),
+            rt: TiVec::new(),
             rt_q: VecDeque::new(),
             percpu: None,
             runq_waits: 0,
@@ -195,7 +210,7 @@ impl CpuPool {
         for c in 0..n {
             p.free[(c / 64) as usize] |= 1 << (c % 64);
         }
-        p.bound = vec![VecDeque::new(); n as usize];
+        p.bound = ti_vec![VecDeque::new(); n as usize];
         p
     }
 
@@ -218,10 +233,10 @@ impl CpuPool {
     }
 
     /// Orders the run queue as EEVDF does, with base slice `slice` and a
-    /// scheduler tick of `tick` (ns); only with a limited number of CPUs.
+    /// scheduler tick of `tick`; only with a limited number of CPUs.
     /// Without `delay_dequeue` (kernels 6.6 to 6.11) a blocked task keeps
     /// a negative lag however long it sleeps.
-    pub fn set_eevdf(&mut self, slice: u64, tick: u64, delay_dequeue: bool) {
+    pub fn set_eevdf(&mut self, slice: Dur, tick: Dur, delay_dequeue: bool) {
         self.set_fair(|queues| {
             let e = Eevdf::new(slice, tick, queues);
             FairOrder::Eevdf(if delay_dequeue {
@@ -233,8 +248,8 @@ impl CpuPool {
     }
 
     /// Orders the run queue as CFS does (kernels before 6.6), with base
-    /// slice `slice` (ns); only with a limited number of CPUs.
-    pub fn set_cfs(&mut self, slice: u64) {
+    /// slice `slice`; only with a limited number of CPUs.
+    pub fn set_cfs(&mut self, slice: Dur) {
         self.set_fair(|queues| FairOrder::Cfs(Cfs::new(slice, queues)));
     }
 
@@ -254,10 +269,10 @@ impl CpuPool {
         if let Some(n) = self.limit {
             assert!(self.fair.is_none(), "set_percpu goes before the fair order");
             self.percpu = Some(PerCpu {
-                woken: vec![VecDeque::new(); n as usize],
-                runq: vec![VecDeque::new(); n as usize],
-                running: vec![TaskId::MAX; n as usize],
-                resched: vec![false; n as usize],
+                woken: ti_vec![VecDeque::new(); n as usize],
+                runq: ti_vec![VecDeque::new(); n as usize],
+                running: ti_vec![NO_TASK; n as usize],
+                resched: ti_vec![false; n as usize],
                 ..PerCpu::default()
             });
         }
@@ -265,34 +280,34 @@ impl CpuPool {
 
     /// `task`'s CPU in per-CPU mode, placing it (CPU k mod N) the first time.
     #[inline]
-    fn home(&mut self, task: TaskId) -> usize {
+    fn home(&mut self, task: TaskId) -> CpuId {
         let p = self.percpu.as_mut().expect("per-CPU queues");
-        match p.home.get(task as usize) {
-            Some(&h) if h != u32::MAX => h as usize,
+        match p.home.get(task) {
+            Some(&h) if h != NOT_PLACED => h,
             _ => self.place_first(task),
         }
     }
 
     /// A task's first placement (fork balancing: CPU k mod N).
     #[cold]
-    fn place_first(&mut self, task: TaskId) -> usize {
+    fn place_first(&mut self, task: TaskId) -> CpuId {
         let n = self.limit.expect("per-CPU queues need a CPU limit");
         let p = self.percpu.as_mut().expect("per-CPU queues");
-        let i = task as usize;
-        if i >= p.home.len() {
-            p.home.resize(i + 1, u32::MAX);
+        if task.index() >= p.home.len() {
+            p.home.resize(task.index() + 1, NOT_PLACED);
         }
-        p.home[i] = p.placed % n;
+        let cpu = CpuId(p.placed % n);
+        p.home[task] = cpu;
         p.placed += 1;
-        p.home[i] as usize
+        cpu
     }
 
     /// The fair order's run queue of `cpu`: its own with per-CPU queues,
     /// else the one shared queue.
     #[inline]
-    fn rq_of(&self, cpu: Cpu) -> usize {
-        if self.percpu.is_some() && cpu != Cpu::ANY {
-            cpu.0 as usize
+    fn rq_of(&self, cpu: CpuId) -> usize {
+        if self.percpu.is_some() && cpu != CpuId::ANY {
+            cpu.index()
         } else {
             0
         }
@@ -301,13 +316,14 @@ impl CpuPool {
     /// With per-CPU queues, the CPU `task` goes to if it becomes runnable
     /// now: its own if free, else the lowest free one; `None` if all are
     /// busy (it then waits on its own).
-    fn free_cpu_for(&mut self, task: TaskId) -> Option<usize> {
+    fn free_cpu_for(&mut self, task: TaskId) -> Option<CpuId> {
         let home = self.home(task);
-        if self.free[home / 64] & (1 << (home % 64)) != 0 {
+        let (w, bit) = mask_bit(home);
+        if self.free[w] & bit != 0 {
             return Some(home);
         }
         let (w, b) = self.free.iter().enumerate().find(|(_, b)| **b != 0)?;
-        Some(w * 64 + b.trailing_zeros() as usize)
+        Some(CpuId(w as u32 * 64 + b.trailing_zeros()))
     }
 
     /// The CPU whose queue `task` joins if it becomes runnable now: with
@@ -317,21 +333,19 @@ impl CpuPool {
         if self.percpu.is_none() {
             return 0;
         }
-        self.free_cpu_for(task).unwrap_or_else(|| self.home(task))
+        self.free_cpu_for(task)
+            .unwrap_or_else(|| self.home(task))
+            .index()
     }
 
     /// `task` runs on `cpu`: with per-CPU queues, it is its CPU from now
     /// (also when it got there by preempting another task).
     #[inline]
-    pub fn set_home(&mut self, task: TaskId, cpu: Cpu) {
-        if self.percpu.is_some() && cpu != Cpu::ANY {
+    pub fn set_home(&mut self, task: TaskId, cpu: CpuId) {
+        if self.percpu.is_some() && cpu != CpuId::ANY {
             self.home(task);
-            if let Some(h) = self
-                .percpu
-                .as_mut()
-                .and_then(|p| p.home.get_mut(task as usize))
-            {
-                *h = cpu.0;
+            if let Some(h) = self.percpu.as_mut().and_then(|p| p.home.get_mut(task)) {
+                *h = cpu;
             }
         }
     }
@@ -347,16 +361,15 @@ impl CpuPool {
 
     /// `task` is an RT task: served before all others (see the module doc).
     pub fn set_rt(&mut self, task: TaskId) {
-        let i = task as usize;
-        if i >= self.rt.len() {
-            self.rt.resize(i + 1, false);
+        if task.index() >= self.rt.len() {
+            self.rt.resize(task.index() + 1, false);
         }
-        self.rt[i] = true;
+        self.rt[task] = true;
     }
 
     #[inline]
     fn is_rt(&self, task: TaskId) -> bool {
-        self.rt.get(task as usize).copied().unwrap_or(false)
+        self.rt.get(task).copied().unwrap_or(false)
     }
 
     /// RT tasks waiting for a CPU: a task of the fair class that runs has
@@ -391,7 +404,7 @@ impl CpuPool {
     /// `task`, bound to `cpu`, becomes runnable now: the fair order places
     /// it on that CPU's queue. A no-op without one.
     #[inline]
-    pub fn wake_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
+    pub fn wake_on(&mut self, now: SimTime, task: TaskId, cpu: CpuId) {
         let rq = self.rq_of(cpu);
         if let Some(e) = self.fair(task) {
             e.wake(now, task, rq);
@@ -400,12 +413,12 @@ impl CpuPool {
 
     /// `task` starts running now on `cpu`.
     #[inline]
-    pub fn started(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
+    pub fn started(&mut self, now: SimTime, task: TaskId, cpu: CpuId) {
         self.set_home(task, cpu);
         if let Some(p) = self.percpu.as_mut() {
-            if cpu != Cpu::ANY {
-                p.running[cpu.0 as usize] = task;
-                p.resched[cpu.0 as usize] = false;
+            if cpu != CpuId::ANY {
+                p.running[cpu] = task;
+                p.resched[cpu] = false;
             }
         }
         let rq = self.rq_of(cpu);
@@ -422,7 +435,7 @@ impl CpuPool {
             let c = self.home(task);
             let p = self.percpu.as_mut().expect("per-CPU queues");
             if p.running[c] == task {
-                p.running[c] = TaskId::MAX;
+                p.running[c] = NO_TASK;
                 p.resched[c] = false;
             }
         }
@@ -442,7 +455,7 @@ impl CpuPool {
     /// `task` becomes runnable at `now`. Returns the CPU it runs on at once,
     /// or `None` if it waits in the run queue.
     #[inline]
-    pub fn make_runnable(&mut self, now: SimTime, task: TaskId) -> Option<Cpu> {
+    pub fn make_runnable(&mut self, now: SimTime, task: TaskId) -> Option<CpuId> {
         let cpu = self.try_take_for(task);
         if cpu.is_none() {
             self.enqueue_woken(now, task);
@@ -452,40 +465,42 @@ impl CpuPool {
 
     /// A free CPU (lowest id first), if any; unlimited pools always have one.
     #[inline]
-    pub fn try_take(&mut self) -> Option<Cpu> {
+    pub fn try_take(&mut self) -> Option<CpuId> {
         if self.limit.is_none() {
-            return Some(Cpu::ANY);
+            return Some(CpuId::ANY);
         }
         let (w, bits) = self.free.iter_mut().enumerate().find(|(_, b)| **b != 0)?;
         let c = bits.trailing_zeros();
         *bits &= *bits - 1;
-        Some(Cpu(w as u32 * 64 + c))
+        Some(CpuId(w as u32 * 64 + c))
     }
 
     /// A free CPU for `task`: in per-CPU mode its own CPU if free, else the
     /// lowest free one; otherwise as [`Self::try_take`].
     #[inline]
-    pub fn try_take_for(&mut self, task: TaskId) -> Option<Cpu> {
+    pub fn try_take_for(&mut self, task: TaskId) -> Option<CpuId> {
         if self.percpu.is_none() {
             return self.try_take();
         }
         let c = self.free_cpu_for(task)?;
-        self.free[c / 64] &= !(1 << (c % 64));
-        self.set_home(task, Cpu(c as u32));
-        Some(Cpu(c as u32))
+        let (w, bit) = mask_bit(c);
+        self.free[w] &= !bit;
+        self.set_home(task, c);
+        Some(c)
     }
 
-    fn set_free(&mut self, cpu: Cpu) {
-        self.free[(cpu.0 / 64) as usize] |= 1 << (cpu.0 % 64);
+    fn set_free(&mut self, cpu: CpuId) {
+        let (w, bit) = mask_bit(cpu);
+        self.free[w] |= bit;
     }
 
     /// `task`, bound to `cpu`, becomes runnable: it takes `cpu` if it is
     /// free, else waits for it ahead of the shared queue.
-    pub fn make_runnable_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) -> Option<Cpu> {
+    pub fn make_runnable_on(&mut self, now: SimTime, task: TaskId, cpu: CpuId) -> Option<CpuId> {
         if self.limit.is_none() {
-            return Some(Cpu::ANY);
+            return Some(CpuId::ANY);
         }
-        let (w, bit) = ((cpu.0 / 64) as usize, 1u64 << (cpu.0 % 64));
+        let (w, bit) = mask_bit(cpu);
         if self.free[w] & bit != 0 {
             self.free[w] &= !bit;
             return Some(cpu);
@@ -498,15 +513,15 @@ impl CpuPool {
     /// It is queued before the wakeup preemption check, which looks for it
     /// among the CPU's waiting tasks (`check_preempt_wakeup_fair` runs
     /// after `enqueue_task`).
-    pub fn requeue_on(&mut self, now: SimTime, task: TaskId, cpu: Cpu) {
+    pub fn requeue_on(&mut self, now: SimTime, task: TaskId, cpu: CpuId) {
         let rq = self.rq_of(cpu);
         let seq = self.next_seq();
-        self.bound[cpu.0 as usize].push_back((task, now, seq));
+        self.bound[cpu].push_back((task, now, seq));
         self.bound_len += 1;
         if let Some(e) = self.fair(task) {
             e.wait(now, task, rq);
             if self.percpu.is_some() {
-                self.check_wakeup_preempt(now, task, rq);
+                self.check_wakeup_preempt(now, task, cpu);
             }
         }
         self.runq_max = self.runq_max.max(self.runnable_waiting());
@@ -515,7 +530,7 @@ impl CpuPool {
     /// The task on `cpu` stops running at `now`. Returns the task that runs
     /// on it next (FIFO) and how long that task waited, if any.
     #[inline]
-    pub fn release(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
+    pub fn release(&mut self, now: SimTime, cpu: CpuId) -> Option<(TaskId, Dur)> {
         self.limit?;
         if let Some(next) = self.rt_q.pop_front() {
             return self.hand_over(now, cpu, Some(next));
@@ -523,13 +538,12 @@ impl CpuPool {
         if self.percpu.is_some() {
             return self.release_percpu(now, cpu);
         }
-        let c = cpu.0 as usize;
         let (next, from_bound) = match self.fair.as_mut() {
-            Some(e) => pick_fair(e, now, 0, &mut self.runq, &mut self.bound[c]),
+            Some(e) => pick_fair(e, now, 0, &mut self.runq, &mut self.bound[cpu]),
             None => take_turns(
                 &mut self.runq,
                 &mut self.woken,
-                &mut self.bound[c],
+                &mut self.bound[cpu],
                 self.wake_first,
             ),
         };
@@ -541,12 +555,11 @@ impl CpuPool {
     /// (in the fair order, or by the time they began to wait, woken ones
     /// first with `wake_first`), else a task pulled from the CPU with the
     /// most waiting.
-    fn release_percpu(&mut self, now: SimTime, cpu: Cpu) -> Option<(TaskId, Dur)> {
-        let c = cpu.0 as usize;
+    fn release_percpu(&mut self, now: SimTime, cpu: CpuId) -> Option<(TaskId, Dur)> {
         let p = self.percpu.as_mut().expect("per-CPU queues");
-        let (runq, woken, bound) = (&mut p.runq[c], &mut p.woken[c], &mut self.bound[c]);
+        let (runq, woken, bound) = (&mut p.runq[cpu], &mut p.woken[cpu], &mut self.bound[cpu]);
         let (next, from_bound) = match self.fair.as_mut() {
-            Some(e) => pick_fair(e, now, c, runq, bound),
+            Some(e) => pick_fair(e, now, cpu.index(), runq, bound),
             None => take_turns(runq, woken, bound, self.wake_first),
         };
         if from_bound {
@@ -554,7 +567,7 @@ impl CpuPool {
         } else if next.is_some() {
             p.len -= 1;
         }
-        let next = next.or_else(|| self.pull(c));
+        let next = next.or_else(|| self.pull(cpu));
         self.hand_over(now, cpu, next)
     }
 
@@ -562,12 +575,12 @@ impl CpuPool {
     /// first) of the CPU with the most waiting tasks (lowest id on a tie),
     /// if any. It runs on `c` from now (the caller hands it over; starting
     /// there moves its fair-order state).
-    fn pull(&mut self, c: usize) -> Option<Entry> {
+    fn pull(&mut self, c: CpuId) -> Option<Entry> {
         let p = self.percpu.as_mut().expect("per-CPU queues");
         if p.len == 0 {
             return None;
         }
-        let busiest = (0..p.runq.len())
+        let busiest = (p.runq.keys())
             .filter(|&j| j != c && p.waiting_on(j) > 0)
             .max_by_key(|&j| (p.waiting_on(j), std::cmp::Reverse(j)))?;
         let next = if p.woken[busiest].is_empty() {
@@ -585,8 +598,8 @@ impl CpuPool {
     fn hand_over(
         &mut self,
         now: SimTime,
-        cpu: Cpu,
-        next: Option<(TaskId, SimTime, u64)>,
+        cpu: CpuId,
+        next: Option<Entry>,
     ) -> Option<(TaskId, Dur)> {
         match next {
             Some((task, since, _)) => {
@@ -617,18 +630,18 @@ impl CpuPool {
             let p = self.percpu.as_mut().expect("per-CPU queues");
             // Periodic balancing at the slice's last tick: to the shortest
             // queue (lowest id) if this one is longer by two or more.
-            let shortest = (0..p.runq.len())
+            let shortest = (p.runq.keys())
                 .min_by_key(|&j| (p.waiting_on(j), j))
                 .expect("at least one CPU");
             if p.waiting_on(c) >= p.waiting_on(shortest) + 2 {
                 c = shortest;
-                p.home[task as usize] = c as u32;
+                p.home[task] = c;
                 p.moves += 1;
             }
             p.runq[c].push_back((task, now, seq));
             p.len += 1;
             if let Some(e) = self.fair(task) {
-                e.wait(now, task, c);
+                e.wait(now, task, c.index());
             }
         } else {
             if let Some(e) = self.fair(task) {
@@ -653,7 +666,7 @@ impl CpuPool {
             }
             p.len += 1;
             if let Some(e) = self.fair(task) {
-                e.wait(now, task, c);
+                e.wait(now, task, c.index());
                 self.check_wakeup_preempt(now, task, c);
             }
             self.runq_max = self.runq_max.max(self.runnable_waiting());
@@ -682,16 +695,16 @@ impl CpuPool {
     /// running there ([`FairOrder::wakeup_preempts`]: EEVDF's
     /// `check_preempt_wakeup_fair`, CFS's `check_preempt_wakeup`), that
     /// task reschedules at its next preemption point.
-    fn check_wakeup_preempt(&mut self, now: SimTime, task: TaskId, c: usize) {
+    fn check_wakeup_preempt(&mut self, now: SimTime, task: TaskId, c: CpuId) {
         let p = self.percpu.as_ref().expect("per-CPU queues");
         let curr = p.running[c];
-        if curr == TaskId::MAX || p.resched[c] || self.is_rt(curr) {
+        if curr == NO_TASK || p.resched[c] || self.is_rt(curr) {
             return;
         }
         let e = self.fair.as_mut().expect("a fair order");
         let (runq, bound) = (&p.runq[c], &self.bound[c]);
         let cands = runq.iter().chain(bound.iter()).map(|&(t, _, seq)| (t, seq));
-        if e.wakeup_preempts(now, curr, task, c, cands) {
+        if e.wakeup_preempts(now, curr, task, c.index(), cands) {
             let p = self.percpu.as_mut().expect("per-CPU queues");
             p.resched[c] = true;
             p.wakeup_preemptions += 1;
@@ -701,9 +714,9 @@ impl CpuPool {
     /// Whether a wakeup asked `cpu`'s task to reschedule (wakeup
     /// preemption with per-CPU queues).
     #[inline]
-    pub fn resched_set(&self, cpu: Cpu) -> bool {
+    pub fn resched_set(&self, cpu: CpuId) -> bool {
         match &self.percpu {
-            Some(p) if cpu != Cpu::ANY => p.resched[cpu.0 as usize],
+            Some(p) if cpu != CpuId::ANY => p.resched[cpu],
             _ => false,
         }
     }
@@ -711,22 +724,21 @@ impl CpuPool {
     /// With per-CPU queues, the CPU whose queue the waiting fair task
     /// `task` is in (its home); `None` with one shared queue, or for an RT
     /// task (RT tasks wait for any CPU).
-    pub fn queued_on(&self, task: TaskId) -> Option<Cpu> {
+    pub fn queued_on(&self, task: TaskId) -> Option<CpuId> {
         if self.is_rt(task) {
             return None;
         }
-        let h = *self.percpu.as_ref()?.home.get(task as usize)?;
-        (h != u32::MAX).then_some(Cpu(h))
+        let h = *self.percpu.as_ref()?.home.get(task)?;
+        (h != NOT_PLACED).then_some(h)
     }
 
     /// Tasks waiting that `cpu`'s scheduler would run next: with per-CPU
     /// queues its own, bound and RT ones; else every waiting task.
     #[inline]
-    pub fn waiting_for(&self, cpu: Cpu) -> usize {
+    pub fn waiting_for(&self, cpu: CpuId) -> usize {
         match &self.percpu {
-            Some(p) if cpu != Cpu::ANY => {
-                let c = cpu.0 as usize;
-                p.waiting_on(c) + self.bound[c].len() + self.rt_q.len()
+            Some(p) if cpu != CpuId::ANY => {
+                p.waiting_on(cpu) + self.bound[cpu].len() + self.rt_q.len()
             }
             _ => self.runnable_waiting(),
         }
@@ -760,56 +772,62 @@ mod tests {
     #[test]
     fn unlimited_runs_everyone_at_once() {
         let mut p = CpuPool::unlimited();
-        for t in 0..1000 {
-            assert_eq!(p.make_runnable(SimTime(0), t), Some(Cpu::ANY));
+        for t in (0..1000).map(TaskId) {
+            assert_eq!(p.make_runnable(SimTime(0), t), Some(CpuId::ANY));
         }
-        assert_eq!(p.release(SimTime(5), Cpu::ANY), None);
+        assert_eq!(p.release(SimTime(5), CpuId::ANY), None);
     }
 
     #[test]
     fn lowest_free_cpu_first_then_fifo_run_queue() {
         let mut p = CpuPool::with_cpus(2);
-        assert_eq!(p.make_runnable(SimTime(0), 10), Some(Cpu(0)));
-        assert_eq!(p.make_runnable(SimTime(0), 11), Some(Cpu(1)));
-        assert_eq!(p.make_runnable(SimTime(1), 12), None);
-        assert_eq!(p.make_runnable(SimTime(2), 13), None);
-        assert_eq!(p.release(SimTime(10), Cpu(1)), Some((12, Dur(9))));
-        assert_eq!(p.release(SimTime(11), Cpu(0)), Some((13, Dur(9))));
-        assert_eq!(p.release(SimTime(12), Cpu(1)), None);
-        assert_eq!(p.make_runnable(SimTime(13), 14), Some(Cpu(1)));
-        assert_eq!(p.release(SimTime(14), Cpu(0)), None);
-        assert_eq!(p.make_runnable(SimTime(15), 15), Some(Cpu(0)));
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(10)), Some(CpuId(0)));
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(11)), Some(CpuId(1)));
+        assert_eq!(p.make_runnable(SimTime(1), TaskId(12)), None);
+        assert_eq!(p.make_runnable(SimTime(2), TaskId(13)), None);
+        assert_eq!(p.release(SimTime(10), CpuId(1)), Some((TaskId(12), Dur(9))));
+        assert_eq!(p.release(SimTime(11), CpuId(0)), Some((TaskId(13), Dur(9))));
+        assert_eq!(p.release(SimTime(12), CpuId(1)), None);
+        assert_eq!(p.make_runnable(SimTime(13), TaskId(14)), Some(CpuId(1)));
+        assert_eq!(p.release(SimTime(14), CpuId(0)), None);
+        assert_eq!(p.make_runnable(SimTime(15), TaskId(15)), Some(CpuId(0)));
     }
 
     #[test]
     fn wake_first_serves_woken_tasks_before_preempted_ones() {
         let mut p = CpuPool::with_cpus(1);
         p.set_wake_first(true);
-        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
-        p.requeue(SimTime(1), 2); // used up its slice
-        assert_eq!(p.make_runnable(SimTime(2), 3), None); // woken
-        assert_eq!(p.make_runnable(SimTime(3), 4), None); // woken
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(1)), Some(CpuId(0)));
+        p.requeue(SimTime(1), TaskId(2)); // used up its slice
+        assert_eq!(p.make_runnable(SimTime(2), TaskId(3)), None); // woken
+        assert_eq!(p.make_runnable(SimTime(3), TaskId(4)), None); // woken
         assert_eq!(p.runnable_waiting(), 3);
-        assert_eq!(p.release(SimTime(10), Cpu(0)), Some((3, Dur(8))));
-        assert_eq!(p.release(SimTime(11), Cpu(0)), Some((4, Dur(8))));
-        assert_eq!(p.release(SimTime(12), Cpu(0)), Some((2, Dur(11))));
-        assert_eq!(p.release(SimTime(13), Cpu(0)), None);
+        assert_eq!(p.release(SimTime(10), CpuId(0)), Some((TaskId(3), Dur(8))));
+        assert_eq!(p.release(SimTime(11), CpuId(0)), Some((TaskId(4), Dur(8))));
+        assert_eq!(p.release(SimTime(12), CpuId(0)), Some((TaskId(2), Dur(11))));
+        assert_eq!(p.release(SimTime(13), CpuId(0)), None);
     }
 
     #[test]
     fn a_bound_task_waits_for_its_cpu_and_is_served_first() {
         let mut p = CpuPool::with_cpus(2);
-        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
-        assert_eq!(p.make_runnable_on(SimTime(0), 2, Cpu(1)), Some(Cpu(1)));
-        assert_eq!(p.make_runnable(SimTime(1), 3), None);
-        assert_eq!(p.make_runnable_on(SimTime(2), 4, Cpu(1)), None);
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(1)), Some(CpuId(0)));
+        assert_eq!(
+            p.make_runnable_on(SimTime(0), TaskId(2), CpuId(1)),
+            Some(CpuId(1))
+        );
+        assert_eq!(p.make_runnable(SimTime(1), TaskId(3)), None);
+        assert_eq!(p.make_runnable_on(SimTime(2), TaskId(4), CpuId(1)), None);
         // CPU 0 frees up: the shared queue's task, not the bound one.
-        assert_eq!(p.release(SimTime(5), Cpu(0)), Some((3, Dur(4))));
+        assert_eq!(p.release(SimTime(5), CpuId(0)), Some((TaskId(3), Dur(4))));
         // CPU 1 frees up: its bound task, the only one left.
-        assert_eq!(p.release(SimTime(6), Cpu(1)), Some((4, Dur(4))));
+        assert_eq!(p.release(SimTime(6), CpuId(1)), Some((TaskId(4), Dur(4))));
         assert_eq!(p.runnable_waiting(), 0);
-        assert_eq!(p.release(SimTime(7), Cpu(1)), None);
-        assert_eq!(p.make_runnable_on(SimTime(8), 5, Cpu(1)), Some(Cpu(1)));
+        assert_eq!(p.release(SimTime(7), CpuId(1)), None);
+        assert_eq!(
+            p.make_runnable_on(SimTime(8), TaskId(5), CpuId(1)),
+            Some(CpuId(1))
+        );
         assert_eq!(p.try_take(), None);
     }
 
@@ -817,26 +835,26 @@ mod tests {
     fn a_bound_task_and_the_shared_queue_take_turns_by_waiting_time() {
         let mut p = CpuPool::with_cpus(1);
         p.set_wake_first(true);
-        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
-        p.requeue(SimTime(1), 2); // preempted
-        assert_eq!(p.make_runnable(SimTime(2), 3), None); // woken
-        assert_eq!(p.make_runnable_on(SimTime(3), 4, Cpu(0)), None); // bound, woken later
-        assert_eq!(p.make_runnable(SimTime(4), 5), None); // woken after it
-        assert_eq!(p.release(SimTime(10), Cpu(0)), Some((3, Dur(8))));
-        assert_eq!(p.release(SimTime(11), Cpu(0)), Some((4, Dur(8))));
-        assert_eq!(p.release(SimTime(12), Cpu(0)), Some((5, Dur(8))));
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(1)), Some(CpuId(0)));
+        p.requeue(SimTime(1), TaskId(2)); // preempted
+        assert_eq!(p.make_runnable(SimTime(2), TaskId(3)), None); // woken
+        assert_eq!(p.make_runnable_on(SimTime(3), TaskId(4), CpuId(0)), None); // bound, woken later
+        assert_eq!(p.make_runnable(SimTime(4), TaskId(5)), None); // woken after it
+        assert_eq!(p.release(SimTime(10), CpuId(0)), Some((TaskId(3), Dur(8))));
+        assert_eq!(p.release(SimTime(11), CpuId(0)), Some((TaskId(4), Dur(8))));
+        assert_eq!(p.release(SimTime(12), CpuId(0)), Some((TaskId(5), Dur(8))));
         // The preempted task comes last.
-        assert_eq!(p.release(SimTime(13), Cpu(0)), Some((2, Dur(12))));
+        assert_eq!(p.release(SimTime(13), CpuId(0)), Some((TaskId(2), Dur(12))));
     }
 
     #[test]
     fn without_wake_first_woken_and_preempted_share_one_fifo() {
         let mut p = CpuPool::with_cpus(1);
-        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
-        p.requeue(SimTime(1), 2);
-        assert_eq!(p.make_runnable(SimTime(2), 3), None);
-        assert_eq!(p.release(SimTime(10), Cpu(0)), Some((2, Dur(9))));
-        assert_eq!(p.release(SimTime(11), Cpu(0)), Some((3, Dur(9))));
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(1)), Some(CpuId(0)));
+        p.requeue(SimTime(1), TaskId(2));
+        assert_eq!(p.make_runnable(SimTime(2), TaskId(3)), None);
+        assert_eq!(p.release(SimTime(10), CpuId(0)), Some((TaskId(2), Dur(9))));
+        assert_eq!(p.release(SimTime(11), CpuId(0)), Some((TaskId(3), Dur(9))));
     }
 
     #[test]
@@ -844,40 +862,40 @@ mod tests {
         const MS: u64 = 1_000_000;
         let at = |ms: u64| SimTime(ms * MS);
         let mut p = CpuPool::with_cpus(1);
-        p.set_eevdf(3 * MS, MS, true);
+        p.set_eevdf(Dur(3 * MS), Dur(MS), true);
         // Hogs 1 and 2 take turns of 3 ms.
-        p.wake(at(0), 1);
-        assert_eq!(p.try_take(), Some(Cpu(0)));
-        p.started(at(0), 1, Cpu(0));
-        p.wake(at(0), 2);
-        p.enqueue_woken(at(0), 2);
-        p.stopped(at(3), 1, true);
-        p.requeue(at(3), 1);
-        assert_eq!(p.release(at(3), Cpu(0)), Some((2, Dur(3 * MS))));
-        p.started(at(3), 2, Cpu(0));
+        p.wake(at(0), TaskId(1));
+        assert_eq!(p.try_take(), Some(CpuId(0)));
+        p.started(at(0), TaskId(1), CpuId(0));
+        p.wake(at(0), TaskId(2));
+        p.enqueue_woken(at(0), TaskId(2));
+        p.stopped(at(3), TaskId(1), true);
+        p.requeue(at(3), TaskId(1));
+        assert_eq!(p.release(at(3), CpuId(0)), Some((TaskId(2), Dur(3 * MS))));
+        p.started(at(3), TaskId(2), CpuId(0));
         // At 6 ms, 2 yields and kworker 9, bound to CPU 0, wakes: placed
         // at V = 3 ms with a half slice, its deadline (4.5 ms) is before
         // the hogs' (6 ms), so it goes first though 1 has waited longer.
-        p.stopped(at(6), 2, true);
-        p.requeue(at(6), 2);
-        p.wake_on(at(6), 9, Cpu(0));
-        assert_eq!(p.make_runnable_on(at(6), 9, Cpu(0)), None);
-        assert_eq!(p.release(at(6), Cpu(0)), Some((9, Dur(0))));
-        p.started(at(6), 9, Cpu(0));
-        p.stopped(SimTime(6 * MS + 100_000), 9, false);
+        p.stopped(at(6), TaskId(2), true);
+        p.requeue(at(6), TaskId(2));
+        p.wake_on(at(6), TaskId(9), CpuId(0));
+        assert_eq!(p.make_runnable_on(at(6), TaskId(9), CpuId(0)), None);
+        assert_eq!(p.release(at(6), CpuId(0)), Some((TaskId(9), Dur(0))));
+        p.started(at(6), TaskId(9), CpuId(0));
+        p.stopped(SimTime(6 * MS + 100_000), TaskId(9), false);
         // Then the hogs in the order their deadlines tie: 1 queued first.
         assert_eq!(
-            p.release(SimTime(6 * MS + 100_000), Cpu(0)).map(|x| x.0),
-            Some(1)
+            p.release(SimTime(6 * MS + 100_000), CpuId(0)).map(|x| x.0),
+            Some(TaskId(1))
         );
         // In arrival order the hog that has waited longest (here 2, since
         // 3 ms) runs before the kworker.
         let mut fifo = CpuPool::with_cpus(1);
-        assert_eq!(fifo.make_runnable(at(0), 1), Some(Cpu(0)));
-        fifo.requeue(at(3), 2);
-        fifo.requeue(at(6), 1);
-        assert_eq!(fifo.make_runnable_on(at(6), 9, Cpu(0)), None);
-        assert_eq!(fifo.release(at(6), Cpu(0)).map(|x| x.0), Some(2));
+        assert_eq!(fifo.make_runnable(at(0), TaskId(1)), Some(CpuId(0)));
+        fifo.requeue(at(3), TaskId(2));
+        fifo.requeue(at(6), TaskId(1));
+        assert_eq!(fifo.make_runnable_on(at(6), TaskId(9), CpuId(0)), None);
+        assert_eq!(fifo.release(at(6), CpuId(0)).map(|x| x.0), Some(TaskId(2)));
     }
 
     #[test]
@@ -887,19 +905,19 @@ mod tests {
         p.set_wake_first(true);
         // First placements go to CPU k mod 2: 10 and 11 run, 12 waits
         // for CPU 0, 13 for CPU 1.
-        assert_eq!(p.make_runnable(SimTime(0), 10), Some(Cpu(0)));
-        assert_eq!(p.make_runnable(SimTime(0), 11), Some(Cpu(1)));
-        assert_eq!(p.make_runnable(SimTime(1), 12), None);
-        assert_eq!(p.make_runnable(SimTime(2), 13), None);
-        assert_eq!(p.waiting_for(Cpu(0)), 1);
-        assert_eq!(p.waiting_for(Cpu(1)), 1);
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(10)), Some(CpuId(0)));
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(11)), Some(CpuId(1)));
+        assert_eq!(p.make_runnable(SimTime(1), TaskId(12)), None);
+        assert_eq!(p.make_runnable(SimTime(2), TaskId(13)), None);
+        assert_eq!(p.waiting_for(CpuId(0)), 1);
+        assert_eq!(p.waiting_for(CpuId(1)), 1);
         // CPU 1 frees: its own task, though 12 has waited longer.
-        assert_eq!(p.release(SimTime(5), Cpu(1)), Some((13, Dur(3))));
+        assert_eq!(p.release(SimTime(5), CpuId(1)), Some((TaskId(13), Dur(3))));
         // Again: nothing of its own, so it pulls 12 from CPU 0.
-        assert_eq!(p.release(SimTime(6), Cpu(1)), Some((12, Dur(5))));
-        assert_eq!(p.release(SimTime(7), Cpu(0)), None);
+        assert_eq!(p.release(SimTime(6), CpuId(1)), Some((TaskId(12), Dur(5))));
+        assert_eq!(p.release(SimTime(7), CpuId(0)), None);
         // 13 last ran on CPU 1, which 12 holds: the idle CPU 0 it is.
-        assert_eq!(p.make_runnable(SimTime(8), 13), Some(Cpu(0)));
+        assert_eq!(p.make_runnable(SimTime(8), TaskId(13)), Some(CpuId(0)));
         let c: Vec<_> = p
             .counters()
             .into_iter()
@@ -912,22 +930,22 @@ mod tests {
     fn percpu_a_task_at_the_end_of_its_slice_moves_to_a_queue_two_shorter() {
         let mut p = CpuPool::with_cpus(2);
         p.set_percpu();
-        assert_eq!(p.make_runnable(SimTime(0), 1), Some(Cpu(0)));
-        assert_eq!(p.make_runnable(SimTime(0), 2), Some(Cpu(1)));
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(1)), Some(CpuId(0)));
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(2)), Some(CpuId(1)));
         // First placements alternate: 3 and 5 wait for CPU 0, 4 for CPU 1.
-        for t in [3, 4, 5] {
+        for t in [3, 4, 5].map(TaskId) {
             assert_eq!(p.make_runnable(SimTime(0), t), None);
         }
         // One shorter: 1 stays on CPU 0, behind 3 and 5.
-        p.requeue(SimTime(1), 1);
-        assert_eq!(p.waiting_for(Cpu(0)), 3);
-        assert_eq!(p.release(SimTime(2), Cpu(1)), Some((4, Dur(2))));
+        p.requeue(SimTime(1), TaskId(1));
+        assert_eq!(p.waiting_for(CpuId(0)), 3);
+        assert_eq!(p.release(SimTime(2), CpuId(1)), Some((TaskId(4), Dur(2))));
         // 3 runs on CPU 0; its slice ends with 5 and 1 waiting there and
         // none on CPU 1: it moves to CPU 1.
-        assert_eq!(p.release(SimTime(3), Cpu(0)), Some((3, Dur(3))));
-        p.requeue(SimTime(4), 3);
-        assert_eq!((p.waiting_for(Cpu(0)), p.waiting_for(Cpu(1))), (2, 1));
-        assert_eq!(p.release(SimTime(5), Cpu(1)), Some((3, Dur(1))));
+        assert_eq!(p.release(SimTime(3), CpuId(0)), Some((TaskId(3), Dur(3))));
+        p.requeue(SimTime(4), TaskId(3));
+        assert_eq!((p.waiting_for(CpuId(0)), p.waiting_for(CpuId(1))), (2, 1));
+        assert_eq!(p.release(SimTime(5), CpuId(1)), Some((TaskId(3), Dur(1))));
     }
 
     #[test]
@@ -936,10 +954,16 @@ mod tests {
         let at = |ms: u64| SimTime(ms * MS);
         let mut p = CpuPool::with_cpus(2);
         p.set_percpu();
-        p.set_eevdf(3 * MS, MS, true);
+        p.set_eevdf(Dur(3 * MS), Dur(MS), true);
         // Hogs 1 (CPU 0) and 2 (CPU 1) run; 3 and 4 first placed on CPU 0
         // and CPU 1.
-        for (t, cpu) in [(1, Some(Cpu(0))), (2, Some(Cpu(1))), (3, None), (4, None)] {
+        for (t, cpu) in [
+            (1, Some(CpuId(0))),
+            (2, Some(CpuId(1))),
+            (3, None),
+            (4, None),
+        ] {
+            let t = TaskId(t);
             p.wake(at(0), t);
             let got = p.make_runnable(at(0), t);
             assert_eq!(got, cpu);
@@ -948,18 +972,18 @@ mod tests {
             }
         }
         // Hog 1 uses up its slice on CPU 0 and requeues there: 3 runs.
-        p.stopped(at(3), 1, true);
-        p.requeue(at(3), 1);
-        assert_eq!(p.release(at(3), Cpu(0)).map(|x| x.0), Some(3));
-        p.started(at(3), 3, Cpu(0));
+        p.stopped(at(3), TaskId(1), true);
+        p.requeue(at(3), TaskId(1));
+        assert_eq!(p.release(at(3), CpuId(0)).map(|x| x.0), Some(TaskId(3)));
+        p.started(at(3), TaskId(3), CpuId(0));
         // Kworker 9, bound to CPU 1, wakes at 3 ms: it is placed at CPU
         // 1's V, the mean of hog 2 (3 ms) and 4 (0): 1.5 ms, deadline 3
         // ms. (CPU 0's V is 2.25 ms.) Hog 2 blocks; V = 0.75 ms: 4, placed
         // at 0 with deadline 1.5 ms, is eligible and 9 is not.
-        p.wake_on(at(3), 9, Cpu(1));
-        assert_eq!(p.make_runnable_on(at(3), 9, Cpu(1)), None);
-        p.stopped(at(3), 2, false);
-        assert_eq!(p.release(at(3), Cpu(1)).map(|x| x.0), Some(4));
+        p.wake_on(at(3), TaskId(9), CpuId(1));
+        assert_eq!(p.make_runnable_on(at(3), TaskId(9), CpuId(1)), None);
+        p.stopped(at(3), TaskId(2), false);
+        assert_eq!(p.release(at(3), CpuId(1)).map(|x| x.0), Some(TaskId(4)));
     }
 
     #[test]
@@ -971,31 +995,31 @@ mod tests {
         let run = |wake_us: u64| {
             let mut p = CpuPool::with_cpus(1);
             p.set_percpu();
-            p.set_eevdf(3 * MS, MS, true);
-            p.wake(at(0), 2);
-            assert_eq!(p.make_runnable(at(0), 2), Some(Cpu(0)));
-            p.started(at(0), 2, Cpu(0));
-            p.wake(at(0), 1);
-            assert_eq!(p.make_runnable(at(0), 1), None);
-            assert!(!p.resched_set(Cpu(0)), "B is eligible at 0");
-            p.stopped(at(3000), 2, true);
-            p.requeue(at(3000), 2);
-            assert_eq!(p.release(at(3000), Cpu(0)).map(|x| x.0), Some(1));
-            p.started(at(3000), 1, Cpu(0));
-            p.wake(at(wake_us), 3);
-            assert_eq!(p.make_runnable(at(wake_us), 3), None);
+            p.set_eevdf(Dur(3 * MS), Dur(MS), true);
+            p.wake(at(0), TaskId(2));
+            assert_eq!(p.make_runnable(at(0), TaskId(2)), Some(CpuId(0)));
+            p.started(at(0), TaskId(2), CpuId(0));
+            p.wake(at(0), TaskId(1));
+            assert_eq!(p.make_runnable(at(0), TaskId(1)), None);
+            assert!(!p.resched_set(CpuId(0)), "B is eligible at 0");
+            p.stopped(at(3000), TaskId(2), true);
+            p.requeue(at(3000), TaskId(2));
+            assert_eq!(p.release(at(3000), CpuId(0)).map(|x| x.0), Some(TaskId(1)));
+            p.started(at(3000), TaskId(1), CpuId(0));
+            p.wake(at(wake_us), TaskId(3));
+            assert_eq!(p.make_runnable(at(wake_us), TaskId(3)), None);
             p
         };
         // At 4 ms A (vruntime 1) is behind V (2): eligible, it keeps its CPU.
-        assert!(!run(4000).resched_set(Cpu(0)));
+        assert!(!run(4000).resched_set(CpuId(0)));
         // At 6.5 ms A (3.5) is past V (3.25): C, placed at V with half a
         // slice (deadline 4.75 ms), is the pick over B (6 ms): A must go.
         let mut p = run(6500);
-        assert!(p.resched_set(Cpu(0)));
-        p.stopped(at(6600), 1, true);
-        assert!(!p.resched_set(Cpu(0)));
-        p.requeue(at(6600), 1);
-        assert_eq!(p.release(at(6600), Cpu(0)).map(|x| x.0), Some(3));
+        assert!(p.resched_set(CpuId(0)));
+        p.stopped(at(6600), TaskId(1), true);
+        assert!(!p.resched_set(CpuId(0)));
+        p.requeue(at(6600), TaskId(1));
+        assert_eq!(p.release(at(6600), CpuId(0)).map(|x| x.0), Some(TaskId(3)));
         let c: Vec<_> = p
             .counters()
             .into_iter()
@@ -1014,34 +1038,34 @@ mod tests {
         let run = |wake_ms: u64| {
             let mut p = CpuPool::with_cpus(1);
             p.set_percpu();
-            p.set_cfs(3 * MS);
-            p.wake(at(0), 3);
-            assert_eq!(p.make_runnable(at(0), 3), Some(Cpu(0)));
-            p.started(at(0), 3, Cpu(0));
-            for t in [1, 2] {
+            p.set_cfs(Dur(3 * MS));
+            p.wake(at(0), TaskId(3));
+            assert_eq!(p.make_runnable(at(0), TaskId(3)), Some(CpuId(0)));
+            p.started(at(0), TaskId(3), CpuId(0));
+            for t in [1, 2].map(TaskId) {
                 p.wake(at(0), t);
                 assert_eq!(p.make_runnable(at(0), t), None);
             }
-            p.stopped(at(1), 3, false);
-            assert_eq!(p.release(at(1), Cpu(0)).map(|x| x.0), Some(1));
-            p.started(at(1), 1, Cpu(0));
-            p.stopped(at(31), 1, true);
-            p.requeue(at(31), 1);
-            assert_eq!(p.release(at(31), Cpu(0)).map(|x| x.0), Some(2));
-            p.started(at(31), 2, Cpu(0));
-            p.wake(at(wake_ms), 3);
-            assert_eq!(p.make_runnable(at(wake_ms), 3), None);
+            p.stopped(at(1), TaskId(3), false);
+            assert_eq!(p.release(at(1), CpuId(0)).map(|x| x.0), Some(TaskId(1)));
+            p.started(at(1), TaskId(1), CpuId(0));
+            p.stopped(at(31), TaskId(1), true);
+            p.requeue(at(31), TaskId(1));
+            assert_eq!(p.release(at(31), CpuId(0)).map(|x| x.0), Some(TaskId(2)));
+            p.started(at(31), TaskId(2), CpuId(0));
+            p.wake(at(wake_ms), TaskId(3));
+            assert_eq!(p.make_runnable(at(wake_ms), TaskId(3)), None);
             p
         };
         // At 33 ms B has run 2 ms (min_vruntime 2 ms): C comes back at its
         // own 1 ms, 1 ms behind B: no preemption.
-        assert!(!run(33).resched_set(Cpu(0)));
+        assert!(!run(33).resched_set(CpuId(0)));
         // At 45 ms B is at 14 ms: C comes back at 14 - 12 = 2 ms, 12 ms
         // behind B, past the granularity: B must go, and C runs next.
         let mut p = run(45);
-        assert!(p.resched_set(Cpu(0)));
-        p.stopped(at(45), 2, true);
-        p.requeue(at(45), 2);
-        assert_eq!(p.release(at(45), Cpu(0)).map(|x| x.0), Some(3));
+        assert!(p.resched_set(CpuId(0)));
+        p.stopped(at(45), TaskId(2), true);
+        p.requeue(at(45), TaskId(2));
+        assert_eq!(p.release(at(45), CpuId(0)).map(|x| x.0), Some(TaskId(3)));
     }
 }

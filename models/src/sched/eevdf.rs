@@ -62,7 +62,7 @@
 
 use crate::ids::TaskId;
 use crate::sched::entity::{PerTask, State};
-use sim::SimTime;
+use sim::{Dur, SimTime};
 
 /// `sched_prio_to_weight` (kernel/sched/core.c): the load weight of nice
 /// levels -20 to 19; each level is about 10% of CPU time against the next.
@@ -189,13 +189,13 @@ fn div_floor(a: i128, b: i128) -> i64 {
 
 impl Eevdf {
     /// `slice`: the base slice (`sysctl_sched_base_slice` as scaled by the
-    /// CPU count); `tick`: 1/HZ. Both in ns.
+    /// CPU count); `tick`: 1/HZ.
     /// `queues`: how many run queues (at least one).
-    pub fn new(slice: u64, tick: u64, queues: usize) -> Eevdf {
-        let slice = slice.clamp(1, i64::MAX as u64 / 4) as i64;
+    pub fn new(slice: Dur, tick: Dur, queues: usize) -> Eevdf {
+        let slice = slice.0.clamp(1, i64::MAX as u64 / 4) as i64;
         Eevdf {
             slice,
-            lag_limit: (2 * slice).max(tick.min(i64::MAX as u64 / 4) as i64),
+            lag_limit: (2 * slice).max(tick.0.min(i64::MAX as u64 / 4) as i64),
             delay_dequeue: true,
             se: PerTask::default(),
             rqs: vec![Rq::default(); queues.max(1)],
@@ -570,22 +570,22 @@ mod tests {
     /// A runs 3 ms while B waits, both placed at 0, then blocks: V with A
     /// counted is 1.5 ms, so A's lag is -1.5 ms; V without A is B's 0.
     /// The task queue 0 runs next among `tasks`, waiting in that order.
-    fn picked(e: &mut Eevdf, now: SimTime, tasks: &[TaskId]) -> Option<TaskId> {
-        let waiting = tasks.iter().enumerate().map(|(i, &t)| (t, i as u64));
+    fn picked(e: &mut Eevdf, now: SimTime, tasks: &[u32]) -> Option<u32> {
+        let waiting = (tasks.iter().enumerate()).map(|(i, &t)| (TaskId(t), i as u64));
         e.pick(now, 0, waiting).map(|i| tasks[i])
     }
 
     fn a_hogs_then_blocks() -> Eevdf {
-        a_hogs_then_blocks_in(Eevdf::new(3 * MS, 4 * MS, 1))
+        a_hogs_then_blocks_in(Eevdf::new(Dur(3 * MS), Dur(4 * MS), 1))
     }
 
     fn a_hogs_then_blocks_in(mut e: Eevdf) -> Eevdf {
-        e.wake(at(0), 0, 0);
-        e.start(at(0), 0, 0);
-        e.wake(at(0), 1, 0);
-        e.wait(at(0), 1, 0);
-        e.stop(at(3), 0, false);
-        assert_eq!(e.lag(at(3), 0), -(3 * MS as i64) / 2);
+        e.wake(at(0), TaskId(0), 0);
+        e.start(at(0), TaskId(0), 0);
+        e.wake(at(0), TaskId(1), 0);
+        e.wait(at(0), TaskId(1), 0);
+        e.stop(at(3), TaskId(0), false);
+        assert_eq!(e.lag(at(3), TaskId(0)), -(3 * MS as i64) / 2);
         e
     }
 
@@ -607,17 +607,17 @@ mod tests {
         // B runs; a fresh task C (lag 0) wakes, then A, at once: V has
         // not moved, so A's lag is whole: placed at vruntime 2.25 ms (the
         // lag scaled by 3/2), it is 1.5 ms behind V once counted in it.
-        e.start(at(3), 1, 0);
-        e.wake(at(3), 2, 0);
-        e.wait(at(3), 2, 0);
-        e.wake(at(3), 0, 0);
-        e.wait(at(3), 0, 0);
-        assert_eq!(e.lag(at(3), 0), -(3 * MS as i64) / 2);
+        e.start(at(3), TaskId(1), 0);
+        e.wake(at(3), TaskId(2), 0);
+        e.wait(at(3), TaskId(2), 0);
+        e.wake(at(3), TaskId(0), 0);
+        e.wait(at(3), TaskId(0), 0);
+        assert_eq!(e.lag(at(3), TaskId(0)), -(3 * MS as i64) / 2);
         // At 4 ms B has run 1 ms of its first half slice and yields. V is
         // 1.08 ms: B and C are eligible with deadline 1.5 ms (B queued
         // first), A is not: B, C, then A.
-        e.stop(at(4), 1, true);
-        e.wait(at(4), 1, 0);
+        e.stop(at(4), TaskId(1), true);
+        e.wait(at(4), TaskId(1), 0);
         assert_eq!(picked(&mut e, at(4), &[0, 1, 2]), Some(1));
         assert_eq!(picked(&mut e, at(4), &[0, 2]), Some(2));
     }
@@ -629,24 +629,24 @@ mod tests {
         // V is 1.75 ms: woken then, A is requeued as it was (vruntime
         // 3 ms, deadline 6 ms), 1.25 ms behind V.
         let mut e = a_hogs_then_blocks();
-        e.start(at(3), 1, 0);
+        e.start(at(3), TaskId(1), 0);
         let half = SimTime(3 * MS + MS / 2);
-        assert_eq!(e.lag(half, 0), -(MS as i64) - (MS as i64) / 4);
-        e.wake(half, 0, 0);
-        e.wait(half, 0, 0);
-        assert_eq!(e.lag(half, 0), -(MS as i64) - (MS as i64) / 4);
-        assert_eq!(e.deadline(0), 6 * MS as i64);
+        assert_eq!(e.lag(half, TaskId(0)), -(MS as i64) - (MS as i64) / 4);
+        e.wake(half, TaskId(0), 0);
+        e.wait(half, TaskId(0), 0);
+        assert_eq!(e.lag(half, TaskId(0)), -(MS as i64) - (MS as i64) / 4);
+        assert_eq!(e.deadline(TaskId(0)), 6 * MS as i64);
         // V reaches A's 3 ms when B has run 3 ms: A leaves the queue with
         // no lag (DELAY_ZERO). Woken at 10 ms it is placed at V (B's
         // 7 ms) with a full slice.
         let mut e = a_hogs_then_blocks();
-        e.start(at(3), 1, 0);
-        assert_eq!(e.lag(SimTime(6 * MS - 1), 0), -1);
-        assert_eq!(e.lag(at(6), 0), 0);
-        e.wake(at(10), 0, 0);
-        e.wait(at(10), 0, 0);
-        assert_eq!(e.lag(at(10), 0), 0);
-        assert_eq!(e.deadline(0), 10 * MS as i64);
+        e.start(at(3), TaskId(1), 0);
+        assert_eq!(e.lag(SimTime(6 * MS - 1), TaskId(0)), -1);
+        assert_eq!(e.lag(at(6), TaskId(0)), 0);
+        e.wake(at(10), TaskId(0), 0);
+        e.wait(at(10), TaskId(0), 0);
+        assert_eq!(e.lag(at(10), TaskId(0)), 0);
+        assert_eq!(e.deadline(TaskId(0)), 10 * MS as i64);
     }
 
     #[test]
@@ -655,15 +655,16 @@ mod tests {
         // A still has all of its -1.5 ms lag: placed at V + 1.5 ms x 2/1
         // (the lag scaled by (n + 1) / n with B alone runnable), and once
         // counted in V it is 1.5 ms behind it, ineligible, so B runs on.
-        let mut e = a_hogs_then_blocks_in(Eevdf::new(3 * MS, 4 * MS, 1).without_delay_dequeue());
-        e.start(at(3), 1, 0);
-        e.wake(at(10), 0, 0);
-        e.wait(at(10), 0, 0);
-        assert_eq!(e.lag(at(10), 0), -(3 * MS as i64) / 2);
+        let mut e =
+            a_hogs_then_blocks_in(Eevdf::new(Dur(3 * MS), Dur(4 * MS), 1).without_delay_dequeue());
+        e.start(at(3), TaskId(1), 0);
+        e.wake(at(10), TaskId(0), 0);
+        e.wait(at(10), TaskId(0), 0);
+        assert_eq!(e.lag(at(10), TaskId(0)), -(3 * MS as i64) / 2);
         // Its deadline is a full slice past its vruntime: 7 + 3 + 3 ms.
-        assert_eq!(e.deadline(0), 13 * MS as i64);
-        e.stop(at(10), 1, true);
-        e.wait(at(10), 1, 0);
+        assert_eq!(e.deadline(TaskId(0)), 13 * MS as i64);
+        e.stop(at(10), TaskId(1), true);
+        e.wait(at(10), TaskId(1), 0);
         assert_eq!(picked(&mut e, at(10), &[0, 1]), Some(1));
     }
 
@@ -672,25 +673,25 @@ mod tests {
         // Slice 1 ms, tick 1 ms: lags are clamped to 2 ms. A blocks on
         // queue 0 with lag -1.5 ms and stays queued; B waits at 0, so
         // V = 1.5 ms.
-        let mut e = a_hogs_then_blocks_in(Eevdf::new(MS, MS, 2));
+        let mut e = a_hogs_then_blocks_in(Eevdf::new(Dur(MS), Dur(MS), 2));
         // On queue 1, C waits while D runs 4 ms: C's lag is +2 ms. Idle
         // CPU 0 pulls C at 7 ms: placed with its lag scaled by 3/2 (A and
         // B counted), at -1.5 ms, V falls to 0.5 ms.
-        e.wake(at(3), 3, 1);
-        e.start(at(3), 3, 1);
-        e.wake(at(3), 2, 1);
-        e.wait(at(3), 2, 1);
-        e.start(at(7), 2, 0);
-        assert_eq!(e.lag(at(7), 2), 2 * MS as i64);
+        e.wake(at(3), TaskId(3), 1);
+        e.start(at(3), TaskId(3), 1);
+        e.wake(at(3), TaskId(2), 1);
+        e.wait(at(3), TaskId(2), 1);
+        e.start(at(7), TaskId(2), 0);
+        assert_eq!(e.lag(at(7), TaskId(2)), 2 * MS as i64);
         // A, still delayed, is 2.5 ms behind V. Woken on queue 0 it is
         // requeued where it is: vruntime and deadline (3 + 1 ms) as they
         // were, its lag past the 2 ms clamp, which applies to a lag that
         // is stored, not to a task that stays queued.
-        assert_eq!(e.lag(at(7), 0), -(5 * MS as i64) / 2);
-        e.wake(at(7), 0, 0);
-        e.wait(at(7), 0, 0);
-        assert_eq!(e.lag(at(7), 0), -(5 * MS as i64) / 2);
-        assert_eq!(e.deadline(0), 4 * MS as i64);
+        assert_eq!(e.lag(at(7), TaskId(0)), -(5 * MS as i64) / 2);
+        e.wake(at(7), TaskId(0), 0);
+        e.wait(at(7), TaskId(0), 0);
+        assert_eq!(e.lag(at(7), TaskId(0)), -(5 * MS as i64) / 2);
+        assert_eq!(e.deadline(TaskId(0)), 4 * MS as i64);
     }
 
     #[test]
@@ -698,101 +699,112 @@ mod tests {
         // A blocks delayed (lag -1.5 ms, V = 1.5 ms with B at 0). Forgotten
         // (a kworker that will stand for another CPU's), it leaves queue
         // 0, whose V is B's alone again, and is placed even on queue 1.
-        let mut e = a_hogs_then_blocks_in(Eevdf::new(3 * MS, 4 * MS, 2));
-        e.forget(0);
-        assert_eq!(e.lag(at(3), 1), 0);
-        e.wake(at(3), 2, 1);
-        e.wait(at(3), 2, 1);
-        e.wake(at(3), 0, 1);
-        e.wait(at(3), 0, 1);
-        assert_eq!(e.lag(at(3), 0), 0);
-        assert_eq!(e.deadline(0), e.get(0).vruntime + 3 * MS as i64);
+        let mut e = a_hogs_then_blocks_in(Eevdf::new(Dur(3 * MS), Dur(4 * MS), 2));
+        e.forget(TaskId(0));
+        assert_eq!(e.lag(at(3), TaskId(1)), 0);
+        e.wake(at(3), TaskId(2), 1);
+        e.wait(at(3), TaskId(2), 1);
+        e.wake(at(3), TaskId(0), 1);
+        e.wait(at(3), TaskId(0), 1);
+        assert_eq!(e.lag(at(3), TaskId(0)), 0);
+        assert_eq!(
+            e.deadline(TaskId(0)),
+            e.get(TaskId(0)).vruntime + 3 * MS as i64
+        );
     }
 
     #[test]
     fn lag_is_clamped_to_two_slices_or_a_tick() {
         // 10 tasks wait on queue 0 while task 0 runs 100 ms, then blocks.
         let hog = |mut e: Eevdf| {
-            e.wake(at(0), 0, 0);
-            e.start(at(0), 0, 0);
-            for t in 1..=10 {
+            e.wake(at(0), TaskId(0), 0);
+            e.start(at(0), TaskId(0), 0);
+            for t in (1..=10).map(TaskId) {
                 e.wake(at(0), t, 0);
                 e.wait(at(0), t, 0);
             }
-            e.stop(at(100), 0, false);
+            e.stop(at(100), TaskId(0), false);
             e
         };
         // 6.6: the lag it keeps is clamped to max(2 x 1 ms, 4 ms tick).
-        let mut e = hog(Eevdf::new(MS, 4 * MS, 2).without_delay_dequeue());
-        assert_eq!(e.lag(at(100), 0), -4 * MS as i64);
+        let mut e = hog(Eevdf::new(Dur(MS), Dur(4 * MS), 2).without_delay_dequeue());
+        assert_eq!(e.lag(at(100), TaskId(0)), -4 * MS as i64);
         // 6.12: it stays queued 90.9 ms behind V (100 ms / 11); woken
         // onto queue 1, where task 11 waits, it takes the clamped lag
         // along.
-        let mut e = hog(Eevdf::new(MS, 4 * MS, 2));
+        let mut e = hog(Eevdf::new(Dur(MS), Dur(4 * MS), 2));
         let v = (100 * MS as i64) / 11;
-        assert_eq!(e.lag(at(100), 0), v - 100 * MS as i64);
-        e.wake(at(100), 11, 1);
-        e.wait(at(100), 11, 1);
-        e.wake(at(100), 0, 1);
-        e.wait(at(100), 0, 1);
-        assert_eq!(e.lag(at(100), 0), -4 * MS as i64);
+        assert_eq!(e.lag(at(100), TaskId(0)), v - 100 * MS as i64);
+        e.wake(at(100), TaskId(11), 1);
+        e.wait(at(100), TaskId(11), 1);
+        e.wake(at(100), TaskId(0), 1);
+        e.wait(at(100), TaskId(0), 1);
+        assert_eq!(e.lag(at(100), TaskId(0)), -4 * MS as i64);
     }
 
     #[test]
     fn an_ineligible_task_is_passed_over_despite_an_earlier_deadline() {
-        let mut e = Eevdf::new(4 * MS, 4 * MS, 1);
+        let mut e = Eevdf::new(Dur(4 * MS), Dur(4 * MS), 1);
         // B has run before (no lag): its next placement gets a full slice.
-        e.wake(at(0), 1, 0);
-        e.start(at(0), 1, 0);
-        e.stop(at(0), 1, false);
+        e.wake(at(0), TaskId(1), 0);
+        e.start(at(0), TaskId(1), 0);
+        e.stop(at(0), TaskId(1), false);
         // A, new, runs 1 ms: vruntime 1 ms, deadline 2 ms (half a slice).
         // B waits at vruntime 0 with deadline 4 ms.
-        e.wake(at(0), 0, 0);
-        e.start(at(0), 0, 0);
-        e.wake(at(0), 1, 0);
-        e.wait(at(0), 1, 0);
-        e.stop(at(1), 0, true);
-        e.wait(at(1), 0, 0);
+        e.wake(at(0), TaskId(0), 0);
+        e.start(at(0), TaskId(0), 0);
+        e.wake(at(0), TaskId(1), 0);
+        e.wait(at(0), TaskId(1), 0);
+        e.stop(at(1), TaskId(0), true);
+        e.wait(at(1), TaskId(0), 0);
         assert_eq!(
-            (e.deadline(0), e.deadline(1)),
+            (e.deadline(TaskId(0)), e.deadline(TaskId(1))),
             (2 * MS as i64, 4 * MS as i64)
         );
         // V = 0.5 ms: A is not eligible, B is.
-        let c = [(0, 0), (1, 1)];
+        let c = [(TaskId(0), 0), (TaskId(1), 1)];
         assert_eq!(e.pick(at(1), 0, c.into_iter()), Some(1));
     }
 
     #[test]
     fn a_used_up_slice_moves_the_deadline() {
-        let mut e = Eevdf::new(2 * MS, MS, 1);
-        e.wake(at(0), 0, 0);
-        assert_eq!(e.deadline(0), MS as i64, "first placement: half a slice");
-        e.start(at(0), 0, 0);
-        e.stop(at(5), 0, true);
-        assert_eq!(e.deadline(0), 7 * MS as i64, "vruntime 5 ms + slice");
+        let mut e = Eevdf::new(Dur(2 * MS), Dur(MS), 1);
+        e.wake(at(0), TaskId(0), 0);
+        assert_eq!(
+            e.deadline(TaskId(0)),
+            MS as i64,
+            "first placement: half a slice"
+        );
+        e.start(at(0), TaskId(0), 0);
+        e.stop(at(5), TaskId(0), true);
+        assert_eq!(
+            e.deadline(TaskId(0)),
+            7 * MS as i64,
+            "vruntime 5 ms + slice"
+        );
     }
 
     #[test]
     fn a_task_that_moves_to_another_queue_takes_its_lag_along() {
         // On queue 0, A runs 3 ms while B waits: A's lag is -1.5 ms. On
         // queue 1, C waits at vruntime 0 while D runs from 0 to 10 ms.
-        let mut e = Eevdf::new(3 * MS, 4 * MS, 2);
-        e.wake(at(0), 0, 0);
-        e.start(at(0), 0, 0);
-        e.wake(at(0), 1, 0);
-        e.wait(at(0), 1, 0);
-        e.wake(at(0), 3, 1);
-        e.start(at(0), 3, 1);
-        e.wake(at(0), 2, 1);
-        e.wait(at(0), 2, 1);
-        e.stop(at(3), 0, true);
-        e.wait(at(3), 0, 0);
-        assert_eq!(e.lag(at(3), 0), -(3 * MS as i64) / 2);
+        let mut e = Eevdf::new(Dur(3 * MS), Dur(4 * MS), 2);
+        e.wake(at(0), TaskId(0), 0);
+        e.start(at(0), TaskId(0), 0);
+        e.wake(at(0), TaskId(1), 0);
+        e.wait(at(0), TaskId(1), 0);
+        e.wake(at(0), TaskId(3), 1);
+        e.start(at(0), TaskId(3), 1);
+        e.wake(at(0), TaskId(2), 1);
+        e.wait(at(0), TaskId(2), 1);
+        e.stop(at(3), TaskId(0), true);
+        e.wait(at(3), TaskId(0), 0);
+        assert_eq!(e.lag(at(3), TaskId(0)), -(3 * MS as i64) / 2);
         // At 10 ms A, pulled, starts on queue 1 (V 5 ms): placed at V less
         // its lag scaled by 3/2, it is 1.5 ms behind once counted.
-        e.start(at(10), 0, 1);
-        assert_eq!(e.lag(at(10), 0), -(3 * MS as i64) / 2);
+        e.start(at(10), TaskId(0), 1);
+        assert_eq!(e.lag(at(10), TaskId(0)), -(3 * MS as i64) / 2);
         // Queue 0 is B's alone again.
-        assert_eq!(e.lag(at(10), 1), 0);
+        assert_eq!(e.lag(at(10), TaskId(1)), 0);
     }
 }

@@ -23,11 +23,11 @@ pub(crate) struct PerTask<E>(Vec<E>);
 
 impl<E: Copy + Default> PerTask<E> {
     pub(crate) fn get(&self, t: TaskId) -> E {
-        self.0.get(t as usize).copied().unwrap_or_default()
+        self.0.get(t.index()).copied().unwrap_or_default()
     }
 
     pub(crate) fn get_mut(&mut self, t: TaskId) -> &mut E {
-        let i = t as usize;
+        let i = t.index();
         if i >= self.0.len() {
             self.0.resize(i + 1, E::default());
         }

@@ -13,8 +13,9 @@
 //! leaves a stale entry in the other, skipped when met and swept out when
 //! stale entries outnumber live ones.
 
-use crate::ids::{Cpu, TaskId};
+use crate::ids::{CpuId, TaskId};
 use std::collections::VecDeque;
+use typed_index_collections::TiVec;
 
 /// An idle list: (kworker, stamp) in the order they went idle.
 type List = VecDeque<(TaskId, u64)>;
@@ -30,7 +31,7 @@ pub struct IdleKworkers {
     /// Every idle kworker, longest idle first.
     all: List,
     /// Idle kworkers by the CPU they last ran on, longest idle first.
-    by_home: Vec<List>,
+    by_home: TiVec<CpuId, List>,
     /// Entries of `all` and `by_home` together.
     entries: usize,
 }
@@ -40,8 +41,8 @@ impl IdleKworkers {
     /// that order.
     pub fn new(first: TaskId, n: u32) -> Self {
         let mut pool = Self::empty(first, n);
-        for w in first..first + n {
-            pool.push(w, None);
+        for i in 0..n {
+            pool.push(TaskId(first.0 + i), None);
         }
         pool
     }
@@ -54,37 +55,37 @@ impl IdleKworkers {
             next_stamp: 1,
             live: 0,
             all: VecDeque::new(),
-            by_home: Vec::new(),
+            by_home: TiVec::new(),
             entries: 0,
         }
     }
 
     /// Kworker `w`, which last ran on `home`, goes idle.
-    pub fn push(&mut self, w: TaskId, home: Option<Cpu>) {
+    pub fn push(&mut self, w: TaskId, home: Option<CpuId>) {
         let s = self.next_stamp;
         self.next_stamp += 1;
-        self.stamp[(w - self.first) as usize] = s;
+        self.stamp[w.index() - self.first.index()] = s;
         self.live += 1;
         self.all.push_back((w, s));
         self.entries += 1;
-        if let Some(Cpu(c)) = home.filter(|&c| c != Cpu::ANY) {
-            if self.by_home.len() <= c as usize {
-                self.by_home.resize_with(c as usize + 1, VecDeque::new);
+        if let Some(c) = home.filter(|&c| c != CpuId::ANY) {
+            if self.by_home.len() <= c.index() {
+                self.by_home.resize_with(c.index() + 1, VecDeque::new);
             }
-            self.by_home[c as usize].push_back((w, s));
+            self.by_home[c].push_back((w, s));
             self.entries += 1;
         }
     }
 
-    /// The kworker to run an item on `cpu` ([`Cpu::ANY`]: unbound), taken
+    /// The kworker to run an item on `cpu` ([`CpuId::ANY`]: unbound), taken
     /// off the idle lists; `None` if none is idle.
-    pub fn take(&mut self, cpu: Cpu) -> Option<TaskId> {
+    pub fn take(&mut self, cpu: CpuId) -> Option<TaskId> {
         let (stamp, first, entries) = (&self.stamp, self.first, &mut self.entries);
-        let w = if cpu == Cpu::ANY {
+        let w = if cpu == CpuId::ANY {
             Self::live(&mut self.all, stamp, first, entries, VecDeque::pop_back)
         } else {
             self.by_home
-                .get_mut(cpu.0 as usize)
+                .get_mut(cpu)
                 .and_then(|list| Self::live(list, stamp, first, entries, VecDeque::pop_back))
                 .or_else(|| Self::live(&mut self.all, stamp, first, entries, VecDeque::pop_front))
         }?;
@@ -92,7 +93,7 @@ impl IdleKworkers {
     }
 
     fn took(&mut self, w: TaskId) -> TaskId {
-        self.stamp[(w - self.first) as usize] = 0;
+        self.stamp[w.index() - self.first.index()] = 0;
         self.live -= 1;
         if self.entries > 2 * self.live + 64 {
             self.sweep();
@@ -110,7 +111,7 @@ impl IdleKworkers {
     ) -> Option<TaskId> {
         while let Some((w, s)) = pop(list) {
             *entries -= 1;
-            if stamp[(w - first) as usize] == s {
+            if stamp[w.index() - first.index()] == s {
                 return Some(w);
             }
         }
@@ -121,7 +122,7 @@ impl IdleKworkers {
     /// outnumber live ones).
     fn sweep(&mut self) {
         let (stamp, first) = (&self.stamp, self.first);
-        let live = |&(w, s): &(TaskId, u64)| stamp[(w - first) as usize] == s;
+        let live = |&(w, s): &(TaskId, u64)| stamp[w.index() - first.index()] == s;
         self.all.retain(live);
         for list in &mut self.by_home {
             list.retain(live);
@@ -136,8 +137,8 @@ mod tests {
 
     /// The order as a scan of one list (in the order they went idle): the
     /// last whose home is `cpu`, else the first; for no CPU, the last.
-    fn reference(idle: &mut VecDeque<(TaskId, Option<Cpu>)>, cpu: Cpu) -> Option<TaskId> {
-        if cpu == Cpu::ANY {
+    fn reference(idle: &mut VecDeque<(TaskId, Option<CpuId>)>, cpu: CpuId) -> Option<TaskId> {
+        if cpu == CpuId::ANY {
             return idle.pop_back().map(|(w, _)| w);
         }
         if let Some(i) = idle.iter().rposition(|&(_, h)| h == Some(cpu)) {
@@ -148,17 +149,37 @@ mod tests {
 
     #[test]
     fn r37_takes_the_last_idle_kworker_of_the_cpu_else_the_longest_idle() {
-        let mut p = IdleKworkers::new(10, 4);
-        assert_eq!(p.take(Cpu(1)), Some(10), "none ran yet: longest idle");
-        assert_eq!(p.take(Cpu::ANY), Some(13), "unbound: the last idle");
-        p.push(13, Some(Cpu(0)));
-        p.push(10, Some(Cpu(0)));
-        assert_eq!(p.take(Cpu(0)), Some(10), "its CPU's last idle kworker");
-        assert_eq!(p.take(Cpu(3)), Some(11), "none of CPU 3: longest idle");
-        assert_eq!(p.take(Cpu::ANY), Some(13), "the stale 10 skipped");
-        assert_eq!(p.take(Cpu(0)), Some(12), "CPU 0's entries are stale");
+        let mut p = IdleKworkers::new(TaskId(10), 4);
+        assert_eq!(
+            p.take(CpuId(1)),
+            Some(TaskId(10)),
+            "none ran yet: longest idle"
+        );
+        assert_eq!(
+            p.take(CpuId::ANY),
+            Some(TaskId(13)),
+            "unbound: the last idle"
+        );
+        p.push(TaskId(13), Some(CpuId(0)));
+        p.push(TaskId(10), Some(CpuId(0)));
+        assert_eq!(
+            p.take(CpuId(0)),
+            Some(TaskId(10)),
+            "its CPU's last idle kworker"
+        );
+        assert_eq!(
+            p.take(CpuId(3)),
+            Some(TaskId(11)),
+            "none of CPU 3: longest idle"
+        );
+        assert_eq!(p.take(CpuId::ANY), Some(TaskId(13)), "the stale 10 skipped");
+        assert_eq!(
+            p.take(CpuId(0)),
+            Some(TaskId(12)),
+            "CPU 0's entries are stale"
+        );
         assert_eq!(p.live, 0);
-        assert_eq!(p.take(Cpu(1)), None);
+        assert_eq!(p.take(CpuId(1)), None);
     }
 
     #[test]
@@ -166,20 +187,21 @@ mod tests {
         use rand::Rng;
         let mut rng = sim::rng::stream(7, 0, "test/idle_kworkers", 0);
         let n = 24u32;
-        let mut p = IdleKworkers::new(100, n);
-        let mut r: VecDeque<(TaskId, Option<Cpu>)> = (100..100 + n).map(|w| (w, None)).collect();
+        let mut p = IdleKworkers::new(TaskId(100), n);
+        let mut r: VecDeque<(TaskId, Option<CpuId>)> =
+            (100..100 + n).map(|w| (TaskId(w), None)).collect();
         let mut busy: Vec<TaskId> = Vec::new();
         for _ in 0..20_000 {
             if !busy.is_empty() && (r.is_empty() || rng.random_bool(0.5)) {
                 let w = busy.swap_remove(rng.random_range(0..busy.len()));
-                let home = Some(Cpu(rng.random_range(0..6)));
+                let home = Some(CpuId(rng.random_range(0..6)));
                 p.push(w, home);
                 r.push_back((w, home));
             } else {
                 let cpu = if rng.random_bool(0.2) {
-                    Cpu::ANY
+                    CpuId::ANY
                 } else {
-                    Cpu(rng.random_range(0..8))
+                    CpuId(rng.random_range(0..8))
                 };
                 let got = p.take(cpu);
                 assert_eq!(got, reference(&mut r, cpu));

@@ -54,7 +54,7 @@
 //!   decides whether an item may run at all, is exact.
 //! - Unbound workqueues have one node, so one pwq with the whole
 //!   `max_active` (R32 splits it over NUMA nodes). Its items start on
-//!   [`Cpu::ANY`]: unbound workers are not bound to a CPU.
+//!   [`CpuId::ANY`]: unbound workers are not bound to a CPU.
 //! - Timers fire on the CPU that armed them (`dwork->cpu`, no timer
 //!   migration). With [`Workqueue::with_timer_wheel`] (the world's
 //!   workqueues) they fire as the kernel's timer wheel has them
@@ -64,7 +64,7 @@
 //!   that is never rounded ([`Workqueue::queue_rcu_work`]). `flush_work`,
 //!   its barrier items and `drain_workqueue` are not modeled.
 
-use crate::ids::{Cpu, WorkId};
+use crate::ids::{CpuId, WorkId};
 use sim::{Dur, SimTime};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -95,10 +95,10 @@ pub enum WqKind {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     /// The item is on the worklist for a worker bound to this CPU
-    /// ([`Cpu::ANY`] on an unbound or ordered workqueue), still pending
+    /// ([`CpuId::ANY`] on an unbound or ordered workqueue), still pending
     /// until the world calls [`Workqueue::process_begins`]; it then
     /// executes until [`Workqueue::work_done`].
-    Start(WorkId, Cpu),
+    Start(WorkId, CpuId),
     /// Arm the item's delayed-work timer for this time and call
     /// [`Workqueue::delayed_timer_fired`] then. Timers armed earlier for
     /// the item are dead; their firing is ignored. A timer re-armed to a
@@ -111,7 +111,7 @@ pub enum Action {
     FlushDone(FlushId),
     /// A grab took the item off the worklist before a worker began it:
     /// the world drops it from where it waits for a worker.
-    Withdraw(WorkId, Cpu),
+    Withdraw(WorkId, CpuId),
 }
 
 /// The answer to [`Workqueue::flush_workqueue`].
@@ -126,8 +126,8 @@ pub enum FlushOutcome {
 /// Statistics of one pool_workqueue.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PwqStats {
-    /// The pwq's CPU ([`Cpu::ANY`] when unbound).
-    pub cpu: Cpu,
+    /// The pwq's CPU ([`CpuId::ANY`] when unbound).
+    pub cpu: CpuId,
     /// Items active now (executing, or activated behind their own run).
     pub nr_active: u32,
     /// Length of the inactive list now.
@@ -159,7 +159,7 @@ enum Pending {
     No,
     /// A delayed-work timer is armed; it queues on `cpu` at `expires`.
     Timer {
-        cpu: Cpu,
+        cpu: CpuId,
         expires: SimTime,
     },
     Queued(Queued),
@@ -195,15 +195,15 @@ struct Items(Vec<Item>);
 
 impl Items {
     fn get(&self, w: &WorkId) -> Option<&Item> {
-        self.0.get(w.0 as usize)
+        self.0.get(w.index())
     }
 
     fn get_mut(&mut self, w: &WorkId) -> Option<&mut Item> {
-        self.0.get_mut(w.0 as usize)
+        self.0.get_mut(w.index())
     }
 
     fn entry(&mut self, w: WorkId) -> &mut Item {
-        let i = w.0 as usize;
+        let i = w.index();
         if i >= self.0.len() {
             self.0.resize(i + 1, Item::default());
         }
@@ -215,20 +215,20 @@ impl Items {
         self.0
             .iter()
             .enumerate()
-            .map(|(i, it)| (WorkId(i as u32), it))
+            .map(|(i, it)| (WorkId::from(i), it))
     }
 }
 
 impl std::ops::Index<&WorkId> for Items {
     type Output = Item;
     fn index(&self, w: &WorkId) -> &Item {
-        &self.0[w.0 as usize]
+        &self.0[w.index()]
     }
 }
 
 #[derive(Debug)]
 struct Pwq {
-    cpu: Cpu,
+    cpu: CpuId,
     nr_active: u32,
     inactive: VecDeque<WorkId>,
     queued: u64,
@@ -306,9 +306,9 @@ impl Workqueue {
             WqKind::Unbound => (kind, wq_clamp_max_active(max_active)),
             WqKind::Ordered => (kind, 1),
         };
-        let cpus: Vec<Cpu> = match kind {
-            WqKind::PerCpu { cpus } => (0..cpus).map(Cpu).collect(),
-            WqKind::Unbound | WqKind::Ordered => vec![Cpu::ANY],
+        let cpus: Vec<CpuId> = match kind {
+            WqKind::PerCpu { cpus } => (0..cpus).map(CpuId).collect(),
+            WqKind::Unbound | WqKind::Ordered => vec![CpuId::ANY],
         };
         Workqueue {
             name: name.into(),
@@ -358,7 +358,7 @@ impl Workqueue {
         &mut self,
         now: SimTime,
         work: WorkId,
-        cpu: Cpu,
+        cpu: CpuId,
         out: &mut Vec<Action>,
     ) -> bool {
         if self.work_pending(work) {
@@ -396,7 +396,7 @@ impl Workqueue {
         &mut self,
         now: SimTime,
         work: WorkId,
-        cpu: Cpu,
+        cpu: CpuId,
         delay: Dur,
         out: &mut Vec<Action>,
     ) -> bool {
@@ -419,7 +419,7 @@ impl Workqueue {
         &mut self,
         now: SimTime,
         work: WorkId,
-        cpu: Cpu,
+        cpu: CpuId,
         grace_period: Dur,
         out: &mut Vec<Action>,
     ) -> bool {
@@ -467,7 +467,7 @@ impl Workqueue {
         &mut self,
         now: SimTime,
         work: WorkId,
-        cpu: Cpu,
+        cpu: CpuId,
         delay: Dur,
         out: &mut Vec<Action>,
     ) -> bool {
@@ -603,13 +603,13 @@ impl Workqueue {
     }
 
     /// `nr_active` of the pwq that a queue on `cpu` uses.
-    pub fn nr_active(&self, cpu: Cpu) -> u32 {
+    pub fn nr_active(&self, cpu: CpuId) -> u32 {
         self.pwqs[self.pwq_index(cpu)].nr_active
     }
 
     /// The inactive list, oldest first, of the pwq that a queue on `cpu`
     /// uses.
-    pub fn inactive(&self, cpu: Cpu) -> Vec<WorkId> {
+    pub fn inactive(&self, cpu: CpuId) -> Vec<WorkId> {
         self.pwqs[self.pwq_index(cpu)]
             .inactive
             .iter()
@@ -656,7 +656,7 @@ impl Workqueue {
 
     /// The pwq of a queue from `cpu`: the CPU's on a per-CPU workqueue (R33
     /// uses the current CPU), the only one otherwise.
-    fn pwq_index(&self, cpu: Cpu) -> usize {
+    fn pwq_index(&self, cpu: CpuId) -> usize {
         match self.kind {
             WqKind::PerCpu { cpus } => {
                 assert!(
@@ -664,7 +664,7 @@ impl Workqueue {
                     "workqueue {}: per-CPU queue on {cpu:?}, which is not one of its {cpus} CPUs",
                     self.name
                 );
-                cpu.0 as usize
+                cpu.index()
             }
             WqKind::Unbound | WqKind::Ordered => 0,
         }
@@ -676,7 +676,7 @@ impl Workqueue {
         &mut self,
         now: SimTime,
         work: WorkId,
-        cpu: Cpu,
+        cpu: CpuId,
         delay: Dur,
         expires: SimTime,
         out: &mut Vec<Action>,
@@ -697,7 +697,7 @@ impl Workqueue {
     /// the next flush sequence number (`nr_in_flight[color]++`); active if
     /// the inactive list is empty and `nr_active < max_active`, else at the
     /// tail of the inactive list.
-    fn __queue_work(&mut self, now: SimTime, work: WorkId, cpu: Cpu, out: &mut Vec<Action>) {
+    fn __queue_work(&mut self, now: SimTime, work: WorkId, cpu: CpuId, out: &mut Vec<Action>) {
         let running = self.items.get(&work).and_then(|i| i.running);
         let pwq = match running {
             Some(r) => r.pwq,
@@ -899,8 +899,8 @@ mod tests {
     fn w(n: u32) -> WorkId {
         WorkId(n)
     }
-    fn c(n: u32) -> Cpu {
-        Cpu(n)
+    fn c(n: u32) -> CpuId {
+        CpuId(n)
     }
     fn ms(n: u64) -> SimTime {
         SimTime(n * MS)
@@ -1011,7 +1011,7 @@ mod tests {
         assert_eq!((h.wq.nr_active(c(1)), h.wq.inactive(c(1))), (1, vec![]));
         // An unbound workqueue has one pwq: the same calls queue 3 too.
         let mut u = H::new(WqKind::Unbound, 1);
-        assert_eq!(u.queue(1, 0), (true, vec![Start(w(1), Cpu::ANY)]));
+        assert_eq!(u.queue(1, 0), (true, vec![Start(w(1), CpuId::ANY)]));
         assert_eq!(u.queue(2, 0), (true, none()));
         assert_eq!(u.queue(3, 1), (true, none()));
         assert_eq!(u.wq.inactive(c(1)), vec![w(2), w(3)]);
@@ -1121,13 +1121,13 @@ mod tests {
     #[test]
     fn r34_ordered_workqueue_runs_one_at_a_time_in_fifo_order() {
         let mut h = H::new(WqKind::Ordered, 0);
-        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), Cpu::ANY)]));
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), CpuId::ANY)]));
         assert_eq!(h.queue(2, 1), (true, none()));
         assert_eq!(h.queue(3, 0), (true, none()));
         assert_eq!(h.queue(4, 3), (true, none()));
-        assert_eq!(h.done(1), vec![Start(w(2), Cpu::ANY)]);
-        assert_eq!(h.done(2), vec![Start(w(3), Cpu::ANY)]);
-        assert_eq!(h.done(3), vec![Start(w(4), Cpu::ANY)]);
+        assert_eq!(h.done(1), vec![Start(w(2), CpuId::ANY)]);
+        assert_eq!(h.done(2), vec![Start(w(3), CpuId::ANY)]);
+        assert_eq!(h.done(3), vec![Start(w(4), CpuId::ANY)]);
         assert_eq!(h.done(4), none());
     }
 
@@ -1463,7 +1463,7 @@ mod tests {
                         Start(wk, cpu) => {
                             assert!(!running.contains(&wk.0), "non-reentrancy");
                             assert_eq!(
-                                cpu == Cpu::ANY,
+                                cpu == CpuId::ANY,
                                 !matches!(h.wq.kind(), WqKind::PerCpu { .. })
                             );
                             running.push(wk.0);

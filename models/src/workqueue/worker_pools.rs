@@ -22,9 +22,10 @@
 //! leave `nr_running`), highpri pools, and worker creation beyond the
 //! kworkers a scenario gives its workqueues (R38).
 
-use crate::ids::{Cpu, TaskId, WorkId};
+use crate::ids::{CpuId, TaskId, WorkId, WqId};
 use crate::workqueue::idle_kworkers::IdleKworkers;
 use std::collections::VecDeque;
+use typed_index_collections::{ti_vec, TiVec};
 
 /// Where a pool kworker is in R37's accounting.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -45,16 +46,16 @@ pub enum PoolState {
 pub struct WorkerPools {
     /// Per CPU: activated items no kworker has taken yet, FIFO, with the
     /// workqueue each was queued on.
-    worklist: Vec<VecDeque<(u32, WorkId)>>,
-    nr_running: Vec<u32>,
+    worklist: TiVec<CpuId, VecDeque<(WqId, WorkId)>>,
+    nr_running: TiVec<CpuId, u32>,
     /// Per CPU: the idle kworker a kick woke that has not run yet (a
     /// second kick wakes the same one: a no-op).
-    kicked: Vec<Option<TaskId>>,
+    kicked: TiVec<CpuId, Option<TaskId>>,
     /// The idle kworkers of every per-CPU workqueue.
     pub idle: IdleKworkers,
     /// Pools a kick found no idle kworker for, oldest first: the next
     /// kworker to go idle is theirs (the kernel would create one, R38).
-    starved: VecDeque<Cpu>,
+    starved: VecDeque<CpuId>,
     pub kicks: u64,
     pub keep_working: u64,
     pub idle_wakeups: u64,
@@ -64,9 +65,9 @@ impl WorkerPools {
     /// Pools for `cpus` CPUs; `idle` lists the kworkers they may wake.
     pub fn new(cpus: usize, idle: IdleKworkers) -> Self {
         WorkerPools {
-            worklist: vec![VecDeque::new(); cpus],
-            nr_running: vec![0; cpus],
-            kicked: vec![None; cpus],
+            worklist: ti_vec![VecDeque::new(); cpus],
+            nr_running: ti_vec![0; cpus],
+            kicked: ti_vec![None; cpus],
             idle,
             starved: VecDeque::new(),
             kicks: 0,
@@ -77,30 +78,28 @@ impl WorkerPools {
 
     /// `insert_work`: item `id` of workqueue `q` is activated on `cpu`.
     /// Returns whether the pool must be kicked.
-    pub fn insert_work(&mut self, cpu: Cpu, q: u32, id: WorkId) -> bool {
-        self.worklist[cpu.0 as usize].push_back((q, id));
+    pub fn insert_work(&mut self, cpu: CpuId, q: WqId, id: WorkId) -> bool {
+        self.worklist[cpu].push_back((q, id));
         self.need_more_worker(cpu)
     }
 
     /// Item `id` of workqueue `q` leaves `cpu`'s worklist before a
     /// kworker took it (a grab: `try_to_grab_pending`).
-    pub fn remove_work(&mut self, cpu: Cpu, q: u32, id: WorkId) {
-        let l = &mut self.worklist[cpu.0 as usize];
+    pub fn remove_work(&mut self, cpu: CpuId, q: WqId, id: WorkId) {
+        let l = &mut self.worklist[cpu];
         if let Some(i) = l.iter().position(|&x| x == (q, id)) {
             l.remove(i);
         }
     }
 
-    pub fn need_more_worker(&self, cpu: Cpu) -> bool {
-        let c = cpu.0 as usize;
-        !self.worklist[c].is_empty() && self.nr_running[c] == 0
+    pub fn need_more_worker(&self, cpu: CpuId) -> bool {
+        !self.worklist[cpu].is_empty() && self.nr_running[cpu] == 0
     }
 
     /// `kick_pool`: the idle kworker to wake for `cpu`, if one must be
     /// woken (none is woken already) and one is idle.
-    pub fn kick(&mut self, cpu: Cpu) -> Option<TaskId> {
-        let c = cpu.0 as usize;
-        if self.kicked[c].is_some() {
+    pub fn kick(&mut self, cpu: CpuId) -> Option<TaskId> {
+        if self.kicked[cpu].is_some() {
             return None;
         }
         let Some(w) = self.idle.take(cpu) else {
@@ -109,15 +108,15 @@ impl WorkerPools {
             }
             return None;
         };
-        self.kicked[c] = Some(w);
+        self.kicked[cpu] = Some(w);
         self.kicks += 1;
         Some(w)
     }
 
     /// A kworker went idle: the oldest starved pool that still needs one.
-    pub fn next_starved(&mut self) -> Option<Cpu> {
+    pub fn next_starved(&mut self) -> Option<CpuId> {
         while let Some(cpu) = self.starved.pop_front() {
-            if self.need_more_worker(cpu) && self.kicked[cpu.0 as usize].is_none() {
+            if self.need_more_worker(cpu) && self.kicked[cpu].is_none() {
                 return Some(cpu);
             }
         }
@@ -126,42 +125,40 @@ impl WorkerPools {
 
     /// Kicked kworker `w` runs on `cpu` (`worker_thread`): the item it
     /// takes, counted running, or `None` if it must go back to sleep.
-    pub fn kicked_runs(&mut self, w: TaskId, cpu: Cpu) -> Option<(u32, WorkId)> {
-        let c = cpu.0 as usize;
-        if self.kicked[c] == Some(w) {
-            self.kicked[c] = None;
+    pub fn kicked_runs(&mut self, w: TaskId, cpu: CpuId) -> Option<(WqId, WorkId)> {
+        if self.kicked[cpu] == Some(w) {
+            self.kicked[cpu] = None;
         }
         if !self.need_more_worker(cpu) {
             self.idle_wakeups += 1;
             return None;
         }
-        self.nr_running[c] += 1;
-        self.worklist[c].pop_front()
+        self.nr_running[cpu] += 1;
+        self.worklist[cpu].pop_front()
     }
 
     /// A running kworker finished its item on `cpu`: the next item it
     /// goes on with (`keep_working`), or `None`: it leaves `nr_running`
     /// and goes idle.
-    pub fn finished(&mut self, cpu: Cpu) -> Option<(u32, WorkId)> {
-        let c = cpu.0 as usize;
-        if !self.worklist[c].is_empty() && self.nr_running[c] <= 1 {
+    pub fn finished(&mut self, cpu: CpuId) -> Option<(WqId, WorkId)> {
+        if !self.worklist[cpu].is_empty() && self.nr_running[cpu] <= 1 {
             self.keep_working += 1;
-            return self.worklist[c].pop_front();
+            return self.worklist[cpu].pop_front();
         }
-        self.nr_running[c] -= 1;
+        self.nr_running[cpu] -= 1;
         None
     }
 
     /// `wq_worker_sleeping`: a running kworker sleeps inside its item.
     /// Returns whether the pool must be kicked.
-    pub fn sleeping(&mut self, cpu: Cpu) -> bool {
-        self.nr_running[cpu.0 as usize] -= 1;
+    pub fn sleeping(&mut self, cpu: CpuId) -> bool {
+        self.nr_running[cpu] -= 1;
         self.need_more_worker(cpu)
     }
 
     /// `wq_worker_running`: a kworker that slept inside its item runs again.
-    pub fn running(&mut self, cpu: Cpu) {
-        self.nr_running[cpu.0 as usize] += 1;
+    pub fn running(&mut self, cpu: CpuId) {
+        self.nr_running[cpu] += 1;
     }
 }
 
@@ -170,71 +167,78 @@ mod tests {
     use super::*;
 
     fn pools(workers: u32) -> WorkerPools {
-        WorkerPools::new(2, IdleKworkers::new(10, workers))
+        WorkerPools::new(2, IdleKworkers::new(TaskId(10), workers))
     }
 
     /// Pools of 3 kworkers where kworker 10 runs item 1 on `cpu`.
-    fn one_running(cpu: Cpu) -> WorkerPools {
+    fn one_running(cpu: CpuId) -> WorkerPools {
         let mut p = pools(3);
-        p.insert_work(cpu, 0, WorkId(1));
-        assert_eq!(p.kick(cpu), Some(10));
-        assert_eq!(p.kicked_runs(10, cpu), Some((0, WorkId(1))));
+        p.insert_work(cpu, WqId(0), WorkId(1));
+        assert_eq!(p.kick(cpu), Some(TaskId(10)));
+        assert_eq!(p.kicked_runs(TaskId(10), cpu), Some((WqId(0), WorkId(1))));
         p
     }
 
     #[test]
     fn r37_an_item_kicks_one_idle_kworker_only_while_none_runs() {
         let mut p = pools(3);
-        let c = Cpu(0);
-        assert!(p.insert_work(c, 0, WorkId(1)), "nothing runs: kick");
-        assert_eq!(p.kick(c), Some(10));
-        assert!(p.insert_work(c, 1, WorkId(2)));
+        let c = CpuId(0);
+        assert!(p.insert_work(c, WqId(0), WorkId(1)), "nothing runs: kick");
+        assert_eq!(p.kick(c), Some(TaskId(10)));
+        assert!(p.insert_work(c, WqId(1), WorkId(2)));
         assert_eq!(p.kick(c), None, "the kicked kworker has not run yet");
-        assert_eq!(p.kicked_runs(10, c), Some((0, WorkId(1))));
-        assert!(!p.insert_work(c, 0, WorkId(3)), "one runs: no kick");
-        assert!(p.insert_work(Cpu(1), 0, WorkId(4)), "another CPU's pool");
-        assert_eq!(p.kick(Cpu(1)), Some(11));
+        assert_eq!(p.kicked_runs(TaskId(10), c), Some((WqId(0), WorkId(1))));
+        assert!(!p.insert_work(c, WqId(0), WorkId(3)), "one runs: no kick");
+        assert!(
+            p.insert_work(CpuId(1), WqId(0), WorkId(4)),
+            "another CPU's pool"
+        );
+        assert_eq!(p.kick(CpuId(1)), Some(TaskId(11)));
     }
 
     #[test]
     fn r37_a_finishing_kworker_keeps_working_while_it_is_the_only_one_running() {
-        let c = Cpu(0);
+        let c = CpuId(0);
         let mut p = one_running(c);
-        p.insert_work(c, 1, WorkId(2));
-        assert_eq!(p.finished(c), Some((1, WorkId(2))), "keep_working");
+        p.insert_work(c, WqId(1), WorkId(2));
+        assert_eq!(p.finished(c), Some((WqId(1), WorkId(2))), "keep_working");
         assert_eq!(p.finished(c), None, "worklist empty: idle");
         assert!(!p.need_more_worker(c));
     }
 
     #[test]
     fn r37_a_sleeping_kworker_leaves_nr_running_and_kicks_another() {
-        let c = Cpu(0);
+        let c = CpuId(0);
         let mut p = one_running(c);
-        assert!(!p.insert_work(c, 1, WorkId(2)));
+        assert!(!p.insert_work(c, WqId(1), WorkId(2)));
         assert!(p.sleeping(c), "flush_workqueue sleeps: the pool is kicked");
-        assert_eq!(p.kick(c), Some(11));
+        assert_eq!(p.kick(c), Some(TaskId(11)));
         p.running(c);
         assert_eq!(
-            p.kicked_runs(11, c),
+            p.kicked_runs(TaskId(11), c),
             None,
             "the sleeper ran again first: nr_running is 1, back to sleep"
         );
         assert_eq!(p.idle_wakeups, 1);
-        assert_eq!(p.finished(c), Some((1, WorkId(2))), "the first takes it");
+        assert_eq!(
+            p.finished(c),
+            Some((WqId(1), WorkId(2))),
+            "the first takes it"
+        );
     }
 
     #[test]
     fn a_pool_with_no_idle_kworker_gets_the_next_one_to_go_idle() {
         let mut p = pools(1);
-        p.insert_work(Cpu(0), 0, WorkId(1));
-        assert_eq!(p.kick(Cpu(0)), Some(10));
-        p.kicked_runs(10, Cpu(0));
-        assert!(p.insert_work(Cpu(1), 0, WorkId(2)));
-        assert_eq!(p.kick(Cpu(1)), None, "no kworker idle");
-        assert_eq!(p.finished(Cpu(0)), None);
-        p.idle.push(10, Some(Cpu(0)));
-        assert_eq!(p.next_starved(), Some(Cpu(1)));
-        assert_eq!(p.kick(Cpu(1)), Some(10));
+        p.insert_work(CpuId(0), WqId(0), WorkId(1));
+        assert_eq!(p.kick(CpuId(0)), Some(TaskId(10)));
+        p.kicked_runs(TaskId(10), CpuId(0));
+        assert!(p.insert_work(CpuId(1), WqId(0), WorkId(2)));
+        assert_eq!(p.kick(CpuId(1)), None, "no kworker idle");
+        assert_eq!(p.finished(CpuId(0)), None);
+        p.idle.push(TaskId(10), Some(CpuId(0)));
+        assert_eq!(p.next_starved(), Some(CpuId(1)));
+        assert_eq!(p.kick(CpuId(1)), Some(TaskId(10)));
         assert_eq!(p.next_starved(), None);
     }
 }
