@@ -1,5 +1,6 @@
 //! When a `timer_list` timer fires: jiffies and the timer wheel's
-//! granularity (kernel/time/timer.c, `calc_wheel_index`, `calc_index`).
+//! granularity (R62: kernel/time/timer.c, `calc_wheel_index`,
+//! `calc_index`).
 //!
 //! A timer armed at `jiffies + delta` (R35's delayed work, R47's OOM
 //! reaper timer, R48's `schedule_timeout_killable`) goes into a
@@ -152,14 +153,14 @@ mod tests {
     }
 
     #[test]
-    fn r35_level_0_fires_one_jiffy_after_expires() {
+    fn r62_level_0_fires_one_jiffy_after_expires() {
         // delta 10 < 63: granule 1, rounded strictly up.
         assert_eq!(bucket_expiry(110, 100, 1000), 111);
         assert_eq!(bucket_expiry(162, 100, 1000), 163);
     }
 
     #[test]
-    fn r35_one_second_at_hz1000_lands_on_a_64_jiffy_boundary() {
+    fn r62_r35_one_second_at_hz1000_lands_on_a_64_jiffy_boundary() {
         // delta 1000 is level 2 (504..4031): granule 64.
         assert_eq!(bucket_expiry(1000, 0, 1000), 1024);
         assert_eq!(bucket_expiry(1023, 23, 1000), 1024);
@@ -179,7 +180,7 @@ mod tests {
     }
 
     #[test]
-    fn r47_oom_reaper_delay_and_r48_throttle_sleeps_end_on_a_wheel_bucket() {
+    fn r62_r47_oom_reaper_delay_and_r48_throttle_sleeps_end_on_a_wheel_bucket() {
         // OOM_REAPER_DELAY = 2 HZ = 2000 jiffies at HZ 1000, level 2:
         // armed at 5.3 ms (jiffy 5), expires 2005, fires at 2048.
         assert_eq!(
@@ -194,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn r35_level_1_granule_is_8_jiffies() {
+    fn r62_level_1_granule_is_8_jiffies() {
         // delta 100 (63..503): granule 8.
         assert_eq!(bucket_expiry(100, 0, 1000), 104);
         assert_eq!(bucket_expiry(104, 4, 1000), 112);

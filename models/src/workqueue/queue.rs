@@ -58,7 +58,7 @@
 //! - Timers fire on the CPU that armed them (`dwork->cpu`, no timer
 //!   migration). With [`Workqueue::with_timer_wheel`] (the world's
 //!   workqueues) they fire as the kernel's timer wheel has them
-//!   ([`crate::timer`]): on a tick, at the end of the wheel bucket of
+//!   ([`crate::timer`], R62): on a tick, at the end of the wheel bucket of
 //!   `jiffies + delay`; without it, at exactly `now + delay` (the rule
 //!   tests here). An `rcu_work` waits for its grace period as a timer
 //!   that is never rounded ([`Workqueue::queue_rcu_work`]). `flush_work`,
@@ -1217,7 +1217,7 @@ mod tests {
     }
 
     #[test]
-    fn r35_timers_on_the_wheel_fire_at_their_bucket_and_rcu_work_does_not_round() {
+    fn r35_r62_timers_on_the_wheel_fire_at_their_bucket_and_rcu_work_does_not_round() {
         // HZ 1000. A 1 s timer armed at 10.5 ms (jiffy 10) expires at
         // jiffy 1010: level 2, 64-jiffy buckets, so it fires at 1024 ms.
         let mut h = H::percpu(1, 1);
