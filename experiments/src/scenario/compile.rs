@@ -1735,7 +1735,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         if let Some((l, _, at)) = ctx.held.iter().flatten().next() {
             return Err(at.error(format!(
                 "`{gname}` ends its program still holding `{}` (taken here)",
-                locks[*l as usize].name
+                locks[(*l & !SELF_LOCK) as usize].name
             )));
         }
         if let Some((n, at)) = ctx.spans.iter().flatten().next() {

@@ -234,6 +234,23 @@ fn ending_the_program_with_a_lock_held() {
     assert_error(&o, &["ends its program still holding `l`"]);
 }
 
+/// Found by a mutation of the compiler's inputs: the check indexed the
+/// locks with the id it tracks a `[self]` hold under and panicked.
+#[test]
+fn ending_the_program_holding_a_family_lock_taken_with_self() {
+    let text = GOOD.to_string()
+        + "[locks.fam]\nkind = \"mutex\"\ninstances = 2\n\
+           [tasks.b]\ncount = 1\nprogram = [\"mutex_lock fam[self]\", \"cpu 1us\"]\n";
+    let o = convoy_run(&text, &[]);
+    assert_error(
+        &o,
+        &[
+            "tasks.b.program[0]",
+            "`b` ends its program still holding `fam[0]` (taken here)",
+        ],
+    );
+}
+
 #[test]
 fn taking_a_held_lock_again() {
     let o = convoy_run(&broken("  cpu 10us", "  down_read l"), &[]);
