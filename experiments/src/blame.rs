@@ -797,7 +797,7 @@ pub const MAX_RUNS: usize = 8;
 /// [`MAX_RUNS`]). Only those tasks' stretches are kept, so memory stays
 /// small on long runs.
 pub fn blame_run(
-    c: &crate::scenario::Compiled,
+    c: &crate::program::Compiled,
     (seed, rep): (u64, u64),
     limits: crate::world::Limits,
     wanted: Wanted,

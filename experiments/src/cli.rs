@@ -334,7 +334,7 @@ fn parse_window(w: &str) -> anyhow::Result<(sim::SimTime, sim::SimTime)> {
 
 /// The variant `--trace` and `--blame` look at (the first one run), and
 /// its compiled scenario.
-fn first_variant(p: &RunPlan) -> anyhow::Result<(String, crate::scenario::Compiled)> {
+fn first_variant(p: &RunPlan) -> anyhow::Result<(String, crate::program::Compiled)> {
     let variant = p.opts.variants.first().unwrap_or(&p.file.variants[0]);
     let mut prepared = runner::prepare(&p.file, std::slice::from_ref(variant))?;
     Ok((variant.clone(), prepared.remove(0).0))
@@ -481,7 +481,7 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<
 
 /// The ids of the wait statistics named `subject`, or an error listing
 /// the wait subjects there are.
-pub(crate) fn wait_stats(c: &crate::scenario::Compiled, subject: &str) -> anyhow::Result<Vec<u32>> {
+pub(crate) fn wait_stats(c: &crate::program::Compiled, subject: &str) -> anyhow::Result<Vec<u32>> {
     let waits: Vec<(u32, &str)> = c
         .stats
         .iter()

@@ -1,6 +1,8 @@
 //! `experiments`: the scenario language, the world that runs it, the
 //! built-in experiments and the `convoy` command line.
 //!
+//! - [`program`]: the compiled program, what the language produces and
+//!   the world runs;
 //! - [`scenario`]: TOML scenario files to compiled programs, with errors
 //!   that name file, line and field;
 //! - [`world`]: one replication of one variant, single-threaded;
@@ -16,6 +18,7 @@ pub mod bench;
 pub mod blame;
 pub mod builtin;
 pub mod cli;
+pub mod program;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;

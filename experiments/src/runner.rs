@@ -6,7 +6,8 @@
 //! keys every stream with `r`, so replications are independent and the
 //! same task draws the same numbers in every variant (common random numbers).
 
-use crate::scenario::{compile, Compiled, ScenarioError, ScenarioFile};
+use crate::program::Compiled;
+use crate::scenario::{compile, ScenarioError, ScenarioFile};
 use crate::world::{Limits, RunError, World};
 use output::files::{CrateVersion, Manifest, ResolvedScenario};
 use output::{ExperimentResult, VariantResult};

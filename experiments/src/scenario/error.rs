@@ -41,3 +41,10 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
+
+impl crate::program::Origin {
+    /// An error at this step (its location and field).
+    pub fn error(&self, msg: impl Into<String>) -> ScenarioError {
+        ScenarioError::new(self.location.clone(), self.field.clone(), msg)
+    }
+}

@@ -19,7 +19,7 @@ pub mod resolve;
 pub mod source;
 pub mod steps;
 
-pub use compile::{compile, Compiled};
+pub use compile::compile;
 pub use error::ScenarioError;
 pub use resolve::{load_variant, Loaded, ScenarioFile};
 pub use source::Source;

@@ -6,6 +6,7 @@
 
 use super::error::ScenarioError;
 use super::source::Source;
+use crate::program::{GfpWord, Origin, WorkKey};
 use sim::dist::{parse_inline, Dist};
 use toml::Spanned;
 
@@ -14,17 +15,6 @@ use toml::Spanned;
 pub struct WorkRef {
     pub name: String,
     pub key: WorkKey,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum WorkKey {
-    Index(u32),
-    /// The queueing task's index within its group.
-    SelfIndex,
-    /// A fresh item at each use (each removed cgroup has its own works):
-    /// the task's uses are numbered, interleaved with its group's other
-    /// tasks, modulo the work type's instances.
-    Seq,
 }
 
 fn work_ref(o: &Origin, kw: &str, text: &str) -> Result<WorkRef, ScenarioError> {
@@ -112,21 +102,6 @@ fn key_expr(o: &Origin, arg: &str) -> Result<KeyExpr, ScenarioError> {
             count_arg(o, "key", hi)?,
         )),
         _ => Err(usage()),
-    }
-}
-
-/// Where a step came from: for errors.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
-    /// `file:line` or `--set ...`.
-    pub location: String,
-    /// `ops.kernfs_lookup.steps[2]`.
-    pub field: String,
-}
-
-impl Origin {
-    pub fn error(&self, msg: impl Into<String>) -> ScenarioError {
-        ScenarioError::new(self.location.clone(), self.field.clone(), msg)
     }
 }
 
@@ -250,59 +225,17 @@ flush_workqueue, count, key, might_resched, span_begin, span_end, call, repeat, 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
 
-/// The GFP flags of a `charge` step's allocation, named by its last word
-/// (R45, R47). One byte in the instruction.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub enum GfpWord {
-    /// `kernel`: GFP_KERNEL, the default.
-    #[default]
-    Kernel,
-    /// `nowait`: GFP_NOWAIT, no reclaim; with no margin it fails at once.
-    Nowait,
-    /// `atomic`: GFP_ATOMIC, no reclaim; with no margin it is forced above
-    /// the limit (__GFP_HIGH).
-    Atomic,
-    /// `nofail`: __GFP_NOFAIL.
-    Nofail,
-    /// `noretry`: __GFP_NORETRY.
-    Noretry,
-    /// `retry_mayfail`: __GFP_RETRY_MAYFAIL.
-    RetryMayfail,
-}
-
-impl GfpWord {
-    pub fn parse(word: &str) -> Option<GfpWord> {
-        Some(match word {
-            "kernel" => GfpWord::Kernel,
-            "nowait" => GfpWord::Nowait,
-            "atomic" => GfpWord::Atomic,
-            "nofail" => GfpWord::Nofail,
-            "noretry" => GfpWord::Noretry,
-            "retry_mayfail" => GfpWord::RetryMayfail,
-            _ => return None,
-        })
-    }
-
-    /// The charge path's flags.
-    pub fn flags(self) -> models::memcg::Gfp {
-        use models::memcg::Gfp;
-        let g = Gfp::default();
-        match self {
-            GfpWord::Kernel => g,
-            GfpWord::Nowait => Gfp { nowait: true, ..g },
-            GfpWord::Atomic => Gfp {
-                nowait: true,
-                high: true,
-                ..g
-            },
-            GfpWord::Nofail => Gfp { nofail: true, ..g },
-            GfpWord::Noretry => Gfp { noretry: true, ..g },
-            GfpWord::RetryMayfail => Gfp {
-                retry_mayfail: true,
-                ..g
-            },
-        }
-    }
+/// The GFP flags a `charge` step's last word names, if it names one.
+fn gfp_word(word: &str) -> Option<GfpWord> {
+    Some(match word {
+        "kernel" => GfpWord::Kernel,
+        "nowait" => GfpWord::Nowait,
+        "atomic" => GfpWord::Atomic,
+        "nofail" => GfpWord::Nofail,
+        "noretry" => GfpWord::Noretry,
+        "retry_mayfail" => GfpWord::RetryMayfail,
+        _ => return None,
+    })
 }
 
 /// A memory amount in pages: `1 page`, `64 pages`, `4KiB`, `256MiB`,
@@ -489,8 +422,8 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
             )?;
             // A charge's last word may name its allocation's GFP flags.
             let (amount, gfp) = match amount.trim().rsplit_once(char::is_whitespace) {
-                Some((a, word)) if kw == "charge" && GfpWord::parse(word).is_some() => {
-                    (a, GfpWord::parse(word))
+                Some((a, word)) if kw == "charge" && gfp_word(word).is_some() => {
+                    (a, gfp_word(word))
                 }
                 _ => (amount, None),
             };

@@ -2,7 +2,7 @@
 //! and the OOM reaper.
 
 use super::*;
-use crate::scenario::compile::ReclaimFrees;
+use crate::program::ReclaimFrees;
 
 /// A reclaim attempt of a memcg that returns its pages at the midpoint
 /// (`reclaim_frees = "during"`).
@@ -28,7 +28,7 @@ impl<'c> World<'c> {
         pc: u32,
         m: MemcgId,
         pages: u64,
-        gfp: crate::scenario::steps::GfpWord,
+        gfp: crate::program::GfpWord,
     ) -> bool {
         use models::memcg::{Charge, ChargeStep, OomOutcome};
         let spec = &self.c.memcgs[m.index()];
@@ -289,10 +289,7 @@ impl<'c> World<'c> {
 /// how many of them other chargers took before the retry (all or none).
 /// The second draw is made only when `reclaim_kept` is below 1, so a
 /// scenario without it draws as before.
-fn reclaim_outcome(
-    spec: &crate::scenario::compile::MemcgSpec,
-    rng: &mut sim::Stream,
-) -> (u64, u64) {
+fn reclaim_outcome(spec: &crate::program::MemcgSpec, rng: &mut sim::Stream) -> (u64, u64) {
     if sim::rng::unit(rng) >= spec.reclaim_success {
         return (0, 0);
     }

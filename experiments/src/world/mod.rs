@@ -28,7 +28,7 @@
 //! methods: `interp` (programs), `cpu`, `locks`, `workqueues`,
 //! `memcg`, `observe` (trace and blame) and `results`.
 
-use crate::scenario::compile::{Compiled, GroupProg, Instr, StatId, WakePlacement};
+use crate::program::{Compiled, GroupProg, Instr, StatId, WakePlacement};
 use models::locks::AnyLock;
 use models::sched::CpuPool;
 use models::sched::NICE_0_WEIGHT;
@@ -222,7 +222,7 @@ struct Task {
 
 /// Whether workqueue `wq`'s items run on the per-CPU worker pools (R37):
 /// a per-CPU workqueue, with a limited number of CPUs.
-fn runs_on_pools(c: &Compiled, wq: &crate::scenario::compile::WorkqueueSpec) -> bool {
+fn runs_on_pools(c: &Compiled, wq: &crate::program::WorkqueueSpec) -> bool {
     c.cpus.is_some() && matches!(wq.kind, models::workqueue::WqKind::PerCpu { .. })
 }
 
@@ -324,7 +324,7 @@ impl Default for Limits {
 /// a bin per window of each series (1 ms windows over a long run are
 /// most of it).
 pub fn estimated_memory(c: &Compiled) -> u64 {
-    let per_task = |g: &crate::scenario::compile::GroupProg| {
+    let per_task = |g: &crate::program::GroupProg| {
         std::mem::size_of::<Task>() as u64
             + 12 * u64::from(g.hold_slots)
             + 8 * (u64::from(g.span_slots) + u64::from(g.repeat_slots))
@@ -861,7 +861,7 @@ impl<'c> World<'c> {
                 .collect(),
             task_pages: vec![0; ntasks * c.memcgs.len()],
             mid_reclaim: if (c.memcgs.iter())
-                .any(|m| m.reclaim_frees == crate::scenario::compile::ReclaimFrees::During)
+                .any(|m| m.reclaim_frees == crate::program::ReclaimFrees::During)
             {
                 ti_vec![MidReclaim::None; ntasks]
             } else {
@@ -1142,11 +1142,7 @@ impl<'c> World<'c> {
         let what = match task.resume {
             Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
                 let l = &self.c.locks[lock.index()];
-                format!(
-                    "{} ({})",
-                    l.name,
-                    crate::scenario::compile::mode_label(l.kind, mode)
-                )
+                format!("{} ({})", l.name, crate::program::mode_label(l.kind, mode))
             }
             Resume::Nothing => "a flush or a work item (workqueue)".into(),
         };

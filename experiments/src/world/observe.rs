@@ -17,7 +17,7 @@ impl<'c> World<'c> {
         let name = format!(
             "{cat} {} ({})",
             l.name,
-            crate::scenario::compile::mode_label(l.kind, mode)
+            crate::program::mode_label(l.kind, mode)
         );
         if let Some(tr) = self.trace.as_mut() {
             tr.slice(t.0, cat, name, start, self.now);
@@ -199,11 +199,7 @@ impl crate::blame::Names for World<'_> {
 
     fn lock(&self, lock: u32, mode: Mode) -> String {
         let l = &self.c.locks[lock as usize];
-        format!(
-            "{} ({})",
-            l.name,
-            crate::scenario::compile::mode_label(l.kind, mode)
-        )
+        format!("{} ({})", l.name, crate::program::mode_label(l.kind, mode))
     }
 
     fn memcg(&self, m: u32) -> String {

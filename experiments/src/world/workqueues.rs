@@ -14,18 +14,13 @@ impl<'c> World<'c> {
     }
 
     /// The work type that item `id` belongs to.
-    pub(super) fn work_spec(&self, id: WorkId) -> &'c crate::scenario::compile::WorkSpec {
+    pub(super) fn work_spec(&self, id: WorkId) -> &'c crate::program::WorkSpec {
         &self.c.works[self.work_type(id)]
     }
 
     /// The item id of work type `work` and key `key` for task `t`.
-    pub(super) fn work_id(
-        &mut self,
-        t: TaskId,
-        work: u32,
-        key: crate::scenario::steps::WorkKey,
-    ) -> WorkId {
-        use crate::scenario::steps::WorkKey;
+    pub(super) fn work_id(&mut self, t: TaskId, work: u32, key: crate::program::WorkKey) -> WorkId {
+        use crate::program::WorkKey;
         let spec = &self.c.works[work as usize];
         let task = &mut self.tasks[t];
         let k = match key {

@@ -3,8 +3,9 @@
 #![allow(dead_code)]
 
 use experiments::builtin;
+use experiments::program::Compiled;
 use experiments::runner::{run, RunOptions};
-use experiments::scenario::{compile, Compiled, ScenarioFile, Source};
+use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::{Limits, World};
 use output::{ExperimentResult, VariantResult};
 use std::path::Path;

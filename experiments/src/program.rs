@@ -1,0 +1,417 @@
+//! The compiled program: what the scenario language (`scenario`) produces
+//! and the world (`world`) runs.
+//!
+//! A [`Compiled`] is one variant ready to run: the run's settings, its
+//! locks, distributions, statistics, memcgs, workqueues and work types,
+//! and per task group and work type a [`GroupProg`], a flat list of
+//! [`Instr`] whose blocks are jumps by index, with each instruction's
+//! [`Origin`] for run-time errors. Names are resolved to ids, every
+//! static check has passed and `scenario.cpu_speed` is already applied to
+//! the `cpu` steps' distributions.
+//!
+//! Architecture invariant: this module names nothing else of the crate,
+//! so that the language and the runtime meet only here.
+
+use models::{LockKind, Mode};
+use output::Metric;
+use sim::dist::Dist;
+use sim::Dur;
+
+pub type LockId = u32;
+pub type DistId = u32;
+pub type StatId = u32;
+
+/// One instruction of a compiled program.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Instr {
+    /// Advance time: on the CPU (`cpu`) or off it (`sleep`).
+    /// `next` is the instruction after it (a loop's rotated back edge
+    /// continues at the loop's second step).
+    Delay {
+        dist: DistId,
+        sleep: bool,
+        next: u32,
+    },
+    /// `Delay` of a constant: draws nothing.
+    DelayConst {
+        ns: u64,
+        sleep: bool,
+        next: u32,
+    },
+    /// `Delay` of an exponential with mean `mean` ns (the commonest case,
+    /// specialised to skip a second dispatch on the distribution).
+    DelayExp {
+        mean: f64,
+        sleep: bool,
+        next: u32,
+    },
+    /// `dynamic`: `lock` is a family's first lock and the task's own key
+    /// (`self`) picks the instance at run time.
+    Acquire {
+        lock: LockId,
+        mode: Mode,
+        wait: StatId,
+        slot: u8,
+        dynamic: bool,
+        /// The call-site counter (`L/<mode>_acquisitions/site/OP`, OP the
+        /// innermost operation), if the step is inside an operation.
+        site: Option<u32>,
+    },
+    Release {
+        lock: LockId,
+        mode: Mode,
+        hold: StatId,
+        slot: u8,
+        dynamic: bool,
+    },
+    /// `downgrade_write`: the write hold in `slot` ends (recorded under
+    /// `hold`) and a read hold starts in the same slot.
+    Downgrade {
+        lock: LockId,
+        slot: u8,
+        hold: StatId,
+        dynamic: bool,
+    },
+    SpanBegin {
+        slot: u8,
+    },
+    SpanEnd {
+        stat: StatId,
+        slot: u8,
+    },
+    /// Start `count` passes; skip to `end` if zero.
+    RepeatBegin {
+        count: u64,
+        end: u32,
+        depth: u8,
+    },
+    /// Count a pass down; go back to `begin + 1` while passes remain.
+    RepeatEnd {
+        begin: u32,
+        depth: u8,
+    },
+    /// With probability `p` run the body; otherwise jump to `end`.
+    WithProb {
+        p: f64,
+        end: u32,
+    },
+    /// `if_work_busy`: run the body if the item is pending or executing;
+    /// otherwise jump to `end`.
+    IfWorkBusy {
+        wq: u32,
+        work: u32,
+        key: WorkKey,
+        end: u32,
+    },
+    Jump {
+        to: u32,
+    },
+    /// `charge`: `pages` to memcg `memcg` (R45-R48).
+    Charge {
+        memcg: u32,
+        pages: u64,
+        gfp: GfpWord,
+    },
+    Uncharge {
+        memcg: u32,
+        pages: u64,
+    },
+    /// `queue_work` / `queue_delayed_work` of work type `work`, item `key`;
+    /// `queue_rcu_work` with `rcu` (the delay is a grace period).
+    QueueWork {
+        wq: u32,
+        work: u32,
+        key: WorkKey,
+        delay: Option<DistId>,
+        rcu: bool,
+    },
+    ModDelayedWork {
+        wq: u32,
+        work: u32,
+        key: WorkKey,
+        delay: DistId,
+    },
+    CancelWorkSync {
+        wq: u32,
+        work: u32,
+        key: WorkKey,
+    },
+    FlushWorkqueue {
+        wq: u32,
+    },
+    /// `count`: add one to counter `counter`.
+    Count {
+        counter: u32,
+    },
+    /// `might_resched`: under PREEMPT_VOLUNTARY or FULL, the task yields
+    /// here if a reschedule is due, even holding locks.
+    MightResched,
+    /// `key`: the task's key (`[self]`) becomes `lo + k`, k fixed (span 0),
+    /// uniform in `0..span`, or, with `next`, the next value of
+    /// `key_counters[counter]` modulo `span`.
+    SetKey {
+        lo: u32,
+        span: u32,
+        next: Option<u32>,
+    },
+    Exit,
+}
+
+/// Which item of a work type (or lock of a family) a step names.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WorkKey {
+    Index(u32),
+    /// The queueing task's index within its group.
+    SelfIndex,
+    /// A fresh item at each use (each removed cgroup has its own works):
+    /// the task's uses are numbered, interleaved with its group's other
+    /// tasks, modulo the work type's instances.
+    Seq,
+}
+
+/// The GFP flags of a `charge` step's allocation, named by its last word
+/// (R45, R47). One byte in the instruction.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum GfpWord {
+    /// `kernel`: GFP_KERNEL, the default.
+    #[default]
+    Kernel,
+    /// `nowait`: GFP_NOWAIT, no reclaim; with no margin it fails at once.
+    Nowait,
+    /// `atomic`: GFP_ATOMIC, no reclaim; with no margin it is forced above
+    /// the limit (__GFP_HIGH).
+    Atomic,
+    /// `nofail`: __GFP_NOFAIL.
+    Nofail,
+    /// `noretry`: __GFP_NORETRY.
+    Noretry,
+    /// `retry_mayfail`: __GFP_RETRY_MAYFAIL.
+    RetryMayfail,
+}
+
+impl GfpWord {
+    /// The charge path's flags.
+    pub fn flags(self) -> models::memcg::Gfp {
+        use models::memcg::Gfp;
+        let g = Gfp::default();
+        match self {
+            GfpWord::Kernel => g,
+            GfpWord::Nowait => Gfp { nowait: true, ..g },
+            GfpWord::Atomic => Gfp {
+                nowait: true,
+                high: true,
+                ..g
+            },
+            GfpWord::Nofail => Gfp { nofail: true, ..g },
+            GfpWord::Noretry => Gfp { noretry: true, ..g },
+            GfpWord::RetryMayfail => Gfp {
+                retry_mayfail: true,
+                ..g
+            },
+        }
+    }
+}
+
+/// Where a step came from, for errors at compile and at run time
+/// (the language's `Origin::error` makes a `ScenarioError` of it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// `file:line` or `--set ...`.
+    pub location: String,
+    /// `ops.kernfs_lookup.steps[2]`.
+    pub field: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockSpec {
+    pub name: String,
+    pub kind: LockKind,
+    pub policy: String,
+    pub options: models::locks::LockOptions,
+    /// Cache-line costs of an atomic on the lock word: (transfer, local).
+    pub line: Option<(Dur, Dur)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatSpec {
+    pub metric: Metric,
+    pub subject: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct GroupProg {
+    pub name: String,
+    pub count: u32,
+    pub code: Vec<Instr>,
+    /// Where each instruction came from (same index as `code`).
+    pub origins: Vec<Origin>,
+    pub hold_slots: u8,
+    pub span_slots: u8,
+    pub repeat_slots: u8,
+    /// Real-time scheduling class.
+    pub rt: bool,
+    /// Load weight in the fair class (nice 0: 1024).
+    pub weight: u32,
+}
+
+/// A workqueue of the scenario.
+#[derive(Clone, Debug)]
+pub struct WorkqueueSpec {
+    pub name: String,
+    pub kind: models::workqueue::WqKind,
+    pub max_active: u32,
+    pub workers: u32,
+    /// kworkers that exist at the start; the rest are created on first use.
+    pub warm_workers: u32,
+    /// Time to create a kworker (R38).
+    pub create_latency: Dist,
+}
+
+/// A work item type: its program (a group of `groups` with no tasks of
+/// its own) and its items' ids `offset..offset + instances`.
+#[derive(Clone, Debug)]
+pub struct WorkSpec {
+    pub name: String,
+    pub group: u32,
+    pub instances: u32,
+    pub offset: u32,
+}
+
+/// A memory cgroup of the scenario.
+#[derive(Clone, Debug)]
+pub struct MemcgSpec {
+    pub name: String,
+    pub max: u64,
+    pub high: Option<u64>,
+    pub initial: u64,
+    /// Time of one direct-reclaim attempt.
+    pub reclaim: Dist,
+    /// Chance an attempt frees `reclaim_pages`.
+    pub reclaim_success: f64,
+    /// Chance that those pages are still there when the reclaimer retries,
+    /// not charged first by other tasks of the memcg (outside the
+    /// scenario: a container's workload on other CPUs). When they are
+    /// gone, reclaim made progress without margin, and a small charge
+    /// loops for free (R45).
+    pub reclaim_kept: f64,
+    pub reclaim_pages: u64,
+    /// When an attempt's freed pages leave `usage`.
+    pub reclaim_frees: ReclaimFrees,
+    /// Background release, pages per second.
+    pub release_rate: f64,
+    /// Task groups (indices) the OOM killer may kill, preferred first.
+    pub oom_victims: Vec<u32>,
+}
+
+/// When a reclaim attempt's freed pages leave the memcg's usage
+/// (`memcg.NAME.reclaim_frees`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimFrees {
+    /// At the attempt's end, just before the reclaimer retries: only
+    /// `reclaim_kept` stands for other chargers.
+    AtEnd,
+    /// At the attempt's midpoint: pages come back while reclaim runs
+    /// (R45: shrinking frees and uncharges them one by one), so the
+    /// scenario's other tasks of the memcg can charge them before the
+    /// reclaimer retries. The midpoint is assumed: one batch a time, with
+    /// as long before the retry as after the start.
+    During,
+}
+
+/// Where a woken task waits for a CPU (`scenario.wake_placement`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakePlacement {
+    /// At the run queue's tail (the default).
+    Fifo,
+    /// Ahead of the tasks that were preempted or used up their slice.
+    First,
+    /// As `First`, and it preempts a task's lock-free `cpu` step.
+    Preempt,
+    /// In EEVDF's order (6.12 and later), the time slice as its base
+    /// slice.
+    Eevdf,
+    /// In EEVDF's order as kernels 6.6 to 6.11 had it: no DELAY_DEQUEUE,
+    /// so a blocked task keeps a negative lag however long it sleeps.
+    Eevdf66,
+    /// In CFS's order (kernels before 6.6), the time slice as its minimum
+    /// granularity.
+    Cfs,
+}
+
+impl WakePlacement {
+    /// Woken tasks wait ahead of preempted ones.
+    pub fn woken_first(self) -> bool {
+        matches!(self, WakePlacement::First | WakePlacement::Preempt)
+    }
+
+    /// A woken task preempts a lock-free task in a `cpu` step.
+    pub fn preempts(self) -> bool {
+        self == WakePlacement::Preempt
+    }
+}
+
+/// A scenario variant ready to run.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub experiment: String,
+    pub variant: String,
+    pub duration: Dur,
+    pub cpus: Option<u32>,
+    pub window: Dur,
+    pub seed: Option<u64>,
+    /// CONFIG_HZ.
+    pub hz: u32,
+    /// Wake-to-run latency (`None`: zero).
+    pub wake_latency: Option<Dist>,
+    /// PREEMPT_FULL: wakees preempt tasks in `cpu` steps.
+    pub preempt_full: bool,
+    /// Time slice in ns (`scenario.timeslice`), if tasks yield CPUs.
+    pub timeslice: Option<u64>,
+    /// Where a woken task waits for a CPU (`scenario.wake_placement`).
+    pub wake_placement: WakePlacement,
+    /// One run queue per CPU (`scenario.runqueue = "percpu"`).
+    pub percpu_runqueues: bool,
+    /// CPU time in ns a task spends switched in on a CPU that another
+    /// task ran on last (`scenario.switch_cost`; 0: none).
+    pub switch_cost: u64,
+    /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
+    /// points.
+    pub voluntary: bool,
+    pub locks: Vec<LockSpec>,
+    pub dists: Vec<Dist>,
+    pub stats: Vec<StatSpec>,
+    pub groups: Vec<GroupProg>,
+    pub memcgs: Vec<MemcgSpec>,
+    pub workqueues: Vec<WorkqueueSpec>,
+    pub works: Vec<WorkSpec>,
+    /// Counters of `count` steps, by id.
+    pub counters: Vec<String>,
+    /// Programs `0..task_groups` are task groups; the rest run work items.
+    pub task_groups: u32,
+    /// `key next` steps in all programs (`Instr::SetKey::next` indexes).
+    pub key_counters: u32,
+}
+
+impl Compiled {
+    /// Tasks of the task groups (work programs have none of their own).
+    pub fn tasks(&self) -> u64 {
+        self.groups.iter().map(|g| u64::from(g.count)).sum()
+    }
+    /// kworkers of all workqueues.
+    pub fn kworkers(&self) -> u64 {
+        self.workqueues.iter().map(|w| u64::from(w.workers)).sum()
+    }
+    /// Work items of all work types (each has a timer slot).
+    pub fn work_items(&self) -> u64 {
+        self.works.iter().map(|w| u64::from(w.instances)).sum()
+    }
+}
+
+/// The label of a mode in subjects: `read`/`write` for an rwsem, `lock` for
+/// a mutex.
+pub fn mode_label(kind: LockKind, mode: Mode) -> &'static str {
+    match kind {
+        LockKind::Mutex => "lock",
+        LockKind::Rwsem => mode.as_str(),
+    }
+}
