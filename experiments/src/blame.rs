@@ -11,335 +11,18 @@
 //! cause. The root causes tile the wait, so their durations add up to it.
 //!
 //! Blaming reruns the same seed (the engine is deterministic): the first
-//! run picks the waits ([`Picker`]); each further run records only the
-//! stretches of the tasks the chains have reached so far ([`Recorder`],
-//! [`Focus`]) and follows them one waker further ([`blame_run`]), so
-//! memory stays bounded on long runs.
+//! run picks the waits ([`Picker`](crate::world::recorder::Picker)); each
+//! further run records only the stretches of the tasks the chains have
+//! reached so far ([`Recorder`], [`Focus`]) and follows them one waker
+//! further ([`blame_run`]), so memory stays bounded on long runs. What the
+//! world records lives with the world (`world::recorder`); this module
+//! reads it.
 
+use crate::world::recorder::{Doing, Focus, Names, Recorder};
 use models::Mode;
 use sim::SimTime;
 
-/// What a task is doing between two scheduling changes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Doing {
-    /// Before the task first runs.
-    Start,
-    /// On a CPU (running its program, a `cpu` step, or spinning).
-    OnCpu,
-    /// Runnable, waiting for a CPU.
-    Runnable,
-    /// Woken, within its scheduling (wake-up) latency.
-    Waking,
-    /// Spinning on its CPU for a lock (optimistic spinning, R8-R11).
-    Spin { lock: u32, mode: Mode },
-    /// A kworker being created by the pool manager (R38).
-    Creating,
-    /// A `sleep` step.
-    Sleep,
-    /// A direct reclaim attempt in memcg `memcg` (R45), asleep.
-    Reclaim { memcg: u32 },
-    /// Throttled over memory.high in memcg `memcg` (R48).
-    Throttle { memcg: u32 },
-    /// Asleep in `lock`'s wait queue.
-    Lock { lock: u32, mode: Mode },
-    /// In `flush_workqueue` of workqueue `wq` (R36).
-    Flush { wq: u32 },
-    /// Waiting for a running item of `wq` (`cancel_*_sync`).
-    WorkWait { wq: u32 },
-    /// A kworker with no item.
-    Idle,
-    /// The task has exited (done, or killed).
-    Exited,
-    /// Not recorded (outside what the recorder kept).
-    Unknown,
-    /// Not explained further: the chain reached [`MAX_LINKS`].
-    Cut,
-}
-
-impl Doing {
-    /// Asleep until another task wakes it: the waker is to blame.
-    fn waits_for_waker(self) -> bool {
-        matches!(
-            self,
-            Doing::Lock { .. } | Doing::Flush { .. } | Doing::WorkWait { .. }
-        )
-    }
-}
-
-/// A lock wait: `task` waited for the wait statistic `stat` from `start`
-/// until it had the lock at `end`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Wait {
-    pub task: u32,
-    pub stat: u32,
-    pub lock: u32,
-    pub mode: Mode,
-    pub start: SimTime,
-    pub end: SimTime,
-}
-
-impl Wait {
-    pub fn ns(&self) -> u64 {
-        self.end.0 - self.start.0
-    }
-
-    /// Worst first; ties by start, then task, so the choice is stable.
-    fn rank_key(&self) -> (std::cmp::Reverse<u64>, SimTime, u32) {
-        (std::cmp::Reverse(self.ns()), self.start, self.task)
-    }
-}
-
-/// Which waits to explain.
-#[derive(Clone, Debug)]
-pub struct Wanted {
-    /// The worst this many.
-    pub top: usize,
-    /// And every wait at least this long (nanoseconds).
-    pub threshold: Option<u64>,
-    /// Only waits of these statistics (all if `None`).
-    pub stats: Option<Vec<u32>>,
-}
-
-/// Most waits over the threshold that are explained (the first ones).
-pub const MAX_ABOVE: usize = 10_000;
-
-/// The first run: keeps the worst waits and those over the threshold.
-pub struct Picker {
-    wanted: Wanted,
-    /// The `top` worst so far, worst first.
-    top: Vec<Wait>,
-    above: Vec<Wait>,
-    /// Waits over the threshold, including those not kept.
-    pub above_count: u64,
-}
-
-impl Picker {
-    pub fn new(wanted: Wanted) -> Picker {
-        Picker {
-            wanted,
-            top: Vec::new(),
-            above: Vec::new(),
-            above_count: 0,
-        }
-    }
-
-    pub fn wait(&mut self, w: Wait) {
-        if let Some(s) = &self.wanted.stats {
-            if !s.contains(&w.stat) {
-                return;
-            }
-        }
-        if self.wanted.threshold.is_some_and(|th| w.ns() >= th) {
-            self.above_count += 1;
-            if self.above.len() < MAX_ABOVE {
-                self.above.push(w);
-            }
-        }
-        if self.wanted.top == 0 {
-            return;
-        }
-        let key = w.rank_key();
-        if self.top.len() == self.wanted.top && key >= self.top[self.top.len() - 1].rank_key() {
-            return;
-        }
-        let at = self.top.partition_point(|x| x.rank_key() < key);
-        self.top.insert(at, w);
-        self.top.truncate(self.wanted.top);
-    }
-
-    /// The waits to explain: the worst first, then those over the
-    /// threshold in time order, each once.
-    pub fn picked(&self) -> Vec<Wait> {
-        let mut out = self.top.clone();
-        out.extend(self.above.iter().filter(|w| !self.top.contains(w)));
-        out
-    }
-}
-
-/// One recorded stretch of a task's time.
-#[derive(Clone, Copy, Debug)]
-struct Seg {
-    start: SimTime,
-    end: SimTime,
-    doing: Doing,
-    /// Who woke it at `end`, for a sleep in a wait queue.
-    waker: Option<u32>,
-    /// A kworker's work type + 1 while on a CPU (0: none).
-    work: u32,
-}
-
-/// A lock held by a task over `[start, end)`.
-#[derive(Clone, Copy, Debug)]
-struct Hold {
-    start: SimTime,
-    end: SimTime,
-    lock: u32,
-    mode: Mode,
-}
-
-/// Most stretches one blame run keeps (then it says it was cut short).
-pub const MAX_SEGS: usize = 5_000_000;
-
-/// Per task, the intervals to record: sorted, disjoint.
-#[derive(Clone, Debug, Default)]
-pub struct Focus(Vec<Vec<(SimTime, SimTime)>>);
-
-impl Focus {
-    /// Adds `[a, b)` of task `t`; returns whether it was not covered yet.
-    pub fn add(&mut self, t: u32, a: SimTime, b: SimTime) -> bool {
-        if self.covers(t, a, b) {
-            return false;
-        }
-        let t = t as usize;
-        if self.0.len() <= t {
-            self.0.resize(t + 1, Vec::new());
-        }
-        let v = &mut self.0[t];
-        v.push((a, b));
-        v.sort();
-        let mut merged: Vec<(SimTime, SimTime)> = Vec::with_capacity(v.len());
-        for &(x, y) in v.iter() {
-            match merged.last_mut() {
-                Some(last) if x <= last.1 => last.1 = last.1.max(y),
-                _ => merged.push((x, y)),
-            }
-        }
-        *v = merged;
-        true
-    }
-
-    fn covers(&self, t: u32, a: SimTime, b: SimTime) -> bool {
-        let Some(v) = self.0.get(t as usize) else {
-            return false;
-        };
-        let i = v.partition_point(|f| f.1 < b);
-        i < v.len() && v[i].0 <= a
-    }
-
-    fn overlaps(&self, t: u32, a: SimTime, b: SimTime) -> bool {
-        let Some(v) = self.0.get(t as usize) else {
-            return false;
-        };
-        let i = v.partition_point(|f| f.1 <= a);
-        i < v.len() && v[i].0 < b
-    }
-}
-
-/// The later runs: what the tasks of interest did over the intervals of
-/// interest ([`Focus`]).
-pub struct Recorder {
-    focus: Focus,
-    /// Per lock, intervals in which every task's waits for it and holds
-    /// of it are kept: a queue's waiters ahead are found in one run.
-    convoys: Focus,
-    /// Per task: what it does since when, who woke it, its work type.
-    open: Vec<(SimTime, Doing, Option<u32>, u32)>,
-    segs: Vec<Vec<Seg>>,
-    holds: Vec<Vec<Hold>>,
-    kept: usize,
-    pub truncated: bool,
-}
-
-impl Recorder {
-    /// A recorder of `tasks` tasks for `focus`; `idle` says which tasks
-    /// start idle (kworkers).
-    pub fn new(
-        (focus, convoys): (Focus, Focus),
-        idle: impl Fn(usize) -> bool,
-        tasks: usize,
-    ) -> Recorder {
-        Recorder {
-            focus,
-            convoys,
-            open: (0..tasks)
-                .map(|t| {
-                    let d = if idle(t) { Doing::Idle } else { Doing::Start };
-                    (SimTime::ZERO, d, None, 0)
-                })
-                .collect(),
-            segs: vec![Vec::new(); tasks],
-            holds: vec![Vec::new(); tasks],
-            kept: 0,
-            truncated: false,
-        }
-    }
-
-    /// Whether to keep a stretch `[start, end)` of `t`, which waits for
-    /// or holds `lock` if any.
-    fn wanted(&mut self, t: u32, start: SimTime, end: SimTime, lock: Option<u32>) -> bool {
-        if end <= start {
-            return false;
-        }
-        let convoy = lock.is_some_and(|l| self.convoys.overlaps(l, start, end));
-        if !convoy && !self.focus.overlaps(t, start, end) {
-            return false;
-        }
-        if self.kept >= MAX_SEGS {
-            self.truncated = true;
-            return false;
-        }
-        self.kept += 1;
-        true
-    }
-
-    /// Task `t` does `doing` from `now` on (a kworker's `work` type + 1
-    /// while on a CPU).
-    pub fn switch(&mut self, t: u32, now: SimTime, doing: Doing, work: u32) {
-        let (since, was, waker, was_work) = self.open[t as usize];
-        if was == doing && work == was_work {
-            return;
-        }
-        let lock = match was {
-            Doing::Lock { lock, .. } => Some(lock),
-            _ => None,
-        };
-        if self.wanted(t, since, now, lock) {
-            self.segs[t as usize].push(Seg {
-                start: since,
-                end: now,
-                doing: was,
-                waker,
-                work: was_work,
-            });
-        }
-        self.open[t as usize] = (now, doing, None, work);
-    }
-
-    /// `waker` wakes `t` from its wait queue now.
-    pub fn woken_by(&mut self, t: u32, waker: u32) {
-        self.open[t as usize].2 = Some(waker);
-    }
-
-    /// Task `t` held `lock` over `[start, end)`.
-    pub fn hold(&mut self, t: u32, lock: u32, mode: Mode, start: SimTime, end: SimTime) {
-        if self.wanted(t, start, end, Some(lock)) {
-            self.holds[t as usize].push(Hold {
-                start,
-                end,
-                lock,
-                mode,
-            });
-        }
-    }
-
-    /// Closes every open stretch at `now` (the end of the run).
-    pub fn finish(&mut self, now: SimTime) {
-        for t in 0..self.open.len() as u32 {
-            self.switch(t, now, Doing::Unknown, u32::MAX);
-        }
-    }
-}
-
-/// Names for the report: the world knows them.
-pub trait Names {
-    fn task(&self, t: u32) -> String;
-    /// `kernfs_rwsem (read)`.
-    fn lock(&self, lock: u32, mode: Mode) -> String;
-    fn memcg(&self, m: u32) -> String;
-    fn workqueue(&self, q: u32) -> String;
-    fn work(&self, w: u32) -> String;
-    fn stat(&self, s: u32) -> String;
-}
+pub use crate::world::recorder::{Wait, Wanted};
 
 /// One link of a chain: a task doing something over `[start, end)`.
 #[derive(Clone, Debug, PartialEq)]
@@ -389,6 +72,7 @@ pub const MAX_LINKS: usize = 100_000;
 
 /// What an explanation needs as it goes.
 struct Ctx<'a> {
+    rec: &'a Recorder,
     names: &'a dyn Names,
     /// Stretches of tasks not recorded yet: the next run records them.
     missing: Vec<(u32, SimTime, SimTime)>,
@@ -397,187 +81,185 @@ struct Ctx<'a> {
     steps: u32,
 }
 
-impl Recorder {
-    /// The chain of each wait, and the stretches a further run must record
-    /// to complete them (empty when the chains are complete).
-    pub fn explain(&self, waits: &[Wait], names: &dyn Names) -> Explained {
-        let mut cx = Ctx {
-            names,
-            missing: Vec::new(),
-            convoys: Vec::new(),
-            steps: 0,
-        };
-        let chains = waits
-            .iter()
-            .map(|w| {
-                let mut links = Vec::new();
-                cx.steps = 0;
-                self.explain_task(w.task, (w.start, w.end), 0, None, &mut cx, &mut links);
-                Chain {
-                    wait: *w,
-                    waiter: names.task(w.task),
-                    subject: names.stat(w.stat),
-                    links,
+/// The chain of each wait from what `rec` recorded, and the stretches a
+/// further run must record to complete them (empty when the chains are
+/// complete).
+pub fn explain(rec: &Recorder, waits: &[Wait], names: &dyn Names) -> Explained {
+    let mut cx = Ctx {
+        rec,
+        names,
+        missing: Vec::new(),
+        convoys: Vec::new(),
+        steps: 0,
+    };
+    let chains = waits
+        .iter()
+        .map(|w| {
+            let mut links = Vec::new();
+            cx.steps = 0;
+            explain_task(w.task, (w.start, w.end), 0, None, &mut cx, &mut links);
+            Chain {
+                wait: *w,
+                waiter: names.task(w.task),
+                subject: names.stat(w.stat),
+                links,
+            }
+        })
+        .collect();
+    Explained {
+        chains,
+        missing: cx.missing,
+        convoys: cx.convoys,
+        truncated: rec.truncated,
+    }
+}
+
+/// Appends the links explaining what `t` did over `[a, b)`; `convoy`
+/// is the lock and mode the caller waited for.
+fn explain_task(
+    t: u32,
+    (a, b): (SimTime, SimTime),
+    depth: u32,
+    convoy: Option<(u32, Mode)>,
+    cx: &mut Ctx,
+    out: &mut Vec<Link>,
+) {
+    let rec = cx.rec;
+    if !rec.focus().covers(t, a, b) {
+        cx.missing.push((t, a, b));
+    }
+    cx.steps += 1;
+    let segs = rec.segs(t);
+    let first = segs.partition_point(|s| s.end <= a);
+    let mut at = a;
+    for s in &segs[first..] {
+        if s.start >= b {
+            break;
+        }
+        if out.len() >= MAX_LINKS {
+            break;
+        }
+        let (from, to) = (s.start.max(a), s.end.min(b));
+        if from > at {
+            leaf(t, Doing::Unknown, 0, (at, from), depth, cx, out);
+        }
+        at = to;
+        let follow = cx.steps < MAX_STEPS && depth < MAX_DEPTH;
+        match (s.waker, s.doing) {
+            (Some(w), doing) if doing.waits_for_waker() && follow && w != t => {
+                let lock = match doing {
+                    Doing::Lock { lock, mode } => Some((lock, mode)),
+                    _ => None,
+                };
+                if let Some((l, _)) = lock {
+                    cx.convoys.push((l, from, to));
                 }
-            })
-            .collect();
-        Explained {
-            chains,
-            missing: cx.missing,
-            convoys: cx.convoys,
-            truncated: self.truncated,
+                if lock.is_some() && lock == convoy {
+                    // Ahead in the same queue for the same mode: its
+                    // wait is part of ours (a convoy is one level).
+                    explain_task(w, (from, to), depth, convoy, cx, out);
+                    continue;
+                }
+                out.push(Link {
+                    depth,
+                    task: cx.names.task(t),
+                    state: state_label(doing, cx.names),
+                    detail: format!("woken by {}", cx.names.task(w)),
+                    start: from,
+                    end: to,
+                    items: 1,
+                    root: false,
+                });
+                explain_task(w, (from, to), depth + 1, lock, cx, out);
+            }
+            (Some(w), doing) if doing.waits_for_waker() && w != t => {
+                let at = out.len();
+                leaf(t, doing, 0, (from, to), depth, cx, out);
+                if out.len() > at {
+                    out[at].detail = format!("woken by {}; not followed further", cx.names.task(w));
+                }
+            }
+            _ => leaf(t, s.doing, s.work, (from, to), depth, cx, out),
         }
     }
-
-    /// Appends the links explaining what `t` did over `[a, b)`; `convoy`
-    /// is the lock and mode the caller waited for.
-    fn explain_task(
-        &self,
-        t: u32,
-        (a, b): (SimTime, SimTime),
-        depth: u32,
-        convoy: Option<(u32, Mode)>,
-        cx: &mut Ctx,
-        out: &mut Vec<Link>,
-    ) {
-        if !self.focus.covers(t, a, b) {
-            cx.missing.push((t, a, b));
-        }
-        cx.steps += 1;
-        let segs = &self.segs[t as usize];
-        let first = segs.partition_point(|s| s.end <= a);
-        let mut at = a;
-        for s in &segs[first..] {
-            if s.start >= b {
-                break;
-            }
-            if out.len() >= MAX_LINKS {
-                break;
-            }
-            let (from, to) = (s.start.max(a), s.end.min(b));
-            if from > at {
-                self.leaf(t, Doing::Unknown, 0, (at, from), depth, cx, out);
-            }
-            at = to;
-            let follow = cx.steps < MAX_STEPS && depth < MAX_DEPTH;
-            match (s.waker, s.doing) {
-                (Some(w), doing) if doing.waits_for_waker() && follow && w != t => {
-                    let lock = match doing {
-                        Doing::Lock { lock, mode } => Some((lock, mode)),
-                        _ => None,
-                    };
-                    if let Some((l, _)) = lock {
-                        cx.convoys.push((l, from, to));
-                    }
-                    if lock.is_some() && lock == convoy {
-                        // Ahead in the same queue for the same mode: its
-                        // wait is part of ours (a convoy is one level).
-                        self.explain_task(w, (from, to), depth, convoy, cx, out);
-                        continue;
-                    }
-                    out.push(Link {
-                        depth,
-                        task: cx.names.task(t),
-                        state: state_label(doing, cx.names),
-                        detail: format!("woken by {}", cx.names.task(w)),
-                        start: from,
-                        end: to,
-                        items: 1,
-                        root: false,
-                    });
-                    self.explain_task(w, (from, to), depth + 1, lock, cx, out);
-                }
-                (Some(w), doing) if doing.waits_for_waker() && w != t => {
-                    let at = out.len();
-                    self.leaf(t, doing, 0, (from, to), depth, cx, out);
-                    if out.len() > at {
-                        out[at].detail =
-                            format!("woken by {}; not followed further", cx.names.task(w));
-                    }
-                }
-                _ => self.leaf(t, s.doing, s.work, (from, to), depth, cx, out),
-            }
-        }
-        if at < b {
-            let rest = if out.len() >= MAX_LINKS {
-                Doing::Cut
-            } else {
-                Doing::Unknown
-            };
-            self.leaf(t, rest, 0, (at, b), depth, cx, out);
-        }
-    }
-
-    /// A root cause: `t` doing `doing` over `span`; merged into the
-    /// previous link when that is the same task doing the same thing.
-    #[allow(clippy::too_many_arguments)]
-    fn leaf(
-        &self,
-        t: u32,
-        doing: Doing,
-        work: u32,
-        (start, end): (SimTime, SimTime),
-        depth: u32,
-        cx: &Ctx,
-        out: &mut Vec<Link>,
-    ) {
-        let names = cx.names;
-        let task = names.task(t);
-        let mut state = state_label(doing, names);
-        if work > 0 && work != u32::MAX {
-            state = format!("{state}, running work {}", names.work(work - 1));
-        }
-        // Holds are kept in release order: from the first released after
-        // `start`, until a few (nesting) have started after `end`.
-        let hs = &self.holds[t as usize];
-        let mut held: Vec<String> = Vec::new();
-        let mut later = 0;
-        for h in &hs[hs.partition_point(|h| h.end <= start)..] {
-            if h.start >= end {
-                later += 1;
-                if later > 16 {
-                    break;
-                }
-                continue;
-            }
-            let n = names.lock(h.lock, h.mode);
-            if !held.contains(&n) {
-                held.push(n);
-            }
-        }
-        let detail = if held.is_empty() {
-            String::new()
+    if at < b {
+        let rest = if out.len() >= MAX_LINKS {
+            Doing::Cut
         } else {
-            format!("holding {}", held.join(", "))
+            Doing::Unknown
         };
-        if let Some(last) = out.last_mut() {
-            if last.root
-                && last.depth == depth
-                && last.task == task
-                && last.state == state
-                && last.end == start
-            {
-                last.end = end;
-                last.items += 1;
-                if last.detail.is_empty() {
-                    last.detail = detail;
-                } else if !detail.is_empty() && !last.detail.contains(&detail) {
-                    last.detail = format!("{}; {detail}", last.detail);
-                }
-                return;
-            }
-        }
-        out.push(Link {
-            depth,
-            task,
-            state,
-            detail,
-            start,
-            end,
-            items: 1,
-            root: true,
-        });
+        leaf(t, rest, 0, (at, b), depth, cx, out);
     }
+}
+
+/// A root cause: `t` doing `doing` over `span`; merged into the
+/// previous link when that is the same task doing the same thing.
+#[allow(clippy::too_many_arguments)]
+fn leaf(
+    t: u32,
+    doing: Doing,
+    work: u32,
+    (start, end): (SimTime, SimTime),
+    depth: u32,
+    cx: &Ctx,
+    out: &mut Vec<Link>,
+) {
+    let names = cx.names;
+    let task = names.task(t);
+    let mut state = state_label(doing, names);
+    if work > 0 && work != u32::MAX {
+        state = format!("{state}, running work {}", names.work(work - 1));
+    }
+    // Holds are kept in release order: from the first released after
+    // `start`, until a few (nesting) have started after `end`.
+    let hs = cx.rec.holds(t);
+    let mut held: Vec<String> = Vec::new();
+    let mut later = 0;
+    for h in &hs[hs.partition_point(|h| h.end <= start)..] {
+        if h.start >= end {
+            later += 1;
+            if later > 16 {
+                break;
+            }
+            continue;
+        }
+        let n = names.lock(h.lock, h.mode);
+        if !held.contains(&n) {
+            held.push(n);
+        }
+    }
+    let detail = if held.is_empty() {
+        String::new()
+    } else {
+        format!("holding {}", held.join(", "))
+    };
+    if let Some(last) = out.last_mut() {
+        if last.root
+            && last.depth == depth
+            && last.task == task
+            && last.state == state
+            && last.end == start
+        {
+            last.end = end;
+            last.items += 1;
+            if last.detail.is_empty() {
+                last.detail = detail;
+            } else if !detail.is_empty() && !last.detail.contains(&detail) {
+                last.detail = format!("{}; {detail}", last.detail);
+            }
+            return;
+        }
+    }
+    out.push(Link {
+        depth,
+        task,
+        state,
+        detail,
+        start,
+        end,
+        items: 1,
+        root: true,
+    });
 }
 
 fn state_label(d: Doing, names: &dyn Names) -> String {
@@ -762,10 +444,10 @@ pub struct Blamed {
     pub top: usize,
     /// Waits over the threshold, including any not explained.
     pub above_count: u64,
-    /// The recorder hit [`MAX_SEGS`]: later links may read "not recorded".
+    /// The recorder hit [`MAX_SEGS`](crate::world::recorder::MAX_SEGS): later links may read "not recorded".
     pub truncated: bool,
     /// A trace of the worst wait with a tenth of its length either side.
-    pub trace: Option<crate::trace::Trace>,
+    pub trace: Option<crate::world::trace::Trace>,
     /// Recording runs it took.
     pub runs: usize,
     /// The longest wait (of the wanted subjects) still going on when the
@@ -774,7 +456,7 @@ pub struct Blamed {
     pub stuck: Option<crate::world::Stuck>,
 }
 
-/// A recording run's chains (see [`Recorder::explain`]).
+/// A recording run's chains (see [`explain`]).
 pub struct Explained {
     pub chains: Vec<Chain>,
     /// Tasks' stretches the chains reached but the run did not keep.
@@ -825,7 +507,8 @@ pub fn blame_run(
         let worst = waits.first().copied();
         let last = runs == MAX_RUNS;
         w.run(&mut |_| {})?;
-        let e = w.blame_chains(&waits).expect("recording was enabled");
+        let rec = w.finish_recording().expect("recording was enabled");
+        let e = explain(&rec, &waits, &w);
         let mut grew = false;
         for &(t, a, b) in &e.missing {
             grew |= focus.add(t, a, b);
@@ -859,37 +542,5 @@ pub fn blame_run(
             trace,
             stuck,
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn wait(task: u32, start: u64, end: u64) -> Wait {
-        Wait {
-            task,
-            stat: 0,
-            lock: 0,
-            mode: Mode::Read,
-            start: SimTime(start),
-            end: SimTime(end),
-        }
-    }
-
-    #[test]
-    fn picker_keeps_the_worst_and_those_over_the_threshold() {
-        let mut p = Picker::new(Wanted {
-            top: 2,
-            threshold: Some(50),
-            stats: None,
-        });
-        for (i, d) in [10, 90, 60, 30, 90, 70].iter().enumerate() {
-            p.wait(wait(i as u32, i as u64 * 100, i as u64 * 100 + d));
-        }
-        let picked: Vec<u32> = p.picked().iter().map(|w| w.task).collect();
-        // The two 90s (earlier first), then 60 and 70 in time order.
-        assert_eq!(picked, vec![1, 4, 2, 5]);
-        assert_eq!(p.above_count, 4);
     }
 }

@@ -1,4 +1,7 @@
-//! Built-in experiments: scenario files compiled into the binary.
+//! The registry of what ships in the binary: the built-in experiments
+//! (scenario files, each with the figures it exists to show), sweeps and
+//! fleet reports, by name. The libraries that scenarios `include` belong
+//! to the language ([`crate::scenario::library`]).
 
 use crate::scenario::{ScenarioError, Source};
 use output::Metric;
@@ -116,12 +119,52 @@ const PIDLIST_FLUSH_COUNTERS: &[&str] = &[
     "cpu/runqueue_wait_ns",
 ];
 
-/// Built-in libraries a scenario can `include`.
-pub const LIBRARIES: &[(&str, &str)] = &[
-    ("kernfs", include_str!("../scenarios/lib/kernfs.toml")),
+/// Sweeps compiled into the binary: `convoy sweep NAME`.
+pub const SWEEPS: &[(&str, &str)] = &[
     (
-        "pidlist-flush",
-        include_str!("../scenarios/lib/pidlist-flush.toml"),
+        "inode-alloc-reclaim-map",
+        include_str!("../sweeps/inode-alloc-reclaim-map.toml"),
+    ),
+    (
+        "inode-alloc-reclaim-lhs",
+        include_str!("../sweeps/inode-alloc-reclaim-lhs.toml"),
+    ),
+    (
+        "rmdir-churn-rate",
+        include_str!("../sweeps/rmdir-churn-rate.toml"),
+    ),
+    (
+        "pidlist-flush-reader-pace",
+        include_str!("../sweeps/pidlist-flush-reader-pace.toml"),
+    ),
+    (
+        "pidlist-flush-run-queue",
+        include_str!("../sweeps/pidlist-flush-run-queue.toml"),
+    ),
+    (
+        "pidlist-flush-run-b-wakeup",
+        include_str!("../sweeps/pidlist-flush-run-b-wakeup.toml"),
+    ),
+];
+
+/// Fleet reports compiled into the binary (docs/cases.md case 3's
+/// observations): `convoy check NAME`.
+pub const REPORTS: &[(&str, &str)] = &[
+    (
+        "lookup-holds-625ms",
+        include_str!("../reports/lookup-holds-625ms.toml"),
+    ),
+    (
+        "readdir-waits-72s",
+        include_str!("../reports/readdir-waits-72s.toml"),
+    ),
+    (
+        "readdir-waits-72s-nonblocking",
+        include_str!("../reports/readdir-waits-72s-nonblocking.toml"),
+    ),
+    (
+        "lookup-waits-15min",
+        include_str!("../reports/lookup-waits-15min.toml"),
     ),
 ];
 

@@ -467,7 +467,7 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<
         let _ = writeln!(
             s,
             "(recording cut at {} stretches: later links read `not recorded`)",
-            crate::blame::MAX_SEGS
+            crate::world::recorder::MAX_SEGS
         );
     }
     let _ = writeln!(
@@ -714,9 +714,7 @@ fn validate(a: &ValidateArgs) -> anyhow::Result<bool> {
 
 fn list() {
     let names = BUILTINS.iter().map(|b| b.name);
-    let files = crate::sweep::BUILTIN_SWEEPS
-        .iter()
-        .chain(crate::sweep::spec::BUILTIN_REPORTS);
+    let files = builtin::SWEEPS.iter().chain(builtin::REPORTS);
     let w = names
         .chain(files.clone().map(|s| s.0))
         .map(str::len)
@@ -728,11 +726,11 @@ fn list() {
     for (title, list) in [
         (
             "sweeps (convoy sweep NAME --out DIR; docs/sweeps.md)",
-            crate::sweep::BUILTIN_SWEEPS,
+            builtin::SWEEPS,
         ),
         (
             "fleet reports (convoy check NAME; docs/sweeps.md)",
-            crate::sweep::spec::BUILTIN_REPORTS,
+            builtin::REPORTS,
         ),
     ] {
         println!("\n{title}:");

@@ -1,8 +1,6 @@
 //! `experiments`: the scenario language, the world that runs it, the
 //! built-in experiments and the `convoy` command line.
 //!
-//! - [`program`]: the compiled program, what the language produces and
-//!   the world runs;
 //! - [`scenario`]: TOML scenario files to compiled programs, with errors
 //!   that name file, line and field;
 //! - [`world`]: one replication of one variant, single-threaded;
@@ -22,6 +20,5 @@ pub mod program;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;
-pub mod trace;
 pub mod validate;
 pub mod world;

@@ -4,7 +4,8 @@
 //! its own module:
 //! 1. [`source`]: the file text and a map from byte offsets to lines (and
 //!    to `--set` arguments), so every error names file, line and field;
-//! 2. [`resolve`]: parse to a spanned TOML tree, overlay one variant, apply
+//! 2. [`resolve`]: parse to a spanned TOML tree, read the libraries it
+//!    includes (shipped ones from [`library`]), overlay one variant, apply
 //!    `--set key=value`, and deserialize the typed document [`doc::Doc`];
 //! 3. [`steps`]: parse each step string (`down_read kernfs_rwsem`) and
 //!    nest blocks (`repeat`/`loop`/`with_prob` ... `end`);
@@ -15,6 +16,7 @@
 pub mod compile;
 pub mod doc;
 pub mod error;
+pub mod library;
 pub mod resolve;
 pub mod source;
 pub mod steps;

@@ -9,6 +9,7 @@
 
 use super::doc::Doc;
 use super::error::ScenarioError;
+use super::library;
 use super::source::Source;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -249,11 +250,7 @@ fn load_includes(src: &mut Source) -> Result<(), ScenarioError> {
             "scenario.include",
             format!(
                 "expected a list of built-in libraries ({}) or file paths",
-                crate::builtin::LIBRARIES
-                    .iter()
-                    .map(|l| l.0)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                library::names()
             ),
         )
     };
@@ -266,8 +263,8 @@ fn load_includes(src: &mut Source) -> Result<(), ScenarioError> {
             return Err(bad(item.span()));
         };
         let name = name.to_string();
-        let text = match crate::builtin::LIBRARIES.iter().find(|l| l.0 == name) {
-            Some(l) => l.1.to_string(),
+        let text = match library::find(&name) {
+            Some(text) => text.to_string(),
             None => {
                 let path = match &src.dir {
                     Some(d) => d.join(&name),
@@ -280,17 +277,13 @@ fn load_includes(src: &mut Source) -> Result<(), ScenarioError> {
                         format!(
                             "cannot read {}: {e} (built-in libraries: {})",
                             path.display(),
-                            crate::builtin::LIBRARIES
-                                .iter()
-                                .map(|l| l.0)
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            library::names()
                         ),
                     )
                 })?
             }
         };
-        let shown = if crate::builtin::LIBRARIES.iter().any(|l| l.0 == name) {
+        let shown = if library::find(&name).is_some() {
             format!("builtin:{name}")
         } else {
             name

@@ -19,4 +19,4 @@ pub mod store;
 
 pub use merge::merge;
 pub use run::{run_sweep, SweepOptions, SweepReport};
-pub use spec::{parse, sweep_source, SweepSpec, BUILTIN_SWEEPS};
+pub use spec::{parse, sweep_source, SweepSpec};

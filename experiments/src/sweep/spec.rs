@@ -110,34 +110,6 @@ pub struct Point {
     pub seed: u64,
 }
 
-/// Sweeps compiled into the binary: `convoy sweep NAME`.
-pub const BUILTIN_SWEEPS: &[(&str, &str)] = &[
-    (
-        "inode-alloc-reclaim-map",
-        include_str!("../../sweeps/inode-alloc-reclaim-map.toml"),
-    ),
-    (
-        "inode-alloc-reclaim-lhs",
-        include_str!("../../sweeps/inode-alloc-reclaim-lhs.toml"),
-    ),
-    (
-        "rmdir-churn-rate",
-        include_str!("../../sweeps/rmdir-churn-rate.toml"),
-    ),
-    (
-        "pidlist-flush-reader-pace",
-        include_str!("../../sweeps/pidlist-flush-reader-pace.toml"),
-    ),
-    (
-        "pidlist-flush-run-queue",
-        include_str!("../../sweeps/pidlist-flush-run-queue.toml"),
-    ),
-    (
-        "pidlist-flush-run-b-wakeup",
-        include_str!("../../sweeps/pidlist-flush-run-b-wakeup.toml"),
-    ),
-];
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Doc {
@@ -246,35 +218,14 @@ struct FigureDoc {
 
 /// The source of a sweep: a built-in sweep name or a file path.
 pub fn sweep_source(arg: &str) -> Result<Source, ScenarioError> {
-    file_source(arg, BUILTIN_SWEEPS, "sweep")
+    file_source(arg, builtin::SWEEPS, "sweep")
 }
 
 /// The source of a fleet report (`convoy check`): a built-in report name
 /// or a file path.
 pub fn report_source(arg: &str) -> Result<Source, ScenarioError> {
-    file_source(arg, BUILTIN_REPORTS, "report")
+    file_source(arg, builtin::REPORTS, "report")
 }
-
-/// Fleet reports compiled into the binary (docs/cases.md case 3's
-/// observations): `convoy check NAME`.
-pub const BUILTIN_REPORTS: &[(&str, &str)] = &[
-    (
-        "lookup-holds-625ms",
-        include_str!("../../reports/lookup-holds-625ms.toml"),
-    ),
-    (
-        "readdir-waits-72s",
-        include_str!("../../reports/readdir-waits-72s.toml"),
-    ),
-    (
-        "readdir-waits-72s-nonblocking",
-        include_str!("../../reports/readdir-waits-72s-nonblocking.toml"),
-    ),
-    (
-        "lookup-waits-15min",
-        include_str!("../../reports/lookup-waits-15min.toml"),
-    ),
-];
 
 fn file_source(arg: &str, builtins: &[(&str, &str)], what: &str) -> Result<Source, ScenarioError> {
     if let Some((name, text)) = builtins.iter().find(|(n, _)| *n == arg) {

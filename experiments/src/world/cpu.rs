@@ -60,7 +60,7 @@ impl<'c> World<'c> {
     /// spinner it waits for (R8/R9, R28).
     fn waits_for_cpu(&mut self, t: TaskId, on: Option<CpuId>) {
         self.tasks[t].queued_at = Some(self.now);
-        self.blame_switch(t, crate::blame::Doing::Runnable);
+        self.blame_switch(t, Doing::Runnable);
         if self.spinning > 0 {
             match on {
                 Some(cpu) => self.resched_cpu(cpu),
@@ -99,7 +99,7 @@ impl<'c> World<'c> {
         self.running_on[cpu] = NONE;
         self.queue.clear(victim.index());
         self.preemptions += 1;
-        self.blame_switch(victim, crate::blame::Doing::Runnable);
+        self.blame_switch(victim, Doing::Runnable);
         if self.spinning > 0 {
             self.holder_off_cpu(victim);
         }
@@ -126,7 +126,7 @@ impl<'c> World<'c> {
             let d = l.sample(s);
             if d > 0 && !local {
                 self.tasks[t].state = State::Runnable;
-                self.blame_switch(t, crate::blame::Doing::Waking);
+                self.blame_switch(t, Doing::Waking);
                 self.schedule(t, self.now + sim::Dur(d), Ev::Ready);
                 return false;
             }

@@ -20,8 +20,8 @@ impl<'c> World<'c> {
         let at = self.now + Dur(d);
         if let Some(tr) = self.trace.as_mut() {
             let name = match (sleep, task.off) {
-                (true, crate::blame::Doing::Reclaim { .. }) => "memcg reclaim",
-                (true, crate::blame::Doing::Throttle { .. }) => "memory.high throttle",
+                (true, Doing::Reclaim { .. }) => "memcg reclaim",
+                (true, Doing::Throttle { .. }) => "memory.high throttle",
                 (true, _) => "sleep",
                 (false, _) => "cpu",
             };
@@ -250,7 +250,7 @@ impl<'c> World<'c> {
                     self.wq_call(wq, |q, now, out| q.cancel_delayed_work(now, id, out));
                     if self.wqs[wq].work_running(id) {
                         self.work_waiters.entry((wq, id)).or_default().push(t);
-                        let why = crate::blame::Doing::WorkWait { wq: wq.0 };
+                        let why = Doing::WorkWait { wq: wq.0 };
                         self.block_waiting(t, pc, why);
                         return Ok(());
                     }
@@ -286,7 +286,7 @@ impl<'c> World<'c> {
                         models::workqueue::FlushOutcome::Done => {}
                         models::workqueue::FlushOutcome::Wait(f) => {
                             self.flushers.entry((wq, f)).or_default().push(t);
-                            let why = crate::blame::Doing::Flush { wq: wq.0 };
+                            let why = Doing::Flush { wq: wq.0 };
                             self.block_waiting(t, pc, why);
                             return Ok(());
                         }

@@ -60,7 +60,7 @@ impl<'c> World<'c> {
                     task.resume = pending(task.resume, lock, true);
                     task.state = State::Running;
                     self.spinning -= 1;
-                    self.blame_switch(t, crate::blame::Doing::OnCpu);
+                    self.blame_switch(t, Doing::OnCpu);
                     // Replaces a pending spin deadline, if any.
                     self.queue.set(t.index(), self.now, Ev::Run);
                 }
@@ -96,7 +96,7 @@ impl<'c> World<'c> {
         if self.recorder.is_some() {
             if let Resume::Acquired { lock, mode, .. } = self.tasks[t].resume {
                 let lock = lock.0;
-                self.blame_switch(t, crate::blame::Doing::Spin { lock, mode });
+                self.blame_switch(t, Doing::Spin { lock, mode });
             }
         }
         self.tasks[t].state = State::Spinning;
@@ -115,7 +115,7 @@ impl<'c> World<'c> {
         };
         self.spinning -= 1;
         self.tasks[t].state = State::Running;
-        self.blame_switch(t, crate::blame::Doing::OnCpu);
+        self.blame_switch(t, Doing::OnCpu);
         let r = with_lock!(self, lock, |l, ctx, wakes| l
             .spin_timeout(ctx, t, mode, wakes));
         self.apply_wakes(lock);

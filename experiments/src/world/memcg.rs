@@ -76,7 +76,7 @@ impl<'c> World<'c> {
                         return false;
                     }
                     self.tasks[t].over_high = 0;
-                    self.tasks[t].off = crate::blame::Doing::Throttle { memcg: m.0 };
+                    self.tasks[t].off = Doing::Throttle { memcg: m.0 };
                     // schedule_timeout_killable(penalty): a timer at
                     // jiffies + penalty, on the timer wheel.
                     let wakes = models::timer::fires_after_jiffies(self.now, jiffies, self.c.hz);
@@ -98,7 +98,7 @@ impl<'c> World<'c> {
                     let mid = (spec.reclaim_frees == ReclaimFrees::During)
                         .then(|| reclaim_outcome(spec, rng).0);
                     self.tasks[t].charging = Some((m, ch));
-                    self.tasks[t].off = crate::blame::Doing::Reclaim { memcg: m.0 };
+                    self.tasks[t].off = Doing::Reclaim { memcg: m.0 };
                     // Direct reclaim sleeps (I/O, swap) with the task's locks held.
                     if let Some(pages) = mid {
                         // The batch comes back at the midpoint (an event

@@ -26,7 +26,9 @@
 //! This module holds the world's state, its construction and the event
 //! loop; each concern the world drives has a submodule of `impl World`
 //! methods: `interp` (programs), `cpu`, `locks`, `workqueues`,
-//! `memcg`, `observe` (trace and blame) and `results`.
+//! `memcg`, `observe` (trace and blame) and `results`. What a run records
+//! for its observers has modules of its own: [`trace`] (`--trace`) and
+//! [`recorder`] (`--blame`).
 
 use crate::program::{Compiled, GroupProg, Instr, StatId, WakePlacement};
 use models::locks::AnyLock;
@@ -186,7 +188,7 @@ struct Task {
     in_lock_queue: bool,
     /// Why it is about to leave its CPU asleep, when a lock wait does not
     /// say (reclaim, throttle, flush, work): for `--blame`.
-    off: crate::blame::Doing,
+    off: Doing,
     /// A memcg charge in progress across reclaim attempts (R45).
     charging: Option<(MemcgId, models::memcg::Charge)>,
     /// Draws of memcg reclaim (time, success), apart from the program's.
@@ -263,7 +265,7 @@ impl Task {
             home: None,
             work_start: SimTime::ZERO,
             in_lock_queue: false,
-            off: crate::blame::Doing::Sleep,
+            off: Doing::Sleep,
             atomic_done: false,
             charging: None,
             mem_rng: (!c.memcgs.is_empty()).then(|| Box::new(own("memcg"))),
@@ -546,11 +548,11 @@ pub struct World<'c> {
     /// The task whose step is being executed (the waker of any wakeup).
     current: TaskId,
     /// `--trace`: what this run looks like, slice by slice.
-    trace: Option<Box<crate::trace::Trace>>,
+    trace: Option<Box<Trace>>,
     /// `--blame`: the waits to explain (first run), and what tasks did
     /// around them (second run).
-    picker: Option<Box<crate::blame::Picker>>,
-    recorder: Option<Box<crate::blame::Recorder>>,
+    picker: Option<Box<Picker>>,
+    recorder: Option<Box<Recorder>>,
     preemptions: u64,
     /// Context switches that cost CPU time (`scenario.switch_cost`).
     switches: u64,
@@ -676,9 +678,13 @@ mod memcg;
 use memcg::MidReclaim;
 mod cycle;
 mod observe;
+pub mod recorder;
+use recorder::{Doing, Focus, Names, Picker, Recorder, Wait, Wanted};
 mod results;
 mod stuck;
 pub use stuck::{secs as stuck_secs, Stuck, StuckLine};
+pub mod trace;
+use trace::Trace;
 mod workqueues;
 
 /// Where the event queue's trees start (besides slot 0): a task group of
@@ -1082,7 +1088,7 @@ impl<'c> World<'c> {
                     }
                     // What this sleep was for (reclaim, throttle) was said
                     // for it alone: blame, the trace and `stuck` read it.
-                    self.tasks[t].off = crate::blame::Doing::Sleep;
+                    self.tasks[t].off = Doing::Sleep;
                     // The sleeper runs at once if a CPU is free: no second event.
                     if self.wakeup(t, true) {
                         self.run_task(t)?;

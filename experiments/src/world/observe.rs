@@ -59,7 +59,7 @@ impl<'c> World<'c> {
 
     /// Records this run as a trace of `[from, to)` (`--trace`).
     pub fn enable_trace(&mut self, from: SimTime, to: SimTime) {
-        let mut tr = crate::trace::Trace::new(from, to, self.c.locks.len());
+        let mut tr = Trace::new(from, to, self.c.locks.len());
         for t in self.tasks.keys() {
             tr.thread(t.0, &self.track_name(t));
         }
@@ -74,7 +74,7 @@ impl<'c> World<'c> {
     }
 
     /// The trace recorded so far, if tracing.
-    pub fn take_trace(&mut self) -> Option<crate::trace::Trace> {
+    pub fn take_trace(&mut self) -> Option<Trace> {
         self.trace.take().map(|b| *b)
     }
 
@@ -94,7 +94,7 @@ impl<'c> World<'c> {
             self.trace_queue(t, lock, false);
         }
         if let Some(p) = self.picker.as_mut() {
-            p.wait(crate::blame::Wait {
+            p.wait(Wait {
                 task: t.0,
                 stat,
                 lock: lock.0,
@@ -106,29 +106,26 @@ impl<'c> World<'c> {
     }
 
     /// `--blame`, first run: pick the waits to explain.
-    pub fn enable_blame_picking(&mut self, wanted: crate::blame::Wanted) {
-        self.picker = Some(Box::new(crate::blame::Picker::new(wanted)));
+    pub fn enable_blame_picking(&mut self, wanted: Wanted) {
+        self.picker = Some(Box::new(Picker::new(wanted)));
     }
 
     /// The picker of the first run.
-    pub fn take_picker(&mut self) -> Option<crate::blame::Picker> {
+    pub fn take_picker(&mut self) -> Option<Picker> {
         self.picker.take().map(|b| *b)
     }
 
     /// `--blame`, later runs: record what the tasks of `focus` did then,
     /// and every wait for and hold of the locks of `convoys`.
-    pub fn enable_blame_recording(&mut self, focus: (crate::blame::Focus, crate::blame::Focus)) {
+    pub fn enable_blame_recording(&mut self, focus: (Focus, Focus)) {
         let idle: Vec<bool> = self.tasks.iter().map(|k| k.state == State::Idle).collect();
-        let r = crate::blame::Recorder::new(focus, |t| idle[t], self.tasks.len());
+        let r = Recorder::new(focus, |t| idle[t], self.tasks.len());
         self.recorder = Some(Box::new(r));
     }
 
-    /// After a recording run: the chains of `waits`, the stretches still
-    /// to record, and whether the recorder was cut short.
-    pub fn blame_chains(
-        &mut self,
-        waits: &[crate::blame::Wait],
-    ) -> Option<crate::blame::Explained> {
+    /// After a recording run: what it recorded, with the holds still
+    /// open and every stretch closed at the end of the run.
+    pub fn finish_recording(&mut self) -> Option<Recorder> {
         let mut r = self.recorder.take()?;
         // Holds still open at the end of the run end there.
         for t in self.tasks.keys() {
@@ -139,12 +136,12 @@ impl<'c> World<'c> {
             }
         }
         r.finish(self.now.max(self.horizon));
-        Some(r.explain(waits, &*self))
+        Some(*r)
     }
 
     /// `t` does `doing` from now on, for `--blame`.
     #[inline]
-    pub(super) fn blame_switch(&mut self, t: TaskId, doing: crate::blame::Doing) {
+    pub(super) fn blame_switch(&mut self, t: TaskId, doing: Doing) {
         if let Some(r) = self.recorder.as_mut() {
             r.switch(t.0, self.now, doing, 0);
         }
@@ -157,14 +154,13 @@ impl<'c> World<'c> {
             _ => 0,
         };
         if let Some(r) = self.recorder.as_mut() {
-            r.switch(t.0, self.now, crate::blame::Doing::OnCpu, work);
+            r.switch(t.0, self.now, Doing::OnCpu, work);
         }
     }
 
     /// `t` leaves its CPU: asleep in a wait queue, in reclaim, preempted,
     /// idle or gone, as its state and `off` say.
     pub(super) fn blame_off_cpu(&mut self, t: TaskId) {
-        use crate::blame::Doing;
         let task = &mut self.tasks[t];
         let off = std::mem::replace(&mut task.off, Doing::Sleep);
         let doing = match task.state {
@@ -183,7 +179,6 @@ impl<'c> World<'c> {
 
     /// The locks `t` holds, as `name (mode)`, for reports.
     pub(super) fn held_names(&self, t: TaskId) -> Vec<String> {
-        use crate::blame::Names;
         self.held[self.hold_slots(t)]
             .iter()
             .filter_map(|&h| held_decode(h))
@@ -192,7 +187,7 @@ impl<'c> World<'c> {
     }
 }
 
-impl crate::blame::Names for World<'_> {
+impl Names for World<'_> {
     fn task(&self, t: u32) -> String {
         self.track_name(TaskId(t))
     }

@@ -6,7 +6,6 @@
 //! this reads the world's state at its end instead.
 
 use super::*;
-use crate::blame::Names;
 
 /// The longest lock wait still going on at the end of a run, and what
 /// holds it up.
@@ -126,7 +125,6 @@ impl World<'_> {
 
     /// What `t` is doing now, in words, and the tasks it waits for.
     fn stuck_doing(&self, t: TaskId) -> (String, Vec<TaskId>) {
-        use crate::blame::Doing;
         let task = &self.tasks[t];
         let until = || match self.queue.time_of(t.index()) {
             Some(at) => format!(" until {}", secs(at)),

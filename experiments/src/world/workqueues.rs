@@ -58,7 +58,7 @@ impl<'c> World<'c> {
     }
 
     /// `t` sleeps until a flush or a work item it waits for completes.
-    pub(super) fn block_waiting(&mut self, t: TaskId, pc: u32, why: crate::blame::Doing) {
+    pub(super) fn block_waiting(&mut self, t: TaskId, pc: u32, why: Doing) {
         let task = &mut self.tasks[t];
         task.pc = pc;
         task.off = why;
@@ -265,7 +265,7 @@ impl<'c> World<'c> {
             let d = lat.sample(&mut self.rngs[w]);
             if d > 0 {
                 self.tasks[w].state = State::Runnable;
-                self.blame_switch(w, crate::blame::Doing::Creating);
+                self.blame_switch(w, Doing::Creating);
                 self.schedule(w, self.now + sim::Dur(d), Ev::Ready);
                 return;
             }

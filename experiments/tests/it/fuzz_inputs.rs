@@ -11,7 +11,8 @@
 //! runs as many as asked and prints the figures. Inputs that once crashed
 //! are kept in `tests/fuzz/crashers/` and replayed by every run.
 
-use experiments::builtin::{BUILTINS, LIBRARIES};
+use experiments::builtin::BUILTINS;
+use experiments::scenario::library::LIBRARIES;
 use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::{check_limits, Limits, World};
 use sim::dist::Empirical;

@@ -367,8 +367,9 @@ fn kill_9_and_restart_gives_the_uninterrupted_result() {
 /// subjects its figures name (its first point run briefly).
 #[test]
 fn builtin_sweeps_resolve_and_name_existing_subjects() {
-    use experiments::sweep::{parse, run, sweep_source, BUILTIN_SWEEPS};
-    for (name, _) in BUILTIN_SWEEPS {
+    use experiments::builtin::SWEEPS;
+    use experiments::sweep::{parse, run, sweep_source};
+    for (name, _) in SWEEPS {
         let mut spec = parse(&sweep_source(name).unwrap()).unwrap();
         spec.sets.push("scenario.duration=100ms".into());
         spec.reps = 1;

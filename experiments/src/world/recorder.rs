@@ -1,0 +1,379 @@
+//! What a run records for `convoy run --blame` (the explanation, which
+//! re-runs the world, is `crate::blame`'s): the waits that ended
+//! ([`Picker`], the first run), and per task what it did between
+//! scheduling changes and who woke it from each wait queue ([`Recorder`]),
+//! only for the tasks and times a [`Focus`] asks for.
+
+use models::Mode;
+use sim::SimTime;
+
+/// What a task is doing between two scheduling changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Doing {
+    /// Before the task first runs.
+    Start,
+    /// On a CPU (running its program, a `cpu` step, or spinning).
+    OnCpu,
+    /// Runnable, waiting for a CPU.
+    Runnable,
+    /// Woken, within its scheduling (wake-up) latency.
+    Waking,
+    /// Spinning on its CPU for a lock (optimistic spinning, R8-R11).
+    Spin { lock: u32, mode: Mode },
+    /// A kworker being created by the pool manager (R38).
+    Creating,
+    /// A `sleep` step.
+    Sleep,
+    /// A direct reclaim attempt in memcg `memcg` (R45), asleep.
+    Reclaim { memcg: u32 },
+    /// Throttled over memory.high in memcg `memcg` (R48).
+    Throttle { memcg: u32 },
+    /// Asleep in `lock`'s wait queue.
+    Lock { lock: u32, mode: Mode },
+    /// In `flush_workqueue` of workqueue `wq` (R36).
+    Flush { wq: u32 },
+    /// Waiting for a running item of `wq` (`cancel_*_sync`).
+    WorkWait { wq: u32 },
+    /// A kworker with no item.
+    Idle,
+    /// The task has exited (done, or killed).
+    Exited,
+    /// Not recorded (outside what the recorder kept).
+    Unknown,
+    /// Not explained further: the chain reached its most links
+    /// (`blame::MAX_LINKS`).
+    Cut,
+}
+
+impl Doing {
+    /// Asleep until another task wakes it: the waker is to blame.
+    pub fn waits_for_waker(self) -> bool {
+        matches!(
+            self,
+            Doing::Lock { .. } | Doing::Flush { .. } | Doing::WorkWait { .. }
+        )
+    }
+}
+
+/// A lock wait: `task` waited for the wait statistic `stat` from `start`
+/// until it had the lock at `end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    pub task: u32,
+    pub stat: u32,
+    pub lock: u32,
+    pub mode: Mode,
+    pub start: SimTime,
+    pub end: SimTime,
+}
+
+impl Wait {
+    pub fn ns(&self) -> u64 {
+        self.end.0 - self.start.0
+    }
+
+    /// Worst first; ties by start, then task, so the choice is stable.
+    fn rank_key(&self) -> (std::cmp::Reverse<u64>, SimTime, u32) {
+        (std::cmp::Reverse(self.ns()), self.start, self.task)
+    }
+}
+
+/// Which waits to explain.
+#[derive(Clone, Debug)]
+pub struct Wanted {
+    /// The worst this many.
+    pub top: usize,
+    /// And every wait at least this long (nanoseconds).
+    pub threshold: Option<u64>,
+    /// Only waits of these statistics (all if `None`).
+    pub stats: Option<Vec<u32>>,
+}
+
+/// Most waits over the threshold that are explained (the first ones).
+pub const MAX_ABOVE: usize = 10_000;
+
+/// The first run: keeps the worst waits and those over the threshold.
+pub struct Picker {
+    wanted: Wanted,
+    /// The `top` worst so far, worst first.
+    top: Vec<Wait>,
+    above: Vec<Wait>,
+    /// Waits over the threshold, including those not kept.
+    pub above_count: u64,
+}
+
+impl Picker {
+    pub fn new(wanted: Wanted) -> Picker {
+        Picker {
+            wanted,
+            top: Vec::new(),
+            above: Vec::new(),
+            above_count: 0,
+        }
+    }
+
+    pub fn wait(&mut self, w: Wait) {
+        if let Some(s) = &self.wanted.stats {
+            if !s.contains(&w.stat) {
+                return;
+            }
+        }
+        if self.wanted.threshold.is_some_and(|th| w.ns() >= th) {
+            self.above_count += 1;
+            if self.above.len() < MAX_ABOVE {
+                self.above.push(w);
+            }
+        }
+        if self.wanted.top == 0 {
+            return;
+        }
+        let key = w.rank_key();
+        if self.top.len() == self.wanted.top && key >= self.top[self.top.len() - 1].rank_key() {
+            return;
+        }
+        let at = self.top.partition_point(|x| x.rank_key() < key);
+        self.top.insert(at, w);
+        self.top.truncate(self.wanted.top);
+    }
+
+    /// The waits to explain: the worst first, then those over the
+    /// threshold in time order, each once.
+    pub fn picked(&self) -> Vec<Wait> {
+        let mut out = self.top.clone();
+        out.extend(self.above.iter().filter(|w| !self.top.contains(w)));
+        out
+    }
+}
+
+/// One recorded stretch of a task's time.
+#[derive(Clone, Copy, Debug)]
+pub struct Seg {
+    pub start: SimTime,
+    pub end: SimTime,
+    pub doing: Doing,
+    /// Who woke it at `end`, for a sleep in a wait queue.
+    pub waker: Option<u32>,
+    /// A kworker's work type + 1 while on a CPU (0: none).
+    pub work: u32,
+}
+
+/// A lock held by a task over `[start, end)`.
+#[derive(Clone, Copy, Debug)]
+pub struct Hold {
+    pub start: SimTime,
+    pub end: SimTime,
+    pub lock: u32,
+    pub mode: Mode,
+}
+
+/// Most stretches one blame run keeps (then it says it was cut short).
+pub const MAX_SEGS: usize = 5_000_000;
+
+/// Per task, the intervals to record: sorted, disjoint.
+#[derive(Clone, Debug, Default)]
+pub struct Focus(Vec<Vec<(SimTime, SimTime)>>);
+
+impl Focus {
+    /// Adds `[a, b)` of task `t`; returns whether it was not covered yet.
+    pub fn add(&mut self, t: u32, a: SimTime, b: SimTime) -> bool {
+        if self.covers(t, a, b) {
+            return false;
+        }
+        let t = t as usize;
+        if self.0.len() <= t {
+            self.0.resize(t + 1, Vec::new());
+        }
+        let v = &mut self.0[t];
+        v.push((a, b));
+        v.sort();
+        let mut merged: Vec<(SimTime, SimTime)> = Vec::with_capacity(v.len());
+        for &(x, y) in v.iter() {
+            match merged.last_mut() {
+                Some(last) if x <= last.1 => last.1 = last.1.max(y),
+                _ => merged.push((x, y)),
+            }
+        }
+        *v = merged;
+        true
+    }
+
+    /// Whether `[a, b)` of task `t` is recorded.
+    pub fn covers(&self, t: u32, a: SimTime, b: SimTime) -> bool {
+        let Some(v) = self.0.get(t as usize) else {
+            return false;
+        };
+        let i = v.partition_point(|f| f.1 < b);
+        i < v.len() && v[i].0 <= a
+    }
+
+    fn overlaps(&self, t: u32, a: SimTime, b: SimTime) -> bool {
+        let Some(v) = self.0.get(t as usize) else {
+            return false;
+        };
+        let i = v.partition_point(|f| f.1 <= a);
+        i < v.len() && v[i].0 < b
+    }
+}
+
+/// The later runs: what the tasks of interest did over the intervals of
+/// interest ([`Focus`]).
+pub struct Recorder {
+    focus: Focus,
+    /// Per lock, intervals in which every task's waits for it and holds
+    /// of it are kept: a queue's waiters ahead are found in one run.
+    convoys: Focus,
+    /// Per task: what it does since when, who woke it, its work type.
+    open: Vec<(SimTime, Doing, Option<u32>, u32)>,
+    segs: Vec<Vec<Seg>>,
+    holds: Vec<Vec<Hold>>,
+    kept: usize,
+    pub truncated: bool,
+}
+
+impl Recorder {
+    /// A recorder of `tasks` tasks for `focus`; `idle` says which tasks
+    /// start idle (kworkers).
+    pub fn new(
+        (focus, convoys): (Focus, Focus),
+        idle: impl Fn(usize) -> bool,
+        tasks: usize,
+    ) -> Recorder {
+        Recorder {
+            focus,
+            convoys,
+            open: (0..tasks)
+                .map(|t| {
+                    let d = if idle(t) { Doing::Idle } else { Doing::Start };
+                    (SimTime::ZERO, d, None, 0)
+                })
+                .collect(),
+            segs: vec![Vec::new(); tasks],
+            holds: vec![Vec::new(); tasks],
+            kept: 0,
+            truncated: false,
+        }
+    }
+
+    /// Whether to keep a stretch `[start, end)` of `t`, which waits for
+    /// or holds `lock` if any.
+    fn wanted(&mut self, t: u32, start: SimTime, end: SimTime, lock: Option<u32>) -> bool {
+        if end <= start {
+            return false;
+        }
+        let convoy = lock.is_some_and(|l| self.convoys.overlaps(l, start, end));
+        if !convoy && !self.focus.overlaps(t, start, end) {
+            return false;
+        }
+        if self.kept >= MAX_SEGS {
+            self.truncated = true;
+            return false;
+        }
+        self.kept += 1;
+        true
+    }
+
+    /// Task `t` does `doing` from `now` on (a kworker's `work` type + 1
+    /// while on a CPU).
+    pub fn switch(&mut self, t: u32, now: SimTime, doing: Doing, work: u32) {
+        let (since, was, waker, was_work) = self.open[t as usize];
+        if was == doing && work == was_work {
+            return;
+        }
+        let lock = match was {
+            Doing::Lock { lock, .. } => Some(lock),
+            _ => None,
+        };
+        if self.wanted(t, since, now, lock) {
+            self.segs[t as usize].push(Seg {
+                start: since,
+                end: now,
+                doing: was,
+                waker,
+                work: was_work,
+            });
+        }
+        self.open[t as usize] = (now, doing, None, work);
+    }
+
+    /// `waker` wakes `t` from its wait queue now.
+    pub fn woken_by(&mut self, t: u32, waker: u32) {
+        self.open[t as usize].2 = Some(waker);
+    }
+
+    /// Task `t` held `lock` over `[start, end)`.
+    pub fn hold(&mut self, t: u32, lock: u32, mode: Mode, start: SimTime, end: SimTime) {
+        if self.wanted(t, start, end, Some(lock)) {
+            self.holds[t as usize].push(Hold {
+                start,
+                end,
+                lock,
+                mode,
+            });
+        }
+    }
+
+    /// Closes every open stretch at `now` (the end of the run).
+    pub fn finish(&mut self, now: SimTime) {
+        for t in 0..self.open.len() as u32 {
+            self.switch(t, now, Doing::Unknown, u32::MAX);
+        }
+    }
+
+    /// The intervals recorded per task.
+    pub fn focus(&self) -> &Focus {
+        &self.focus
+    }
+
+    /// `t`'s recorded stretches, in time order.
+    pub fn segs(&self, t: u32) -> &[Seg] {
+        &self.segs[t as usize]
+    }
+
+    /// `t`'s recorded holds, in release order.
+    pub fn holds(&self, t: u32) -> &[Hold] {
+        &self.holds[t as usize]
+    }
+}
+
+/// Names for the report: the world knows them.
+pub trait Names {
+    fn task(&self, t: u32) -> String;
+    /// `kernfs_rwsem (read)`.
+    fn lock(&self, lock: u32, mode: Mode) -> String;
+    fn memcg(&self, m: u32) -> String;
+    fn workqueue(&self, q: u32) -> String;
+    fn work(&self, w: u32) -> String;
+    fn stat(&self, s: u32) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(task: u32, start: u64, end: u64) -> Wait {
+        Wait {
+            task,
+            stat: 0,
+            lock: 0,
+            mode: Mode::Read,
+            start: SimTime(start),
+            end: SimTime(end),
+        }
+    }
+
+    #[test]
+    fn picker_keeps_the_worst_and_those_over_the_threshold() {
+        let mut p = Picker::new(Wanted {
+            top: 2,
+            threshold: Some(50),
+            stats: None,
+        });
+        for (i, d) in [10, 90, 60, 30, 90, 70].iter().enumerate() {
+            p.wait(wait(i as u32, i as u64 * 100, i as u64 * 100 + d));
+        }
+        let picked: Vec<u32> = p.picked().iter().map(|w| w.task).collect();
+        // The two 90s (earlier first), then 60 and 70 in time order.
+        assert_eq!(picked, vec![1, 4, 2, 5]);
+        assert_eq!(p.above_count, 4);
+    }
+}
