@@ -9,9 +9,11 @@
 //!    `--set key=value`, and deserialize the typed document [`doc::Doc`];
 //! 3. [`steps`]: parse each step string (`down_read kernfs_rwsem`) and
 //!    nest blocks (`repeat`/`loop`/`with_prob` ... `end`);
-//! 4. [`compile`](mod@compile): expand `call`s, resolve names, check the program
-//!    statically (locks held, blocks balanced, loops advance time), and
-//!    lower it to the flat instruction list the world runs.
+//! 4. [`compile`](mod@compile): in passes, read the settings and
+//!    definitions, expand `call`s, resolve names, check the program
+//!    statically (locks held, blocks balanced, loops advance time), lay out
+//!    its slots and lower it to the program the world runs
+//!    ([`crate::program`]).
 
 pub mod compile;
 pub mod doc;

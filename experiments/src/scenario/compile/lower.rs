@@ -1,0 +1,325 @@
+//! Pass 7, lowering: a checked program to the flat instruction list the
+//! world runs ([`Instr`]), blocks to jumps by index. Statistics (a lock's
+//! wait and hold per mode, a span), counters (`count` steps, a lock's
+//! acquisitions per call site) and `key next` counters are numbered as the
+//! steps come, over all programs.
+//!
+//! A `cpu` or `sleep` of a constant or an exponential gets an instruction
+//! of its own (no second dispatch on the distribution), and a `loop` whose
+//! body starts with one is rotated: its back edge is a copy of that delay
+//! that continues at the body's second step.
+
+use super::names::{Kind, Resolved};
+use crate::program::{mode_label, Instr, Origin, StatId, StatSpec};
+use crate::scenario::steps::LockOp;
+use indexmap::IndexMap;
+use models::LockKind;
+use output::Metric;
+use sim::dist::Dist;
+
+/// What the programs' steps number, over all programs.
+#[derive(Default)]
+pub(super) struct Tables {
+    stats: IndexMap<(Metric, String), StatId>,
+    counters: IndexMap<String, u32>,
+    /// `key next` steps so far (one counter each).
+    key_counters: u32,
+}
+
+impl Tables {
+    fn stat(&mut self, metric: Metric, subject: String) -> StatId {
+        let n = self.stats.len() as StatId;
+        *self.stats.entry((metric, subject)).or_insert(n)
+    }
+
+    fn counter(&mut self, subject: String) -> u32 {
+        let n = self.counters.len() as u32;
+        *self.counters.entry(subject).or_insert(n)
+    }
+
+    /// The statistics and counters by id, and the number of `key next`
+    /// counters.
+    pub(super) fn finish(self) -> (Vec<StatSpec>, Vec<String>, u32) {
+        let stats = (self.stats.into_iter())
+            .map(|((metric, subject), _)| StatSpec { metric, subject })
+            .collect();
+        (
+            stats,
+            self.counters.into_keys().collect(),
+            self.key_counters,
+        )
+    }
+}
+
+/// Lowers the program of `group` (checked: its slots set), ending with
+/// `Exit` at `end`; `dists` are the scenario's distributions. Returns the
+/// instructions and where each came from.
+pub(super) fn lower(
+    group: &str,
+    nodes: &[Resolved],
+    end: Origin,
+    dists: &[Dist],
+    tables: &mut Tables,
+) -> (Vec<Instr>, Vec<Origin>) {
+    let mut l = Lowering {
+        group,
+        dists,
+        tables,
+        code: Vec::new(),
+        origins: Vec::new(),
+        calls: Vec::new(),
+        depth: 0,
+    };
+    l.nodes(nodes);
+    l.push(Instr::Exit, &end);
+    (l.code, l.origins)
+}
+
+struct Lowering<'l> {
+    group: &'l str,
+    dists: &'l [Dist],
+    tables: &'l mut Tables,
+    code: Vec<Instr>,
+    origins: Vec<Origin>,
+    /// The operations the current step is in, innermost last.
+    calls: Vec<&'l str>,
+    /// `repeat` blocks around the current step.
+    depth: u8,
+}
+
+impl<'l> Lowering<'l> {
+    fn push(&mut self, i: Instr, o: &Origin) -> u32 {
+        self.code.push(i);
+        self.origins.push(o.clone());
+        (self.code.len() - 1) as u32
+    }
+
+    fn nodes(&mut self, nodes: &'l [Resolved<'l>]) {
+        for n in nodes {
+            self.node(n);
+        }
+    }
+
+    fn node(&mut self, n: &'l Resolved<'l>) {
+        let o = n.origin;
+        let group = self.group;
+        match &n.kind {
+            &Kind::Delay { dist, sleep, .. } => {
+                let next = self.code.len() as u32 + 1;
+                let instr = match self.dists[dist as usize] {
+                    Dist::Const(ns) => Instr::DelayConst { ns, sleep, next },
+                    Dist::Exp { mean } => Instr::DelayExp { mean, sleep, next },
+                    _ => Instr::Delay { dist, sleep, next },
+                };
+                self.push(instr, o);
+            }
+            Kind::Lock(l) => {
+                let (name, slot) = (l.name, l.slot as u8);
+                let (lock, dynamic) = (l.instr_lock, l.dynamic);
+                let label = mode_label(l.kind, l.mode);
+                if l.op == LockOp::Downgrade {
+                    let hold = self
+                        .tables
+                        .stat(Metric::Hold, format!("{name}/write/{group}"));
+                    self.tables
+                        .stat(Metric::Hold, format!("{name}/read/{group}"));
+                    self.push(
+                        Instr::Downgrade {
+                            lock,
+                            slot,
+                            hold,
+                            dynamic,
+                        },
+                        o,
+                    );
+                } else if l.op.is_acquire() {
+                    let site = self.calls.last().map(|op| {
+                        let prefix = if l.kind == LockKind::Mutex {
+                            String::new()
+                        } else {
+                            format!("{label}_")
+                        };
+                        self.tables
+                            .counter(format!("{name}/{prefix}acquisitions/site/{op}"))
+                    });
+                    let wait = self
+                        .tables
+                        .stat(Metric::Wait, format!("{name}/{label}/{group}"));
+                    self.tables
+                        .stat(Metric::Hold, format!("{name}/{label}/{group}"));
+                    self.push(
+                        Instr::Acquire {
+                            lock,
+                            mode: l.mode,
+                            wait,
+                            slot,
+                            dynamic,
+                            site,
+                        },
+                        o,
+                    );
+                } else {
+                    let hold = self
+                        .tables
+                        .stat(Metric::Hold, format!("{name}/{label}/{group}"));
+                    self.push(
+                        Instr::Release {
+                            lock,
+                            mode: l.mode,
+                            hold,
+                            slot,
+                            dynamic,
+                        },
+                        o,
+                    );
+                }
+            }
+            Kind::SpanBegin { slot, .. } => {
+                self.push(Instr::SpanBegin { slot: *slot as u8 }, o);
+            }
+            Kind::SpanEnd { name, slot } => {
+                let stat = self.tables.stat(Metric::Span, format!("{name}/{group}"));
+                self.push(
+                    Instr::SpanEnd {
+                        stat,
+                        slot: *slot as u8,
+                    },
+                    o,
+                );
+            }
+            Kind::Call { op, body } => {
+                self.calls.push(op);
+                self.nodes(body);
+                self.calls.pop();
+            }
+            Kind::MightResched => {
+                self.push(Instr::MightResched, o);
+            }
+            &Kind::Key { lo, span, next } => {
+                let next = next.then(|| {
+                    self.tables.key_counters += 1;
+                    self.tables.key_counters - 1
+                });
+                self.push(Instr::SetKey { lo, span, next }, o);
+            }
+            &Kind::Charge { memcg, pages, gfp } => {
+                self.push(Instr::Charge { memcg, pages, gfp }, o);
+            }
+            &Kind::Uncharge { memcg, pages } => {
+                self.push(Instr::Uncharge { memcg, pages }, o);
+            }
+            Kind::QueueWork { work, delay, rcu } => {
+                self.push(
+                    Instr::QueueWork {
+                        wq: work.wq,
+                        work: work.work,
+                        key: work.key,
+                        delay: *delay,
+                        rcu: *rcu,
+                    },
+                    o,
+                );
+            }
+            Kind::ModDelayedWork { work, delay } => {
+                self.push(
+                    Instr::ModDelayedWork {
+                        wq: work.wq,
+                        work: work.work,
+                        key: work.key,
+                        delay: *delay,
+                    },
+                    o,
+                );
+            }
+            Kind::CancelWorkSync { work } => {
+                let (wq, key) = (work.wq, work.key);
+                self.push(
+                    Instr::CancelWorkSync {
+                        wq,
+                        work: work.work,
+                        key,
+                    },
+                    o,
+                );
+            }
+            &Kind::FlushWorkqueue { wq } => {
+                self.push(Instr::FlushWorkqueue { wq }, o);
+            }
+            Kind::Count { name } => {
+                let counter = self.tables.counter(format!("{name}/{group}"));
+                self.push(Instr::Count { counter }, o);
+            }
+            &Kind::Repeat { count, ref body } => {
+                let depth = self.depth;
+                self.depth += 1;
+                let begin = self.push(
+                    Instr::RepeatBegin {
+                        count,
+                        end: 0,
+                        depth,
+                    },
+                    o,
+                );
+                self.nodes(body);
+                self.push(Instr::RepeatEnd { begin, depth }, o);
+                let end = self.code.len() as u32;
+                self.code[begin as usize] = Instr::RepeatBegin { count, end, depth };
+                self.depth -= 1;
+            }
+            Kind::Loop { body } => {
+                let begin = self.code.len() as u32;
+                self.nodes(body);
+                // Loop rotation: when the body starts with a delay (the usual
+                // `sleep` between iterations), the back edge is a copy of that
+                // delay continuing at the second step, which saves the
+                // interpreter one dispatch per pass. Same draws, same order.
+                let back = match self.code[begin as usize].clone() {
+                    Instr::Delay { dist, sleep, .. } => Instr::Delay {
+                        dist,
+                        sleep,
+                        next: begin + 1,
+                    },
+                    Instr::DelayConst { ns, sleep, .. } => Instr::DelayConst {
+                        ns,
+                        sleep,
+                        next: begin + 1,
+                    },
+                    Instr::DelayExp { mean, sleep, .. } => Instr::DelayExp {
+                        mean,
+                        sleep,
+                        next: begin + 1,
+                    },
+                    _ => Instr::Jump { to: begin },
+                };
+                let origin = self.origins[begin as usize].clone();
+                self.push(back, &origin);
+            }
+            &Kind::WithProb { p, ref body } => {
+                let at = self.push(Instr::WithProb { p, end: 0 }, o);
+                self.nodes(body);
+                let end = self.code.len() as u32;
+                self.code[at as usize] = Instr::WithProb { p, end };
+            }
+            Kind::IfWorkBusy { work, body } => {
+                let (wq, w, key) = (work.wq, work.work, work.key);
+                let at = self.push(
+                    Instr::IfWorkBusy {
+                        wq,
+                        work: w,
+                        key,
+                        end: 0,
+                    },
+                    o,
+                );
+                self.nodes(body);
+                let end = self.code.len() as u32;
+                self.code[at as usize] = Instr::IfWorkBusy {
+                    wq,
+                    work: w,
+                    key,
+                    end,
+                };
+            }
+        }
+    }
+}

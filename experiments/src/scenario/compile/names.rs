@@ -1,0 +1,499 @@
+//! Pass 4, name resolution: every name a step uses, to the id it stands
+//! for. Checks that each lock, distribution, parameter, memcg, workqueue
+//! and work exists; that a lock step fits the lock (`down_read` an rwsem,
+//! `mutex_lock` a mutex, `downgrade_write` a policy that has it), that a
+//! family is named with a key (`fam[0]`, `fam[self]`) and a single lock
+//! without one, and that `[self]` stays within a family's or a work type's
+//! instances.
+//!
+//! A step's inline distribution (`cpu exp(20us)`) is added to the
+//! scenario's, as each `cpu` step's scaled copy is (for
+//! `scenario.cpu_speed`, made once per distribution), in step order.
+
+use super::definitions::{Dists, Locks};
+use super::expand::Expanded;
+use super::{key_range, param, undefined};
+use crate::program::{DistId, GfpWord, LockId, Origin, WorkKey};
+use crate::scenario::doc::Doc;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::steps::{DistRef, KeyExpr, LockOp, Node, Step, StepKind, WorkRef};
+use indexmap::IndexMap;
+use models::{LockKind, Mode};
+use sim::dist::Dist;
+
+/// Marks, in the static checks, a family lock taken with the `self` key:
+/// the lock id they track is the family's first lock with this bit set.
+pub(super) const SELF_LOCK: LockId = 1 << 31;
+
+/// A step with its names resolved, and where it is written.
+pub(super) struct Resolved<'a> {
+    pub origin: &'a Origin,
+    pub kind: Kind<'a>,
+}
+
+/// What a resolved step does. Blocks and `call`s hold their bodies.
+pub(super) enum Kind<'a> {
+    /// `cpu` (`sleep` false) or `sleep`: `dist` is the one the
+    /// instruction draws from (a `cpu` step's scaled copy); `zero`: the
+    /// step never advances time.
+    Delay {
+        dist: DistId,
+        sleep: bool,
+        zero: bool,
+    },
+    Lock(LockStep<'a>),
+    /// `slot`: set by the checks.
+    SpanBegin {
+        name: &'a str,
+        slot: usize,
+    },
+    SpanEnd {
+        name: &'a str,
+        slot: usize,
+    },
+    Call {
+        op: &'a str,
+        body: Vec<Resolved<'a>>,
+    },
+    MightResched,
+    /// `key`: values `lo..lo + span` (span 0: fixed), `next` for `key next`.
+    Key {
+        lo: u32,
+        span: u32,
+        next: bool,
+    },
+    Charge {
+        memcg: u32,
+        pages: u64,
+        gfp: GfpWord,
+    },
+    Uncharge {
+        memcg: u32,
+        pages: u64,
+    },
+    QueueWork {
+        work: WorkStep<'a>,
+        delay: Option<DistId>,
+        rcu: bool,
+    },
+    ModDelayedWork {
+        work: WorkStep<'a>,
+        delay: DistId,
+    },
+    CancelWorkSync {
+        work: WorkStep<'a>,
+    },
+    FlushWorkqueue {
+        wq: u32,
+    },
+    Count {
+        name: &'a str,
+    },
+    Repeat {
+        count: u64,
+        body: Vec<Resolved<'a>>,
+    },
+    Loop {
+        body: Vec<Resolved<'a>>,
+    },
+    WithProb {
+        p: f64,
+        body: Vec<Resolved<'a>>,
+    },
+    IfWorkBusy {
+        work: WorkStep<'a>,
+        body: Vec<Resolved<'a>>,
+    },
+}
+
+/// A lock step, resolved.
+pub(super) struct LockStep<'a> {
+    pub op: LockOp,
+    /// The lock's name as written, without its key (`fam` of `fam[self]`).
+    pub name: &'a str,
+    /// The id the checks track: the lock's, or for `[self]` the family's
+    /// first with [`SELF_LOCK`] set (one lock of its own).
+    pub lock: LockId,
+    /// The id the instruction carries: with `dynamic`, the family's first
+    /// lock, the task's key picking the instance at run time.
+    pub instr_lock: LockId,
+    pub dynamic: bool,
+    pub kind: LockKind,
+    /// The mode it takes or releases (a downgrade: write).
+    pub mode: Mode,
+    /// The hold's slot: set by the checks.
+    pub slot: usize,
+}
+
+/// A work item a step names.
+pub(super) struct WorkStep<'a> {
+    pub wq: u32,
+    pub work: u32,
+    pub key: WorkKey,
+    /// The work type's name, for messages.
+    pub name: &'a str,
+}
+
+/// What names resolve against, for one program.
+pub(super) struct Scope<'a> {
+    pub doc: &'a Doc,
+    pub locks: &'a Locks,
+    /// How many values `self` takes in this program.
+    pub self_count: u32,
+    /// What a `cpu` step's time is multiplied by (1 / `scenario.cpu_speed`).
+    pub cpu_scale: f64,
+}
+
+/// Resolves an expanded program, each `call` to the operation's steps.
+/// `dists` gains the steps' inline distributions and the scaled copies for
+/// `cpu` steps (`cpu_scaled`: the copy made of each distribution so far).
+pub(super) fn resolve<'a>(
+    scope: &Scope,
+    program: &Expanded<'a>,
+    dists: &mut Dists,
+    cpu_scaled: &mut IndexMap<DistId, DistId>,
+) -> Result<Vec<Resolved<'a>>, ScenarioError> {
+    Resolver {
+        scope,
+        program,
+        dists,
+        cpu_scaled,
+    }
+    .nodes(program.nodes)
+}
+
+struct Resolver<'s, 'a, 'd> {
+    scope: &'s Scope<'s>,
+    program: &'s Expanded<'a>,
+    dists: &'d mut Dists,
+    cpu_scaled: &'d mut IndexMap<DistId, DistId>,
+}
+
+impl<'a> Resolver<'_, 'a, '_> {
+    fn nodes(&mut self, nodes: &'a [Node]) -> Result<Vec<Resolved<'a>>, ScenarioError> {
+        let mut out = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            out.push(match n {
+                Node::Leaf(s) => match &s.kind {
+                    StepKind::Call(op) => Resolved {
+                        origin: &s.origin,
+                        kind: Kind::Call {
+                            op,
+                            body: self.nodes(self.program.called(op))?,
+                        },
+                    },
+                    _ => self.leaf(s)?,
+                },
+                Node::Block { head, body } => self.block(head, body)?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn leaf(&mut self, s: &'a Step) -> Result<Resolved<'a>, ScenarioError> {
+        let o = &s.origin;
+        let doc = self.scope.doc;
+        let kind = match &s.kind {
+            StepKind::Cpu(d) | StepKind::Sleep(d) => {
+                let mut dist = self.dist(o, d)?;
+                let zero = self.dists.dists[dist as usize].is_always_zero();
+                let sleep = matches!(s.kind, StepKind::Sleep(_));
+                if !sleep && self.scope.cpu_scale != 1.0 {
+                    dist = self.cpu_scaled_dist(dist);
+                }
+                Kind::Delay { dist, sleep, zero }
+            }
+            StepKind::Lock(op, name) => Kind::Lock(self.lock_step(o, *op, name)?),
+            StepKind::SpanBegin(name) => Kind::SpanBegin { name, slot: 0 },
+            StepKind::SpanEnd(name) => Kind::SpanEnd { name, slot: 0 },
+            StepKind::MightResched => Kind::MightResched,
+            StepKind::Key(k) => {
+                let (lo, hi) = key_range(doc, o, k)?;
+                let span = if matches!(k, KeyExpr::Fixed(_)) {
+                    0
+                } else {
+                    hi - lo
+                };
+                Kind::Key {
+                    lo,
+                    span,
+                    next: matches!(k, KeyExpr::Next(..)),
+                }
+            }
+            StepKind::Charge(g, pages, _) | StepKind::Uncharge(g, pages) => {
+                let Some(memcg) = doc.memcg.get_index_of(g.as_str()) else {
+                    return Err(undefined(
+                        o,
+                        "memcg",
+                        g,
+                        "memcg",
+                        "defined",
+                        doc.memcg.keys(),
+                    ));
+                };
+                let (memcg, pages) = (memcg as u32, *pages);
+                if let StepKind::Charge(_, _, gfp) = s.kind {
+                    Kind::Charge { memcg, pages, gfp }
+                } else {
+                    Kind::Uncharge { memcg, pages }
+                }
+            }
+            StepKind::QueueWork {
+                wq,
+                item,
+                delay,
+                rcu,
+            } => {
+                let work = self.work_ref(o, wq, item)?;
+                let delay = delay.as_ref().map(|d| self.dist(o, d)).transpose()?;
+                Kind::QueueWork {
+                    work,
+                    delay,
+                    rcu: *rcu,
+                }
+            }
+            StepKind::ModDelayedWork { wq, item, delay } => {
+                let work = self.work_ref(o, wq, item)?;
+                let delay = self.dist(o, delay)?;
+                Kind::ModDelayedWork { work, delay }
+            }
+            StepKind::CancelDelayedWorkSync { wq, item } => Kind::CancelWorkSync {
+                work: self.work_ref(o, wq, item)?,
+            },
+            StepKind::Count(name) => Kind::Count { name },
+            StepKind::FlushWorkqueue(wq) => Kind::FlushWorkqueue {
+                wq: self.wq_index(o, wq)?,
+            },
+            StepKind::Call(_)
+            | StepKind::Repeat(_)
+            | StepKind::RepeatParam(_)
+            | StepKind::Loop
+            | StepKind::WithProb(_)
+            | StepKind::IfWorkBusy { .. }
+            | StepKind::End => {
+                unreachable!("blocks are nested by parse_program; calls are handled above")
+            }
+        };
+        Ok(Resolved { origin: o, kind })
+    }
+
+    fn block(&mut self, head: &'a Step, body: &'a [Node]) -> Result<Resolved<'a>, ScenarioError> {
+        let o = &head.origin;
+        let kind = match &head.kind {
+            StepKind::Repeat(n) => Kind::Repeat {
+                count: *n,
+                body: self.nodes(body)?,
+            },
+            StepKind::RepeatParam(name) => Kind::Repeat {
+                count: param(self.scope.doc, o, name)?,
+                body: self.nodes(body)?,
+            },
+            StepKind::Loop => Kind::Loop {
+                body: self.nodes(body)?,
+            },
+            StepKind::WithProb(p) => Kind::WithProb {
+                p: *p,
+                body: self.nodes(body)?,
+            },
+            StepKind::IfWorkBusy { wq, item } => Kind::IfWorkBusy {
+                work: self.work_ref(o, wq, item)?,
+                body: self.nodes(body)?,
+            },
+            _ => unreachable!("only blocks have bodies"),
+        };
+        Ok(Resolved { origin: o, kind })
+    }
+
+    fn dist(&mut self, o: &Origin, r: &DistRef) -> Result<DistId, ScenarioError> {
+        let named = &self.dists.named;
+        match r {
+            DistRef::Named(n) => named
+                .get(n)
+                .copied()
+                .ok_or_else(|| undefined(o, "distribution", n, "dists", "defined", named.keys())),
+            DistRef::Inline(d) => Ok(self.add_dist(d.clone())),
+        }
+    }
+
+    fn add_dist(&mut self, d: Dist) -> DistId {
+        self.dists.dists.push(d);
+        (self.dists.dists.len() - 1) as DistId
+    }
+
+    /// The copy of distribution `d` scaled for `cpu` steps (made once).
+    fn cpu_scaled_dist(&mut self, d: DistId) -> DistId {
+        if let Some(&s) = self.cpu_scaled.get(&d) {
+            return s;
+        }
+        let scaled = self.dists.dists[d as usize].scaled(self.scope.cpu_scale);
+        let s = self.add_dist(scaled);
+        self.cpu_scaled.insert(d, s);
+        s
+    }
+
+    fn wq_index(&self, o: &Origin, name: &str) -> Result<u32, ScenarioError> {
+        let doc = self.scope.doc;
+        doc.workqueues
+            .get_index_of(name)
+            .map(|i| i as u32)
+            .ok_or_else(|| {
+                undefined(
+                    o,
+                    "workqueue",
+                    name,
+                    "workqueues",
+                    "defined",
+                    doc.workqueues.keys(),
+                )
+            })
+    }
+
+    fn work_ref(
+        &self,
+        o: &Origin,
+        wq: &str,
+        item: &'a WorkRef,
+    ) -> Result<WorkStep<'a>, ScenarioError> {
+        let doc = self.scope.doc;
+        let wq = self.wq_index(o, wq)?;
+        let Some((work, _, def)) = doc.works.get_full(item.name.as_str()) else {
+            return Err(undefined(
+                o,
+                "work",
+                &item.name,
+                "works",
+                "defined",
+                doc.works.keys(),
+            ));
+        };
+        let instances = def.get_ref().instances.as_ref().map_or(1, |n| *n.get_ref());
+        let needed = match item.key {
+            WorkKey::Index(i) => i + 1,
+            WorkKey::SelfIndex => self.scope.self_count,
+            WorkKey::Seq => 1,
+        };
+        if needed > instances {
+            return Err(o.error(format!(
+                "`{}` has {instances} instance(s) (`instances` in [works.{}]); this step needs {needed}",
+                item.name, item.name
+            )));
+        }
+        Ok(WorkStep {
+            wq,
+            work: work as u32,
+            key: item.key,
+            name: &item.name,
+        })
+    }
+
+    fn lock_step(
+        &self,
+        o: &Origin,
+        op: LockOp,
+        full: &'a str,
+    ) -> Result<LockStep<'a>, ScenarioError> {
+        let (doc, locks) = (self.scope.doc, self.scope.locks);
+        // `name` or `family[KEY]`.
+        let (name, key) = match full.split_once('[') {
+            None => (full, None),
+            Some((n, rest)) => {
+                let k = rest
+                    .strip_suffix(']')
+                    .ok_or_else(|| o.error(format!("`{full}` lacks its `]`")))?;
+                let key = if k == "self" {
+                    WorkKey::SelfIndex
+                } else {
+                    WorkKey::Index(k.parse().map_err(|_| {
+                        o.error(format!(
+                            "key `{k}` of `{full}` is neither `self` nor a number"
+                        ))
+                    })?)
+                };
+                (n, Some(key))
+            }
+        };
+        let Some(&(base, instances)) = locks.ids.get(name) else {
+            return Err(undefined(
+                o,
+                "lock",
+                name,
+                "locks",
+                "declared",
+                locks.ids.keys(),
+            ));
+        };
+        let is_family = doc
+            .locks
+            .get(name)
+            .is_some_and(|d| d.get_ref().instances.is_some());
+        let self_count = self.scope.self_count;
+        // The lock id the static checks track (a `self` key is one lock of
+        // its own), and the id and run-time flag the instruction carries.
+        let (lock, instr_lock, dynamic) = match (is_family, key) {
+            (false, None) => (base, base, false),
+            (false, Some(_)) => {
+                return Err(o.error(format!("`{name}` is not a family of locks (no `instances`); drop the `[...]`")))
+            }
+            (true, None) => {
+                return Err(o.error(format!("`{name}` is a family of {instances} locks: name one, `{name}[0]` or `{name}[self]`")))
+            }
+            (true, Some(WorkKey::Index(i))) if i < instances => (base + i, base + i, false),
+            (true, Some(WorkKey::Index(_))) => {
+                return Err(o.error(format!("`{full}`: `{name}` has {instances} instances, 0 to {}", instances - 1)))
+            }
+            (true, Some(WorkKey::SelfIndex)) if self_count <= instances => (base | SELF_LOCK, base, true),
+            (true, Some(WorkKey::Seq)) => {
+                return Err(o.error(format!("`{full}`: a lock is named by a number or `self`, not `seq`")))
+            }
+            (true, Some(WorkKey::SelfIndex)) => {
+                return Err(o.error(format!(
+                    "`{full}`: `self` takes {self_count} values here but `{name}` has {instances} instances"
+                )))
+            }
+        };
+        let kind = locks.specs[base as usize].kind;
+        let mode = match op {
+            LockOp::Downgrade => {
+                if kind != LockKind::Rwsem {
+                    return Err(o.error(format!("`downgrade_write {name}`: `{name}` is a mutex")));
+                }
+                let policy = &locks.specs[base as usize].policy;
+                if !models::locks::supports_downgrade(kind, policy) {
+                    return Err(o.error(format!(
+                        "`downgrade_write {name}`: policy `{policy}` has no downgrade; use linux, fifo or none"
+                    )));
+                }
+                Mode::Write
+            }
+            _ => {
+                let (mode, want) = match op {
+                    LockOp::Downgrade => unreachable!("handled above"),
+                    LockOp::DownRead | LockOp::UpRead => (Mode::Read, LockKind::Rwsem),
+                    LockOp::DownWrite | LockOp::UpWrite => (Mode::Write, LockKind::Rwsem),
+                    LockOp::MutexLock | LockOp::MutexUnlock => (Mode::Write, LockKind::Mutex),
+                };
+                if kind != want {
+                    let (is, use_) = match kind {
+                        LockKind::Rwsem => ("an rwsem", "down_read/up_read/down_write/up_write"),
+                        LockKind::Mutex => ("a mutex", "mutex_lock/mutex_unlock"),
+                    };
+                    return Err(o.error(format!(
+                        "`{} {name}`: `{name}` is {is}; use {use_}",
+                        op.keyword()
+                    )));
+                }
+                mode
+            }
+        };
+        Ok(LockStep {
+            op,
+            name,
+            lock,
+            instr_lock,
+            dynamic,
+            kind,
+            mode,
+            slot: 0,
+        })
+    }
+}

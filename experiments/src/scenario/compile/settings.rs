@@ -1,0 +1,270 @@
+//! Pass 1, the run's settings: the `[scenario]` table checked and read
+//! (name, duration and windows, CPUs, HZ, wake latency, preemption model,
+//! time slice, CPU speed, context-switch cost, wake placement, run queues).
+
+use super::dur_field;
+use crate::program::WakePlacement;
+use crate::scenario::doc::Doc;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::source::Source;
+use sim::Dur;
+use toml::Spanned;
+
+/// The range of `scenario.cpu_speed`: a hundredth to a hundred times the
+/// speed the costs were measured at.
+const MIN_CPU_SPEED: f64 = 0.01;
+const MAX_CPU_SPEED: f64 = 100.0;
+
+/// The `[scenario]` table, checked.
+pub(super) struct Settings {
+    pub duration: Dur,
+    pub window: Dur,
+    pub cpus: Option<u32>,
+    pub hz: u32,
+    pub wake_latency: Option<sim::dist::Dist>,
+    pub preempt_full: bool,
+    pub voluntary: bool,
+    pub timeslice: Option<u64>,
+    /// What a `cpu` step's time is multiplied by: 1 / `scenario.cpu_speed`.
+    pub cpu_scale: f64,
+    pub switch_cost: u64,
+    pub wake_placement: WakePlacement,
+    pub percpu_runqueues: bool,
+}
+
+/// Reads and checks `doc`'s `[scenario]` table.
+pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioError> {
+    let h = &doc.scenario;
+    // Also here: `--set scenario.name=...` comes after the file's check;
+    // its value's span names that argument.
+    if let Some(p) = crate::scenario::resolve::file_name_problem(h.name.get_ref()) {
+        return Err(ScenarioError::new(
+            src.locate(Some(h.name.span())),
+            "scenario.name",
+            p,
+        ));
+    }
+    let duration = dur_field(src, "scenario.duration", &h.duration)?;
+    if duration == Dur::ZERO {
+        return Err(ScenarioError::new(
+            src.locate(Some(h.duration.span())),
+            "scenario.duration",
+            "must be more than zero",
+        ));
+    }
+    let window = match &h.window {
+        Some(w) => {
+            let d = dur_field(src, "scenario.window", w)?;
+            if d == Dur::ZERO {
+                return Err(ScenarioError::new(
+                    src.locate(Some(w.span())),
+                    "scenario.window",
+                    "must be more than zero",
+                ));
+            }
+            d
+        }
+        None => sim::stats::DEFAULT_WINDOW,
+    };
+    // Every series keeps a bin per window: a tiny window on a long run is
+    // an error, not an allocation without bound.
+    let windows = duration.0.div_ceil(window.0);
+    if windows > sim::stats::MAX_WINDOWS {
+        let (span, field) = match &h.window {
+            Some(w) => (w.span(), "scenario.window"),
+            None => (h.duration.span(), "scenario.duration"),
+        };
+        return Err(ScenarioError::new(
+            src.locate(Some(span)),
+            field,
+            format!(
+                "a run of {duration} in windows of {window} has {windows} windows; \
+                 expected at most {} (set a wider `scenario.window`)",
+                sim::stats::MAX_WINDOWS
+            ),
+        ));
+    }
+    let cpus = match &h.cpus {
+        None => None,
+        Some(v) => match v.get_ref() {
+            toml::Value::String(s) if s == "unlimited" => None,
+            toml::Value::Integer(n) if (1..=1_000_000).contains(n) => Some(*n as u32),
+            other => {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    "scenario.cpus",
+                    format!(
+                        "expected a number of CPUs (1 or more) or \"unlimited\", found `{other}`"
+                    ),
+                ))
+            }
+        },
+    };
+    let hz = match &h.hz {
+        None => 250,
+        Some(v) if [100, 250, 300, 1000].contains(v.get_ref()) => *v.get_ref(),
+        Some(v) => {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                "scenario.hz",
+                format!(
+                    "HZ {} is not a kernel choice; expected 100, 250, 300 or 1000",
+                    v.get_ref()
+                ),
+            ))
+        }
+    };
+    let wake_latency = match &h.wake_latency {
+        None => None,
+        Some(v) => {
+            let d = sim::dist::parse_inline(v.get_ref()).map_err(|e| {
+                ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    "scenario.wake_latency",
+                    e.to_string(),
+                )
+            })?;
+            (!d.is_always_zero()).then_some(d)
+        }
+    };
+    let (preempt_full, voluntary) = choice(
+        src,
+        "scenario.preemption",
+        "preemption model",
+        h.preemption.as_ref(),
+        &[
+            ("none", (false, false)),
+            ("voluntary", (false, true)),
+            ("full", (true, true)),
+        ],
+    )?;
+    let timeslice = match &h.timeslice {
+        None => None,
+        Some(v) => match dur_field(src, "scenario.timeslice", v)? {
+            Dur(0) => {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    "scenario.timeslice",
+                    "a time slice must be longer than 0",
+                ))
+            }
+            Dur(ns) => Some(ns),
+        },
+    };
+    let cpu_speed = match &h.cpu_speed {
+        None => 1.0,
+        Some(v) if (MIN_CPU_SPEED..=MAX_CPU_SPEED).contains(v.get_ref()) => *v.get_ref(),
+        Some(v) => {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                "scenario.cpu_speed",
+                format!(
+                    "{} is out of range; expected a speed from {MIN_CPU_SPEED} to {MAX_CPU_SPEED} \
+                     (1: the CPUs the costs were measured on, 0.5: half as fast)",
+                    v.get_ref()
+                ),
+            ))
+        }
+    };
+    // Every `cpu` step's distribution is scaled by this at compile time.
+    let cpu_scale = 1.0 / cpu_speed;
+    let switch_cost = match &h.switch_cost {
+        None => 0,
+        Some(v) => {
+            let Dur(ns) = dur_field(src, "scenario.switch_cost", v)?;
+            if ns > 0 && cpus.is_none() {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    "scenario.switch_cost",
+                    "a context-switch cost needs a number of CPUs (`scenario.cpus`); \
+                     with unlimited CPUs no task is switched out",
+                ));
+            }
+            if ns == 0 {
+                0
+            } else {
+                sim::dist::to_ns(ns as f64 * cpu_scale).max(1)
+            }
+        }
+    };
+    let wake_placement = choice(
+        src,
+        "scenario.wake_placement",
+        "wake placement",
+        h.wake_placement.as_ref(),
+        &[
+            ("fifo", WakePlacement::Fifo),
+            ("first", WakePlacement::First),
+            ("preempt", WakePlacement::Preempt),
+            ("eevdf", WakePlacement::Eevdf),
+            ("eevdf-6.6", WakePlacement::Eevdf66),
+            ("cfs", WakePlacement::Cfs),
+        ],
+    )?;
+    let percpu_runqueues = choice(
+        src,
+        "scenario.runqueue",
+        "run queue",
+        h.runqueue.as_ref(),
+        &[("shared", false), ("percpu", true)],
+    )?;
+    if percpu_runqueues {
+        // `preempt` picks its victim among all CPUs for a task woken into
+        // the shared queue: it is not written per CPU.
+        if let Some(v) = h
+            .wake_placement
+            .as_ref()
+            .filter(|_| wake_placement == WakePlacement::Preempt)
+        {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                "scenario.wake_placement",
+                format!(
+                    "wake placement `{}` needs the shared run queue; with runqueue = \"percpu\" use fifo, first, eevdf, eevdf-6.6 or cfs",
+                    v.get_ref()
+                ),
+            ));
+        }
+    }
+    Ok(Settings {
+        duration,
+        window,
+        cpus,
+        hz,
+        wake_latency,
+        preempt_full,
+        voluntary,
+        timeslice,
+        cpu_scale,
+        switch_cost,
+        wake_placement,
+        percpu_runqueues,
+    })
+}
+
+/// One of a few named settings (`options[0]` when absent), or an error
+/// that lists them.
+fn choice<T: Copy>(
+    src: &Source,
+    field: &str,
+    what: &str,
+    v: Option<&Spanned<String>>,
+    options: &[(&str, T)],
+) -> Result<T, ScenarioError> {
+    let Some(v) = v else { return Ok(options[0].1) };
+    match options.iter().find(|(n, _)| n == v.get_ref()) {
+        Some((_, t)) => Ok(*t),
+        None => {
+            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+            Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                field,
+                format!(
+                    "unknown {what} `{}`; expected {}",
+                    v.get_ref(),
+                    names.join(", ")
+                ),
+            ))
+        }
+    }
+}
