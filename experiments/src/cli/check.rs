@@ -1,0 +1,145 @@
+//! `convoy check`: a fleet report (a sweep with an observation and an
+//! exposure) run, judged against what was observed, and the blame chain
+//! of a representative run.
+
+use super::flags::CheckArgs;
+use super::{run, sweep};
+use crate::runner;
+use crate::sweep::spec::CheckSpec;
+use crate::sweep::{SweepOptions, SweepSpec};
+use crate::world::Limits;
+use anyhow::bail;
+use std::path::PathBuf;
+
+/// A validated `check`: the report read and expanded, where its runs go,
+/// the shard chosen.
+pub(super) struct CheckPlan {
+    spec: SweepSpec,
+    check: CheckSpec,
+    out: PathBuf,
+    opts: SweepOptions,
+}
+
+/// Reads the report (it must have an observation and an exposure) and
+/// chooses the directory and the shard.
+pub(super) fn plan(a: CheckArgs) -> anyhow::Result<CheckPlan> {
+    let spec = crate::sweep::parse(&crate::sweep::spec::report_source(&a.report)?)?;
+    let Some(check) = spec.check.clone() else {
+        bail!(
+            "{}: a report needs `[observation]` and `[exposure]` (docs/sweeps.md)",
+            a.report
+        );
+    };
+    let out = a
+        .out
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("check-{}", spec.name)));
+    let opts = sweep::options(&a.points, out.clone())?;
+    Ok(CheckPlan {
+        spec,
+        check,
+        out,
+        opts,
+    })
+}
+
+/// Runs the report's points not done yet; when all are done, prints the
+/// judgement and a representative run's blame chain.
+pub(super) fn execute(p: CheckPlan) -> anyhow::Result<()> {
+    let (spec, c, out) = (&p.spec, &p.check, &p.out);
+    let r = crate::sweep::run_sweep(spec, &p.opts)?;
+    if r.missing > 0 {
+        println!(
+            "{} of {} runs are in other shards: `convoy merge DIR... --out DIR`, then \
+             `convoy check REPORT --out DIR` judges them all",
+            r.missing, r.header.points
+        );
+        return Ok(());
+    }
+    let points = crate::sweep::store::read_points(out, &r.header)?;
+    print!("{}", crate::sweep::check::format(spec, c, &points));
+    print!("{}", check_blame(spec, c, &r.header, &points)?);
+    println!("runs in {}/ (points.csv, plots)", out.display());
+    Ok(())
+}
+
+/// The blame chain of a representative run of a report: the run closest
+/// above the observation (else the worst), its worst wait of the observed
+/// subject when that is a wait, else its worst wait.
+fn check_blame(
+    spec: &SweepSpec,
+    c: &CheckSpec,
+    h: &output::sweep_table::SweepHeader,
+    points: &std::collections::BTreeMap<usize, crate::sweep::store::Stored>,
+) -> anyhow::Result<String> {
+    let f = &spec.figures[c.figure];
+    let count = f.stat.is_count();
+    let Some((i, rep, value)) = crate::sweep::check::representative(c, points, count) else {
+        return Ok(String::new());
+    };
+    let point = &spec.points[i];
+    let file = crate::sweep::run::scenario_file(spec, point)?;
+    let variant = h.variants.first().unwrap_or(&file.variants[0]).clone();
+    let prepared = runner::prepare(&file, std::slice::from_ref(&variant))?;
+    let compiled = &prepared[0].0;
+    let stats = match f.metric {
+        output::Metric::Wait => Some(run::wait_stats(compiled, &f.subject)?),
+        _ => None,
+    };
+    let wanted = crate::blame::Wanted {
+        top: 1,
+        threshold: None,
+        stats,
+    };
+    let b = crate::blame::blame_run(
+        compiled,
+        (point.seed, rep as u64),
+        Limits::default(),
+        wanted,
+        false,
+    )?;
+    let what = if f.metric == output::Metric::Wait {
+        "its worst wait of that subject"
+    } else {
+        "its worst lock wait"
+    };
+    let params: Vec<String> = spec
+        .params
+        .iter()
+        .zip(&point.values)
+        .map(|(p, v)| format!("{}={v}", p.name))
+        .collect();
+    let shown = if count {
+        format!("count {value}")
+    } else {
+        output::terminal::human_ns(value)
+    };
+    let mut s = format!(
+        "blame: a representative run (point {i}, replication {rep}: {}; {} {shown}), {what}:\n",
+        params.join(", "),
+        f.subject,
+    );
+    // The figure counts a wait the horizon cut off; blame explains waits
+    // that ended. Say so when the representative value is such a wait.
+    let longest_ended = b.chains.first().map_or(0, |ch| ch.wait.ns());
+    if f.metric == output::Metric::Wait && !count && longest_ended < value {
+        if b.chains.is_empty() {
+            s.push_str("  (still going on when the run ended: no finished wait to explain)\n");
+        } else {
+            s.push_str("  (still going on when the run ended; below, its longest finished wait)\n");
+        }
+        if let Some(st) = &b.stuck {
+            s.push_str(&format!(
+                "  what held it up when the run ended ({}):\n",
+                crate::world::stuck_secs(st.at)
+            ));
+            for l in st.render().lines() {
+                s.push_str(&format!("  {l}\n"));
+            }
+        }
+    }
+    if b.chains.is_empty() && longest_ended >= value {
+        s.push_str("  (no lock wait in it was longer than 0: nothing to explain)\n");
+    }
+    s.push_str(&crate::blame::render(&b.chains));
+    Ok(s)
+}

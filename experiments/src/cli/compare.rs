@@ -1,0 +1,88 @@
+//! `convoy compare`: variants run with common random numbers, then the
+//! 72-column before/after table.
+
+use super::flags::{CompareArgs, RunArgs};
+use super::run::{self, RunPlan};
+use crate::builtin;
+use crate::runner;
+use crate::scenario::ScenarioFile;
+use output::terminal;
+use std::path::PathBuf;
+
+/// A validated `compare`: the run of the base and the other variants, and
+/// the counters to show.
+pub(super) struct ComparePlan {
+    run: RunPlan,
+    experiment: String,
+    /// `--counter` (default: the built-in experiment's own).
+    counters: Vec<String>,
+}
+
+/// Reads the scenario for its variants and plans the run: the base first,
+/// then the others.
+pub(super) fn plan(a: CompareArgs) -> anyhow::Result<ComparePlan> {
+    let src = builtin::source(&a.experiment, &[])?;
+    let all = ScenarioFile::new(src)?.variants;
+    let base = a.base.clone().unwrap_or_else(|| all[0].clone());
+    let with: Vec<String> = if a.with.is_empty() {
+        all.iter().filter(|v| **v != base).cloned().collect()
+    } else {
+        a.with.clone()
+    };
+    let variants: Vec<String> = std::iter::once(base).chain(with).collect();
+    let (experiment, counters) = (a.experiment.clone(), a.counters);
+    let run = run::plan(RunArgs {
+        variants,
+        seed: a.seed,
+        duration: a.duration,
+        sets: a.sets,
+        reps: a.reps,
+        out: a.out,
+        jobs: a.jobs,
+        histograms: 0,
+        ..RunArgs::defaults(a.experiment)
+    })?;
+    Ok(ComparePlan {
+        run,
+        experiment,
+        counters,
+    })
+}
+
+/// Runs the plan, writes its files and `compare.txt`, and prints the
+/// table.
+pub(super) fn execute(p: ComparePlan) -> anyhow::Result<()> {
+    let plan = &p.run;
+    let out = runner::run(&plan.file, &plan.opts)?;
+    let dir = plan
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
+    run::write_results(&dir, &out)?;
+    let plots = run::plots_note(&dir, &out.result);
+    let counters: Vec<&str> = if p.counters.is_empty() {
+        builtin::find(&p.experiment)
+            .map(|b| b.counters.to_vec())
+            .unwrap_or_default()
+    } else {
+        p.counters.iter().map(String::as_str).collect()
+    };
+    for c in &counters {
+        if out.result.variants[0].counter(c).is_none() {
+            eprintln!("convoy: warning: no counter `{c}` in this run (summary.csv lists them)");
+        }
+    }
+    let table = terminal::compare_table(&out.result, &out.per_rep, 0, &counters);
+    output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
+    print!("{table}");
+    println!("{plots}");
+    println!(
+        "{}: base `{}`, seed {}, {} replication(s); files in {}/",
+        out.result.experiment,
+        out.result.variants[0].variant,
+        out.manifest.seed,
+        plan.opts.reps,
+        dir.display()
+    );
+    Ok(())
+}

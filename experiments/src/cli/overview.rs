@@ -1,0 +1,44 @@
+//! `convoy` with no command: the default job.
+
+use super::flags::RunArgs;
+use super::run;
+use crate::builtin::BUILTINS;
+use crate::runner;
+use output::terminal;
+use std::path::PathBuf;
+
+/// The default job: every built-in experiment with its default settings,
+/// files and plots written, and a one-screen overview of the headline
+/// figures.
+pub(super) fn execute() -> anyhow::Result<()> {
+    let mut done = Vec::new();
+    for b in BUILTINS {
+        eprintln!("convoy: running {} ...", b.name);
+        let plan = run::plan(RunArgs {
+            duration: b.overview.map(String::from),
+            histograms: 0,
+            ..RunArgs::defaults(b.name.into())
+        })?;
+        let out = runner::run(&plan.file, &plan.opts)?;
+        let dir = PathBuf::from("out").join(&out.result.experiment);
+        run::write_results(&dir, &out)?;
+        let table = terminal::compare_table(&out.result, &out.per_rep, 0, b.counters);
+        output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
+        run::plots_note(&dir, &out.result);
+        done.push((b, out));
+    }
+    let blocks: Vec<_> = done.iter().map(|(b, o)| (&o.result, b.headline)).collect();
+    print!("{}", terminal::overview(&blocks));
+    let short: Vec<String> = BUILTINS
+        .iter()
+        .filter_map(|b| b.overview.map(|d| format!("{} {d}", b.name)))
+        .collect();
+    println!(
+        "\nx: ratio to the first variant. All subjects, holds, counters and\n\
+         plots: out/<experiment>/. `convoy compare EXP` runs one in full\n\
+         (shortened here: {}).\n\
+         Measured cases: `convoy validate`; predictions: docs/predictions.md",
+        short.join(", ")
+    );
+    Ok(())
+}

@@ -1,0 +1,407 @@
+//! `convoy run`: the flags checked into a [`RunPlan`] (the scenario read,
+//! the variants, limits, trace window and blame settings checked), then the
+//! runs, their files and the printed results; `--trace` and `--blame` run
+//! the first variant again.
+
+use super::flags::RunArgs;
+use crate::builtin;
+use crate::runner::{self, RunOptions, RunOutput};
+use crate::scenario::ScenarioFile;
+use crate::world::Limits;
+use anyhow::{bail, Context};
+use output::files::{write_replications, write_run_dir};
+use output::terminal;
+use std::path::{Path, PathBuf};
+
+/// A validated `run`: everything checked before anything runs.
+pub(super) struct RunPlan {
+    pub file: ScenarioFile,
+    pub opts: RunOptions,
+    pub out: Option<PathBuf>,
+    histograms: usize,
+    /// `--trace FILE` and its window.
+    trace: Option<(PathBuf, sim::SimTime, sim::SimTime)>,
+    format: Option<output::formats::Format>,
+    /// `--blame`: the worst N, the threshold, the subject.
+    blame: Option<(usize, Option<u64>, Option<String>)>,
+}
+
+/// `A..B` of durations, either end optional.
+fn parse_window(w: &str) -> anyhow::Result<(sim::SimTime, sim::SimTime)> {
+    let Some((a, b)) = w.split_once("..") else {
+        bail!("--trace-window {w}: expected A..B, e.g. `10s..12s` or `..500ms`");
+    };
+    let end = |x: &str, default| -> anyhow::Result<sim::SimTime> {
+        if x.trim().is_empty() {
+            return Ok(default);
+        }
+        let d =
+            sim::time::parse_duration(x.trim()).with_context(|| format!("--trace-window {w}"))?;
+        Ok(sim::SimTime(d.0))
+    };
+    let (from, to) = (end(a, sim::SimTime::ZERO)?, end(b, sim::SimTime::MAX)?);
+    if from >= to {
+        bail!("--trace-window {w}: the window is empty");
+    }
+    Ok((from, to))
+}
+
+/// The variant `--trace` and `--blame` look at (the first one run), and
+/// its compiled scenario.
+fn first_variant(p: &RunPlan) -> anyhow::Result<(String, crate::program::Compiled)> {
+    let variant = p.opts.variants.first().unwrap_or(&p.file.variants[0]);
+    let mut prepared = runner::prepare(&p.file, std::slice::from_ref(variant))?;
+    Ok((variant.clone(), prepared.remove(0).0))
+}
+
+/// Checks before a run that `path` can be written as a file (a file can
+/// be created in the nearest directory of its path that exists), so that
+/// the run does not end in an error after writing its results.
+fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+    if path.file_name().is_none() || path.is_dir() {
+        bail!("not a file name");
+    }
+    // The nearest directory that exists must take a new file; the ones
+    // below it are made when the file is written, so a run that fails
+    // leaves no directory behind.
+    let dir = (path.parent().into_iter())
+        .flat_map(Path::ancestors)
+        .find(|d| !d.as_os_str().is_empty() && d.exists())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        bail!("{} is not a directory", dir.display());
+    }
+    tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    Ok(())
+}
+
+/// Runs the plan's first variant, replication 0, again with a trace, and
+/// writes it atomically.
+fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
+    let Some((path, from, to)) = &p.trace else {
+        return Ok(());
+    };
+    let (variant, c) = first_variant(p)?;
+    let c = &c;
+    let mut w = crate::world::World::new(c, seed, 0, p.opts.limits);
+    w.enable_trace(*from, *to);
+    w.run(&mut |_| {})?;
+    let trace = w.take_trace().expect("tracing was enabled");
+    let cut = trace.truncated_at().map(|at| (at, trace.len()));
+    let title = format!("{} {variant} seed {seed}", c.experiment);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("--trace {}: not a file name", path.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    output::files::write_atomic(&dir, name, &trace.into_json(&title))?;
+    println!("trace: {} ({variant}, replication 0)", path.display());
+    if let Some((at, kept)) = cut {
+        eprintln!(
+            "convoy: warning: --trace: {kept} events is all a trace holds; {} stops at {:.6} s, before the window's end at {:.6} s: narrow --trace-window to see the rest",
+            path.display(),
+            at.0 as f64 / 1e9,
+            to.0 as f64 / 1e9
+        );
+    }
+    Ok(())
+}
+
+/// `--blame`: explains the worst waits of the plan's first variant,
+/// replication 0, writes `blame.csv` and `blame-trace.json` into `dir`,
+/// and returns the text to print. A wait still going on at the run's end,
+/// longer than the worst explained, gets a note and the tasks that held
+/// it up then (blame explains waits that ended).
+fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<String> {
+    use std::fmt::Write;
+    let Some((top, threshold, subject)) = &p.blame else {
+        return Ok(String::new());
+    };
+    let (variant, c) = first_variant(p)?;
+    let c = &c;
+    let stats = match subject {
+        None => None,
+        Some(s) => {
+            let ids = wait_stats(c, s)?;
+            Some(ids)
+        }
+    };
+    let wanted = crate::blame::Wanted {
+        top: *top,
+        threshold: *threshold,
+        stats,
+    };
+    let b = crate::blame::blame_run(c, (seed, 0), p.opts.limits, wanted, true)?;
+    output::files::write_atomic(dir, "blame.csv", &crate::blame::csv(&b.chains))?;
+    let mut s = String::new();
+    let worst = b.chains.first().map_or(0, |c| c.wait.ns());
+    let open_note = match &b.stuck {
+        Some(st) if st.so_far > worst => format!(
+            "blame explains waits that ended: {} had one still going on when the run \
+             ended, {} so far (a longer --duration lets it end)\n\
+             what held it up when the run ended ({}):\n{}",
+            st.subject,
+            output::terminal::human_ns(st.so_far),
+            crate::world::stuck_secs(st.at),
+            st.render()
+        ),
+        _ => String::new(),
+    };
+    if b.chains.is_empty() {
+        let _ = writeln!(s, "\nblame ({variant}, replication 0): no lock waited for");
+        s.push_str(&open_note);
+        return Ok(s);
+    }
+    if let Some(tr) = b.trace {
+        let title = format!("{} {variant} seed {seed}: worst wait", c.experiment);
+        output::files::write_atomic(dir, "blame-trace.json", &tr.into_json(&title))?;
+    }
+    let above = match threshold {
+        Some(th) => format!(
+            "; {} over {}, in blame.csv with {} more explained",
+            b.above_count,
+            crate::blame::human(*th),
+            b.chains.len() - b.top
+        ),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        s,
+        "\nblame ({variant}, replication 0): the {} worst waits{above}",
+        b.top
+    );
+    s.push_str(&crate::blame::render(&b.chains[..b.top]));
+    s.push_str(&open_note);
+    if b.truncated {
+        let _ = writeln!(
+            s,
+            "(recording cut at {} stretches: later links read `not recorded`)",
+            crate::world::recorder::MAX_SEGS
+        );
+    }
+    let _ = writeln!(
+        s,
+        "blame: {}/blame.csv, {}/blame-trace.json (the worst wait)",
+        dir.display(),
+        dir.display()
+    );
+    Ok(s)
+}
+
+/// The ids of the wait statistics named `subject`, or an error listing
+/// the wait subjects there are.
+pub(super) fn wait_stats(c: &crate::program::Compiled, subject: &str) -> anyhow::Result<Vec<u32>> {
+    let waits: Vec<(u32, &str)> = c
+        .stats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.metric == output::Metric::Wait)
+        .map(|(i, s)| (i as u32, s.subject.as_str()))
+        .collect();
+    let ids: Vec<u32> = waits
+        .iter()
+        .filter(|(_, s)| *s == subject)
+        .map(|(i, _)| *i)
+        .collect();
+    if ids.is_empty() {
+        let names: Vec<&str> = waits.iter().map(|(_, s)| *s).collect();
+        bail!(
+            "--blame-subject {subject}: no lock wait of that name; waits: {}",
+            names.join(", ")
+        );
+    }
+    Ok(ids)
+}
+
+/// Checks `run`'s flags and reads the scenario: the plan.
+pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
+    let mut sets = a.sets.clone();
+    if let Some(d) = &a.duration {
+        sim::time::parse_duration(d).with_context(|| format!("--duration {d}"))?;
+        sets.push(format!("scenario.duration={d}"));
+    }
+    // The seed goes into the resolved scenario too, as the duration does,
+    // so that the manifest's scenario and hash are those of the run.
+    if let Some(seed) = a.seed {
+        sets.push(format!("scenario.seed={seed}"));
+    }
+    if a.reps == 0 {
+        bail!("--reps 0: at least one replication is needed");
+    }
+    let src = builtin::source(&a.experiment, &sets)?;
+    let file = ScenarioFile::new(src)?;
+    for (i, v) in a.variants.iter().enumerate() {
+        if !file.variants.contains(v) {
+            bail!(
+                "{}: no variant `{v}`; this scenario has: {}",
+                file.source.name,
+                file.variants.join(", ")
+            );
+        }
+        if a.variants[..i].contains(v) {
+            bail!("--variant {v}: given twice; each variant runs once");
+        }
+    }
+    let format = match &a.format {
+        None => None,
+        Some(f) => Some(output::formats::Format::parse(f).with_context(|| {
+            format!(
+                "--format {f}: expected one of {}",
+                output::formats::Format::NAMES.join(", ")
+            )
+        })?),
+    };
+    let trace = match &a.trace {
+        None => None,
+        Some(f) => {
+            let (from, to) = match &a.trace_window {
+                Some(w) => parse_window(w)?,
+                None => (sim::SimTime::ZERO, sim::SimTime::MAX),
+            };
+            check_writable(f).with_context(|| format!("--trace {}", f.display()))?;
+            Some((f.clone(), from, to))
+        }
+    };
+    let blame = if a.blame {
+        let th = match &a.blame_threshold {
+            None => None,
+            Some(d) => Some(
+                sim::time::parse_duration(d)
+                    .with_context(|| format!("--blame-threshold {d}"))?
+                    .0,
+            ),
+        };
+        if a.blame_top == 0 && th.is_none() {
+            bail!("--blame-top 0: nothing to explain; give a count or --blame-threshold");
+        }
+        Some((a.blame_top, th, a.blame_subject.clone()))
+    } else {
+        None
+    };
+    let mut limits = Limits::default();
+    if let Some(n) = a.max_events {
+        limits.max_events = n;
+    }
+    if let Some(d) = &a.max_sim_time {
+        let d = sim::time::parse_duration(d).with_context(|| format!("--max-sim-time {d}"))?;
+        limits.max_sim_time = sim::SimTime(d.0);
+    }
+    if let Some(n) = a.max_tasks {
+        limits.max_tasks = n.min(limits.max_tasks);
+    }
+    if let Some(m) = &a.max_memory {
+        let pages = crate::scenario::steps::parse_pages(m)
+            .map_err(|e| anyhow::anyhow!("--max-memory {m}: {e}"))?;
+        limits.max_memory = pages.saturating_mul(crate::scenario::steps::PAGE_SIZE);
+    }
+    Ok(RunPlan {
+        file,
+        opts: RunOptions {
+            variants: a.variants,
+            seed: a.seed,
+            reps: a.reps,
+            jobs: a.jobs,
+            limits,
+            progress: true,
+        },
+        out: a.out,
+        histograms: a.histograms,
+        trace,
+        format,
+        blame,
+    })
+}
+
+/// The files of a run directory, and with several replications each
+/// one's summary (`replications.csv`).
+pub(super) fn write_results(dir: &std::path::Path, out: &RunOutput) -> anyhow::Result<()> {
+    write_run_dir(dir, &out.result, &out.manifest)?;
+    write_replications(dir, &out.result.experiment, &out.per_rep)?;
+    Ok(())
+}
+
+/// Runs the plan, writes its files and prints its results.
+pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
+    let out = runner::run(&p.file, &p.opts)?;
+    let dir = p
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
+    // The trace first: a trace that cannot be written leaves no results.
+    write_trace(&p, out.manifest.seed)?;
+    write_results(&dir, &out)?;
+    let blame = write_blame(&p, out.manifest.seed, &dir)?;
+    let plots = plots_note(&dir, &out.result);
+    if let Some(f) = p.format {
+        for v in &out.result.variants {
+            let text = f.render(v);
+            let name = format!("{}-{}.txt", f.name(), v.variant);
+            output::files::write_atomic(&dir, &name, text.as_bytes())?;
+            println!("==> {name} <==\n{text}");
+        }
+    } else {
+        print!("{}", terminal::summary_table(&out.result));
+        let spread = terminal::spread_table(&out.per_rep);
+        if !spread.is_empty() {
+            print!("\n{spread}");
+        }
+        for (variant, s) in terminal::worst_series(&out.result, p.histograms) {
+            println!();
+            print!("{}", terminal::log2_histogram(variant, s));
+        }
+    }
+    let open = terminal::open_waits_note(&out.result);
+    print!("{open}");
+    if !open.is_empty() && p.blame.is_none() {
+        println!(
+            "(--blame, with --blame-subject to pick one, lists what held such a wait up \
+             when the run ended)"
+        );
+    }
+    println!("{plots}");
+    print!("{blame}");
+    println!(
+        "\n{}: {} variant(s) x {} replication(s), {} events, {:.2}s wall; results in {}/",
+        out.result.experiment,
+        out.result.variants.len(),
+        p.opts.reps,
+        out.result.variants.iter().map(|v| v.events).sum::<u64>(),
+        out.wall.as_secs_f64(),
+        dir.display()
+    );
+    Ok(out)
+}
+
+/// Writes the plots of a run (PNG and SVG) and says where they are; a
+/// failure to plot is a warning, the CSV results stand.
+pub(super) fn plots_note(dir: &std::path::Path, r: &output::ExperimentResult) -> String {
+    let headline = builtin::find(&r.experiment).map_or(&[][..], |b| b.headline);
+    match output::plots::write_plots(dir, r, headline, 4) {
+        // Plots are of waits and spans that took time (a log time axis).
+        Ok(files) if files.is_empty() => {
+            "plots: none (no wait or span took longer than 0)".to_string()
+        }
+        Ok(files) => {
+            // The kinds written: a run shorter than two windows has no
+            // per-window plot.
+            let kinds: Vec<String> = (output::plots::kinds_written(&files).iter())
+                .map(|k| format!("*-{k}"))
+                .collect();
+            format!(
+                "plots: {} files in {}/ ({}; .png and .svg)",
+                files.len(),
+                dir.display(),
+                kinds.join(", ")
+            )
+        }
+        Err(e) => {
+            eprintln!("convoy: warning: no plots: {e}");
+            String::new()
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! `convoy validate`: the built-in experiments against the calibration
+//! targets of docs/cases.md.
+
+use super::flags::ValidateArgs;
+use crate::runner::RunOptions;
+use anyhow::Context;
+
+/// A validated `validate`: the experiments, the `--set`s (with the
+/// duration as one), the run options.
+pub(super) struct ValidatePlan {
+    experiments: Vec<String>,
+    /// `--set` as given, to say the calibration is not the shipped one.
+    user_sets: Vec<String>,
+    sets: Vec<String>,
+    opts: RunOptions,
+}
+
+/// Checks the duration.
+pub(super) fn plan(a: ValidateArgs) -> anyhow::Result<ValidatePlan> {
+    let mut sets = a.sets.clone();
+    if let Some(d) = &a.duration {
+        sim::time::parse_duration(d).with_context(|| format!("--duration {d}"))?;
+        sets.push(format!("scenario.duration={d}"));
+    }
+    let opts = RunOptions {
+        seed: a.seed,
+        jobs: a.jobs,
+        ..RunOptions::default()
+    };
+    Ok(ValidatePlan {
+        experiments: a.experiments,
+        user_sets: a.sets,
+        sets,
+        opts,
+    })
+}
+
+/// Runs the experiments and prints each calibration target; `Ok(false)`
+/// if one is not met.
+pub(super) fn execute(p: &ValidatePlan) -> anyhow::Result<bool> {
+    let rows = crate::validate::validate(&p.experiments, &p.sets, &p.opts)?;
+    if !p.user_sets.is_empty() {
+        println!(
+            "with --set {}: not the shipped calibration",
+            p.user_sets.join(" --set ")
+        );
+    }
+    print!("{}", crate::validate::format(&rows));
+    Ok(crate::validate::all_met(&rows))
+}
