@@ -2,6 +2,7 @@
 //! the library instead of one per file). Each module is named after the
 //! behaviour it checks.
 
+mod architecture;
 mod bad_input;
 mod blame;
 mod builtin_snapshots;
