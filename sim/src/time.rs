@@ -1,7 +1,7 @@
 //! Simulated time: integer nanoseconds, never floats (ARCHITECTURE.md, invariants).
 
 use std::fmt;
-use std::ops::{Add, AddAssign, Sub};
+use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
 /// An instant of simulated time, in nanoseconds since the start of the run.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -23,6 +23,11 @@ impl SimTime {
     pub fn since(self, earlier: SimTime) -> Dur {
         Dur(self.0.saturating_sub(earlier.0))
     }
+
+    /// Seconds since the start of the run, as a float (for plot axes).
+    pub fn as_secs_f64(self) -> f64 {
+        self.since(SimTime::ZERO).as_secs_f64()
+    }
 }
 
 impl Dur {
@@ -43,6 +48,11 @@ impl Dur {
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }
+    /// Nanoseconds as a float, for ratios, averages and plot coordinates
+    /// (exact up to 2^53 ns, about 104 days).
+    pub fn as_nanos_f64(self) -> f64 {
+        self.0 as f64
+    }
 }
 
 impl Add<Dur> for SimTime {
@@ -62,6 +72,62 @@ impl Sub<SimTime> for SimTime {
     type Output = Dur;
     fn sub(self, rhs: SimTime) -> Dur {
         self.since(rhs)
+    }
+}
+
+/// Saturating, as `SimTime + Dur` is: a sum past `u64::MAX` ns (584
+/// years) stays there.
+impl Add for Dur {
+    type Output = Dur;
+    fn add(self, rhs: Dur) -> Dur {
+        Dur(self.0.saturating_add(rhs.0))
+    }
+}
+
+impl AddAssign for Dur {
+    fn add_assign(&mut self, rhs: Dur) {
+        *self = *self + rhs;
+    }
+}
+
+/// Saturating: a longer span taken from a shorter one leaves zero.
+impl Sub for Dur {
+    type Output = Dur;
+    fn sub(self, rhs: Dur) -> Dur {
+        Dur(self.0.saturating_sub(rhs.0))
+    }
+}
+
+/// `n` spans end to end; saturating.
+impl Mul<u64> for Dur {
+    type Output = Dur;
+    fn mul(self, n: u64) -> Dur {
+        Dur(self.0.saturating_mul(n))
+    }
+}
+
+/// `n` spans end to end, written count first (`10 * MS`); saturating.
+impl Mul<Dur> for u64 {
+    type Output = Dur;
+    fn mul(self, d: Dur) -> Dur {
+        d * self
+    }
+}
+
+/// The span cut into `n` equal parts, rounded down to whole nanoseconds.
+/// Panics when `n` is 0, as integer division does.
+impl Div<u64> for Dur {
+    type Output = Dur;
+    fn div(self, n: u64) -> Dur {
+        Dur(self.0 / n)
+    }
+}
+
+/// How many whole `rhs` fit in the span. Panics when `rhs` is zero.
+impl Div for Dur {
+    type Output = u64;
+    fn div(self, rhs: Dur) -> u64 {
+        self.0 / rhs.0
     }
 }
 
@@ -231,6 +297,25 @@ mod tests {
             parse_duration("ms"),
             Err(DurationError::BadNumber(_))
         ));
+    }
+
+    #[test]
+    fn duration_arithmetic_is_exact_and_saturates_at_the_ends() {
+        assert_eq!(Dur(1_300) + Dur(700), Dur(2_000));
+        let mut d = Dur(5);
+        d += Dur(6);
+        assert_eq!(d, Dur(11));
+        assert_eq!(Dur(u64::MAX) + Dur(1), Dur(u64::MAX));
+        assert_eq!(Dur(2_000) - Dur(700), Dur(1_300));
+        assert_eq!(Dur(700) - Dur(2_000), Dur::ZERO);
+        assert_eq!(Dur(1_300) * 3, Dur(3_900));
+        assert_eq!(Dur(u64::MAX / 2 + 1) * 2, Dur(u64::MAX));
+        assert_eq!(3 * Dur(1_300), Dur(3_900));
+        assert_eq!(Dur(1_000) / 3, Dur(333));
+        assert_eq!(Dur(7) / 7, Dur(1));
+        assert_eq!(Dur::from_secs(25) / Dur::from_secs(10), 2);
+        assert_eq!(Dur(9) / Dur(10), 0);
+        assert_eq!(Dur(1_500).as_nanos_f64(), 1_500.0);
     }
 
     #[test]
