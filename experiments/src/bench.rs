@@ -89,8 +89,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<BenchReport> {
     })
 }
 
-fn us(ns: u64) -> String {
-    format!("{:.3}", ns as f64 / 1e3)
+fn us(d: sim::Dur) -> String {
+    format!("{:.3}", d.as_nanos_f64() / 1e3)
 }
 
 /// The benchmark's printout; the last line is `acquisitions_per_sec=N`.

@@ -237,7 +237,7 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         seed,
         replications: reps,
         variants: prepared.iter().map(|(c, _)| c.variant.clone()).collect(),
-        duration_ns: prepared.first().map(|(c, _)| c.duration.0).unwrap_or(0),
+        duration: prepared.first().map_or(sim::Dur::ZERO, |(c, _)| c.duration),
         resolved_scenarios: prepared
             .iter()
             .map(|(_, l)| ResolvedScenario {

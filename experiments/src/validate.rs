@@ -423,14 +423,14 @@ fn check(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
                 .ok_or_else(|| missing(format!("variant {variant}")))?;
             let mut worst: Vec<f64> = Vec::new();
             for rep in &out.per_rep[vi] {
-                let mut w = 0u64;
+                let mut w = sim::Dur::ZERO;
                 for &(metric, subject) in series {
                     let s = rep
                         .series(metric, subject)
                         .ok_or_else(|| missing(format!("{} {subject}", metric.as_str())))?;
                     w = w.max(s.hist.max());
                 }
-                worst.push(w as f64 / 1e6);
+                worst.push(w.as_nanos_f64() / 1e6);
             }
             worst.sort_by(f64::total_cmp);
             let (lo, hi) = (worst[0], worst[worst.len() - 1]);
@@ -529,8 +529,8 @@ fn window_values(bins: &[&sim::stats::WindowBin], stat: WindowStat) -> Vec<f64> 
         .filter(|b| b.count > 0 || matches!(stat, WindowStat::Calls))
         .map(|b| match stat {
             WindowStat::Calls => b.count as f64,
-            WindowStat::MeanUs => b.mean() as f64 / 1e3,
-            WindowStat::MaxUs => b.max as f64 / 1e3,
+            WindowStat::MeanUs => b.mean().as_nanos_f64() / 1e3,
+            WindowStat::MaxUs => b.max.as_nanos_f64() / 1e3,
         })
         .collect()
 }
@@ -667,7 +667,11 @@ mod tests {
     #[test]
     fn empty_windows_have_a_call_count_but_no_mean_or_max() {
         use sim::stats::WindowBin;
-        let bin = |count: u64, sum: u128, max: u64| WindowBin { count, sum, max };
+        let bin = |count: u64, sum: u128, max: u64| WindowBin {
+            count,
+            sum,
+            max: sim::Dur(max),
+        };
         // Warm-up, a stalled window, two busy ones.
         let bins = [
             bin(9, 900, 500),
@@ -690,7 +694,7 @@ mod tests {
         let bin = |count: u64| WindowBin {
             count,
             sum: u128::from(count) * 1000,
-            max: 1000,
+            max: sim::Dur(1000),
         };
         // Each run starts with a warm-up window of 1 call.
         let (a, b) = ([bin(1), bin(400), bin(157)], [bin(1), bin(641)]);

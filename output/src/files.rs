@@ -6,7 +6,8 @@
 //! complete file or the new complete file, never half of one.
 
 use crate::results::{ExperimentResult, Metric, Stat, VariantResult};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use sim::Dur;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -100,10 +101,17 @@ pub struct Manifest {
     pub seed: u64,
     pub replications: u64,
     pub variants: Vec<String>,
-    pub duration_ns: u64,
+    /// Simulated time of one replication, written as `duration_ns`.
+    #[serde(rename = "duration_ns", serialize_with = "as_ns")]
+    pub duration: Dur,
     /// The scenario as run: after variants and `--set`, one entry per variant.
     pub resolved_scenarios: Vec<ResolvedScenario>,
     pub rng_stack: Vec<CrateVersion>,
+}
+
+/// A duration as the integer nanoseconds the files hold.
+fn as_ns<S: Serializer>(d: &Dur, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.ns())
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -161,7 +169,7 @@ fn summary_rows(
     v: &VariantResult,
 ) -> csv::Result<()> {
     for s in &v.series {
-        let stats = Stat::ALL.map(|st| st.of(&s.hist).to_string());
+        let stats = Stat::ALL.map(|st| st.of(&s.hist).raw().to_string());
         w.write_record(
             lead.iter()
                 .copied()
@@ -240,8 +248,8 @@ pub fn hist_csv(r: &ExperimentResult) -> Vec<u8> {
                         v.variant.as_str(),
                         s.metric.as_str(),
                         s.subject.as_str(),
-                        &b.lo.to_string(),
-                        &b.hi.to_string(),
+                        &b.lo.ns().to_string(),
+                        &b.hi.ns().to_string(),
                         &b.count.to_string(),
                     ])?;
                 }
@@ -263,10 +271,10 @@ pub fn windows_csv(r: &ExperimentResult) -> Vec<u8> {
                         v.variant.as_str(),
                         s.metric.as_str(),
                         s.subject.as_str(),
-                        &start.0.to_string(),
+                        &start.ns().to_string(),
                         &b.count.to_string(),
-                        &b.mean().to_string(),
-                        &b.max.to_string(),
+                        &b.mean().ns().to_string(),
+                        &b.max.ns().to_string(),
                     ])?;
                 }
             }
@@ -299,14 +307,14 @@ mod tests {
     use super::*;
     use crate::results::{Counter, Series};
     use sim::stats::{LatencyHist, Windows};
-    use sim::{Dur, SimTime};
+    use sim::SimTime;
 
     fn sample() -> ExperimentResult {
         let mut hist = LatencyHist::new();
         let mut windows = Windows::new(Dur::from_secs(10));
-        for (t, v) in [(1u64, 0u64), (2, 1500), (12_000_000_000, 3000)] {
-            hist.record(v);
-            windows.record(SimTime(t), v);
+        for (t, v) in [(1, 0), (2, 1500), (12_000_000_000, 3000)] {
+            hist.record(Dur(v));
+            windows.record(SimTime(t), Dur(v));
         }
         ExperimentResult {
             experiment: "x".into(),

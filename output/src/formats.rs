@@ -13,6 +13,7 @@
 use crate::results::{Metric, VariantResult};
 use crate::terminal::log2_histogram;
 use sim::stats::LatencyHist;
+use sim::Dur;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -89,8 +90,8 @@ fn lock_sides(v: &VariantResult) -> BTreeMap<(String, String), LockSide> {
     sides
 }
 
-/// Contended waits: the non-zero ones (count, total, min, max), in ns.
-fn contended(h: &LatencyHist) -> (u64, u128, u64, u64) {
+/// Contended waits: the non-zero ones (count, total in ns, min, max).
+fn contended(h: &LatencyHist) -> (u64, u128, Dur, Dur) {
     (h.count() - h.zeros(), h.sum(), h.min_nonzero(), h.max())
 }
 
@@ -124,7 +125,7 @@ fn perf_lock(v: &VariantResult) -> String {
             format!(
                 "{n:>10} {:>12} {:>12} {:>12} {kind:>12}   {lock}",
                 perf_time(total as f64),
-                perf_time(max as f64),
+                perf_time(max.as_nanos_f64()),
                 perf_time(total as f64 / n as f64),
             ),
         ));
@@ -190,14 +191,14 @@ fn lock_stat(v: &VariantResult) -> String {
             format!("&{lock}{suffix}:"),
             0,
             n,
-            us(wmin as f64),
-            us(wmax as f64),
+            us(wmin.as_nanos_f64()),
+            us(wmax.as_nanos_f64()),
             us(wtotal as f64),
             us(wavg),
             0,
             acq,
-            us(h.min() as f64),
-            us(h.max() as f64),
+            us(h.min().as_nanos_f64()),
+            us(h.max().as_nanos_f64()),
             us(h.sum() as f64),
             us(havg),
         );
@@ -210,12 +211,12 @@ mod tests {
     use super::*;
     use crate::results::Series;
     use sim::stats::Windows;
-    use sim::{Dur, SimTime};
+    use sim::SimTime;
 
     fn series(metric: Metric, subject: &str, values: &[u64]) -> Series {
         let mut hist = LatencyHist::new();
         for &v in values {
-            hist.record(v);
+            hist.record(Dur(v));
         }
         Series {
             metric,

@@ -21,4 +21,4 @@ pub mod sweep_plots;
 pub mod sweep_table;
 pub mod terminal;
 
-pub use results::{Counter, ExperimentResult, Metric, Series, Stat, VariantResult};
+pub use results::{Counter, ExperimentResult, Metric, Series, Stat, StatValue, VariantResult};

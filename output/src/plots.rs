@@ -17,8 +17,9 @@
 
 use crate::files::write_atomic;
 use crate::results::{ExperimentResult, Metric, Series};
-use crate::terminal::human_ns;
+use crate::terminal::human;
 use plotters::prelude::*;
+use sim::Dur;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -94,7 +95,7 @@ pub fn chosen_subjects(
     first: &[(Metric, &str)],
     n: usize,
 ) -> Vec<(Metric, String)> {
-    let mut best: Vec<(u64, Metric, String)> = Vec::new();
+    let mut best: Vec<(Dur, Metric, String)> = Vec::new();
     for v in &r.variants {
         for s in v
             .series
@@ -110,8 +111,8 @@ pub fn chosen_subjects(
             }
         }
     }
-    best.retain(|b| b.0 > 0);
-    let rank = |b: &(u64, Metric, String)| {
+    best.retain(|b| b.0 > Dur::ZERO);
+    let rank = |b: &(Dur, Metric, String)| {
         first
             .iter()
             .position(|&(m, s)| m == b.1 && s == b.2)
@@ -292,6 +293,12 @@ pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTran
         .map_err(|e| e.to_string())
 }
 
+/// The duration at a coordinate of a time axis (nanoseconds as a float),
+/// truncated to whole nanoseconds: for tick labels.
+fn dur_at(coord: f64) -> Dur {
+    Dur(coord as u64)
+}
+
 /// Nines: -log10(1 - q); p50 -> 0.30, p90 -> 1, p99 -> 2, p99.9 -> 3.
 fn nines(q: f64) -> f64 {
     -(1.0 - q).max(1e-9).log10()
@@ -302,24 +309,24 @@ fn draw_percentiles<DB: DrawingBackend>(
     title: &str,
     series: &[(&str, &Series)],
 ) -> Result<(), String> {
-    let max_ns = series
+    let max = series
         .iter()
         .map(|s| s.1.hist.max())
         .max()
-        .unwrap_or(1)
-        .max(1);
-    let min_ns = series
+        .unwrap_or(Dur(1))
+        .max(Dur(1));
+    let min = series
         .iter()
         .flat_map(|s| {
             s.1.hist
                 .recorded()
                 .into_iter()
                 .map(|(v, _)| v)
-                .find(|&v| v > 0)
+                .find(|&v| v > Dur::ZERO)
         })
         .min()
-        .unwrap_or(1)
-        .max(1);
+        .unwrap_or(Dur(1))
+        .max(Dur(1));
     let top = series
         .iter()
         .map(|s| nines(1.0 - 1.0 / s.1.hist.count().max(1) as f64))
@@ -332,7 +339,7 @@ fn draw_percentiles<DB: DrawingBackend>(
         .x_label_area_size(45)
         .y_label_area_size(70)
         .build_cartesian_2d(
-            ((min_ns as f64 / 2.0)..(max_ns as f64 * 2.0)).log_scale(),
+            ((min.as_nanos_f64() / 2.0)..(max.as_nanos_f64() * 2.0)).log_scale(),
             0.0..top,
         )
         .map_err(|e| e.to_string())?;
@@ -340,7 +347,7 @@ fn draw_percentiles<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc("latency (log scale)")
         .y_desc("percentile")
-        .x_label_formatter(&|v| human_ns(*v as u64))
+        .x_label_formatter(&|v| human(dur_at(*v)))
         .y_labels(top as usize + 1)
         .y_label_formatter(&|y| {
             let q = 1.0 - 10f64.powf(-y);
@@ -359,24 +366,24 @@ fn draw_percentiles<DB: DrawingBackend>(
         let mut seen = 0u64;
         let mut pts = Vec::new();
         for (v, c) in s.hist.recorded() {
-            if v > 0 && pts.is_empty() {
+            if v > Dur::ZERO && pts.is_empty() {
                 // The curve rises from where the samples below it leave it,
                 // so a single-valued series still draws a step.
-                pts.push((v as f64, nines(seen as f64 / n)));
+                pts.push((v.as_nanos_f64(), nines(seen as f64 / n)));
             }
             seen += c;
-            if v == 0 {
+            if v == Dur::ZERO {
                 // Off the log axis; the curve starts at the zeros' percentile.
                 continue;
             }
             let q = seen as f64 / n;
-            pts.push((v.max(1) as f64, nines(q.min(1.0 - 1.0 / (n + 1.0)))));
+            pts.push((v.as_nanos_f64(), nines(q.min(1.0 - 1.0 / (n + 1.0)))));
         }
         let c = color(i);
         chart
             .draw_series(LineSeries::new(pts, c.stroke_width(2)))
             .map_err(|e| e.to_string())?
-            .label(format!("{name} (max {})", human_ns(s.hist.max())))
+            .label(format!("{name} (max {})", human(s.hist.max())))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
     }
     legend(&mut chart, SeriesLabelPosition::LowerRight)
@@ -387,12 +394,12 @@ fn draw_log2<DB: DrawingBackend>(
     title: &str,
     series: &[(&str, &Series)],
 ) -> Result<(), String> {
-    // Bucket index k: [0] -> 0, [2^(k-1), 2^k) -> k.
-    let idx = |lo: u64| {
-        if lo == 0 {
+    // Bucket index k: [0] -> 0, [2^(k-1), 2^k) ns -> k.
+    let idx = |lo: Dur| {
+        if lo == Dur::ZERO {
             0
         } else {
-            64 - lo.leading_zeros() as usize
+            64 - lo.ns().leading_zeros() as usize
         }
     };
     let mut kmin = usize::MAX;
@@ -432,7 +439,7 @@ fn draw_log2<DB: DrawingBackend>(
             } else if k == 0 {
                 "0".into()
             } else {
-                human_ns(1u64 << (k - 1).min(62))
+                human(Dur(1 << (k - 1).min(62)))
             }
         })
         .y_label_formatter(&|c| human_count(*c))
@@ -466,7 +473,7 @@ macro_rules! window_lines {
             .configure_mesh()
             .x_desc("simulated time (s)")
             .y_desc($y_desc)
-            .y_label_formatter(&|v| human_ns(*v as u64))
+            .y_label_formatter(&|v| human(dur_at(*v)))
             .label_style(("sans-serif", 15))
             .draw()
             .map_err(|e| e.to_string())?;
@@ -476,7 +483,7 @@ macro_rules! window_lines {
                 .windows
                 .iter()
                 .filter(|(_, b)| !$only_sampled || b.count > 0)
-                .map(|(t, b)| (t.0 as f64 / 1e9 + $width_s / 2.0, b.max as f64))
+                .map(|(t, b)| (t.as_secs_f64() + $width_s / 2.0, b.max.as_nanos_f64()))
                 .collect();
             chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
@@ -518,12 +525,9 @@ fn draw_windows<DB: DrawingBackend>(
             .flat_map(|s| s.1.windows.iter().filter(|(_, b)| b.count > 0))
             .map(|(_, b)| b.max)
     };
-    let ymax = maxima().max().unwrap_or(1).max(1);
-    let ymin = maxima().filter(|&m| m > 0).min().unwrap_or(ymax);
-    let caption = format!(
-        "{title}: max per {} window",
-        human_ns((width_s * 1e9) as u64)
-    );
+    let ymax = maxima().max().unwrap_or(Dur(1)).max(Dur(1));
+    let ymin = maxima().filter(|&m| m > Dur::ZERO).min().unwrap_or(ymax);
+    let caption = format!("{title}: max per {} window", human(dur_at(width_s * 1e9)));
     let mut builder = ChartBuilder::on(root);
     builder
         .caption(caption, ("sans-serif", 22))
@@ -532,7 +536,7 @@ fn draw_windows<DB: DrawingBackend>(
         .y_label_area_size(70);
     let x = 0.0..(nwin as f64 * width_s);
     if log_value_axis(ymin, ymax) {
-        let y = ((ymin as f64 / 2.0)..(ymax as f64 * 2.0)).log_scale();
+        let y = ((ymin.as_nanos_f64() / 2.0)..(ymax.as_nanos_f64() * 2.0)).log_scale();
         let mut chart = builder
             .build_cartesian_2d(x, y)
             .map_err(|e| e.to_string())?;
@@ -544,7 +548,7 @@ fn draw_windows<DB: DrawingBackend>(
             "max in window (log scale)"
         )
     } else {
-        let y = 0.0..(ymax as f64 * 1.1);
+        let y = 0.0..(ymax.as_nanos_f64() * 1.1);
         let mut chart = builder
             .build_cartesian_2d(x, y)
             .map_err(|e| e.to_string())?;
@@ -556,8 +560,8 @@ fn draw_windows<DB: DrawingBackend>(
 const WINDOWS_LOG_SPAN: f64 = 20.0;
 
 /// Whether maxima from `lo` to `hi` need a log value axis to be read.
-fn log_value_axis(lo: u64, hi: u64) -> bool {
-    hi as f64 > lo as f64 * WINDOWS_LOG_SPAN
+fn log_value_axis(lo: Dur, hi: Dur) -> bool {
+    hi.as_nanos_f64() > lo.as_nanos_f64() * WINDOWS_LOG_SPAN
 }
 
 /// Counts as a reader says them: 950, 12k, 3.4M.
@@ -576,14 +580,14 @@ mod tests {
     use super::*;
     use crate::results::VariantResult;
     use sim::stats::{LatencyHist, Windows};
-    use sim::{Dur, SimTime};
+    use sim::SimTime;
 
     fn variant(name: &str, subject: &str, samples: &[u64]) -> VariantResult {
         let mut hist = LatencyHist::new();
         let mut windows = Windows::new(Dur::from_secs(1));
         for (i, &v) in samples.iter().enumerate() {
-            hist.record(v);
-            windows.record(SimTime(i as u64 * 400_000_000), v);
+            hist.record(Dur(v));
+            windows.record(SimTime(i as u64 * 400_000_000), Dur(v));
         }
         VariantResult {
             variant: name.into(),
@@ -677,10 +681,10 @@ mod tests {
 
     #[test]
     fn window_maxima_twenty_times_apart_get_a_log_axis() {
-        assert!(log_value_axis(50_000, 30_000_000));
-        assert!(!log_value_axis(10_000_000, 30_000_000));
-        assert!(!log_value_axis(1, 20));
-        assert!(log_value_axis(1, 21));
+        assert!(log_value_axis(Dur(50_000), Dur(30_000_000)));
+        assert!(!log_value_axis(Dur(10_000_000), Dur(30_000_000)));
+        assert!(!log_value_axis(Dur(1), Dur(20)));
+        assert!(log_value_axis(Dur(1), Dur(21)));
     }
 
     #[test]

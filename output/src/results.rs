@@ -1,7 +1,7 @@
 //! Result types: what one run of an experiment produced.
 
 use sim::stats::{LatencyHist, Windows};
-use sim::SimTime;
+use sim::{Dur, SimTime};
 
 /// What a series measures (the `metric` column of the CSV files).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -46,9 +46,27 @@ pub enum Stat {
     P99,
     P999,
     Max,
-    /// Samples at or above a threshold (ns), to HDR resolution: a fleet
+    /// Samples at or above a threshold, to HDR resolution: a fleet
     /// report's "N stalls over 100 ms" (not a summary.csv column).
-    Above(u64),
+    Above(Dur),
+}
+
+/// What a [`Stat`] of a histogram is: a number of samples or a duration.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum StatValue {
+    Count(u64),
+    Duration(Dur),
+}
+
+impl StatValue {
+    /// The integer a file keeps (`summary.csv`, a sweep's figures): the
+    /// count, or the duration in nanoseconds.
+    pub fn raw(self) -> u64 {
+        match self {
+            StatValue::Count(n) => n,
+            StatValue::Duration(d) => d.ns(),
+        }
+    }
 }
 
 impl Stat {
@@ -85,7 +103,7 @@ impl Stat {
     /// [`Stat::is_count`] of the statistic that [`Stat::as_str`] names
     /// `name` (a sweep file's figure keeps only the name).
     pub fn name_is_count(name: &str) -> bool {
-        [Stat::Count, Stat::Above(0)]
+        [Stat::Count, Stat::Above(Dur::ZERO)]
             .iter()
             .any(|s| s.as_str() == name)
     }
@@ -96,19 +114,20 @@ impl Stat {
 
     /// The statistic of `h`: nearest-rank quantiles of the exact HDR
     /// histogram, integer mean, exact count and maximum.
-    pub fn of(self, h: &LatencyHist) -> u64 {
+    pub fn of(self, h: &LatencyHist) -> StatValue {
+        use StatValue::{Count, Duration};
         match self {
-            Stat::Count => h.count(),
-            Stat::Mean => h.mean(),
-            Stat::P50 => h.quantile(0.50),
-            Stat::P90 => h.quantile(0.90),
-            Stat::P99 => h.quantile(0.99),
-            Stat::P999 => h.quantile(0.999),
-            Stat::Max => h.max(),
-            Stat::Above(0) => h.count(),
+            Stat::Count => Count(h.count()),
+            Stat::Mean => Duration(h.mean()),
+            Stat::P50 => Duration(h.quantile(0.50)),
+            Stat::P90 => Duration(h.quantile(0.90)),
+            Stat::P99 => Duration(h.quantile(0.99)),
+            Stat::P999 => Duration(h.quantile(0.999)),
+            Stat::Max => Duration(h.max()),
+            Stat::Above(Dur::ZERO) => Count(h.count()),
             Stat::Above(t) => {
-                let below = h.cdf_at(t - 1) * h.count() as f64;
-                h.count() - (below.round() as u64).min(h.count())
+                let below = h.cdf_at(t - Dur(1)) * h.count() as f64;
+                Count(h.count() - (below.round() as u64).min(h.count()))
             }
         }
     }
@@ -149,12 +168,12 @@ pub struct VariantResult {
     /// output file; a fleet check of a worst wait counts them (a stall
     /// that outlasts the run reached at least that much). Sorted by
     /// subject.
-    pub open_waits: Vec<(String, u64)>,
+    pub open_waits: Vec<(String, Dur)>,
 }
 
 impl VariantResult {
     /// The longest wait of `subject` still going on at the horizon, if any.
-    pub fn open_wait(&self, subject: &str) -> Option<u64> {
+    pub fn open_wait(&self, subject: &str) -> Option<Dur> {
         self.open_waits
             .binary_search_by(|(s, _)| s.as_str().cmp(subject))
             .ok()
@@ -163,7 +182,7 @@ impl VariantResult {
 
     /// The longest wait of `subject`, ended or still going on at the
     /// horizon; `None` when it has neither.
-    pub fn worst_wait_with_open(&self, subject: &str) -> Option<u64> {
+    pub fn worst_wait_with_open(&self, subject: &str) -> Option<Dur> {
         let ended = self.series(Metric::Wait, subject).map(|s| s.hist.max());
         match (ended, self.open_wait(subject)) {
             (Some(a), Some(b)) => Some(a.max(b)),
@@ -202,13 +221,13 @@ impl VariantResult {
                 Err(i) => self.counters.insert(i, c.clone()),
             }
         }
-        for (subject, ns) in &other.open_waits {
+        for (subject, so_far) in &other.open_waits {
             match self
                 .open_waits
                 .binary_search_by(|(s, _)| s.as_str().cmp(subject))
             {
-                Ok(i) => self.open_waits[i].1 = self.open_waits[i].1.max(*ns),
-                Err(i) => self.open_waits.insert(i, (subject.clone(), *ns)),
+                Ok(i) => self.open_waits[i].1 = self.open_waits[i].1.max(*so_far),
+                Err(i) => self.open_waits.insert(i, (subject.clone(), *so_far)),
             }
         }
         self.events += other.events;
@@ -234,4 +253,47 @@ impl VariantResult {
 pub struct ExperimentResult {
     pub experiment: String,
     pub variants: Vec<VariantResult>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_is_a_count_or_a_duration_and_a_file_keeps_either_as_an_integer() {
+        let mut h = LatencyHist::new();
+        for ns in [0, 1_500, 3_000, 250_000_000] {
+            h.record(Dur(ns));
+        }
+        assert_eq!(Stat::Count.of(&h), StatValue::Count(4));
+        assert_eq!(Stat::Max.of(&h), StatValue::Duration(Dur(250_000_000)));
+        assert_eq!(Stat::Mean.of(&h).raw(), 62_501_125);
+        // At or above 3 us: 3 us itself and 250 ms; every sample at 0.
+        assert_eq!(Stat::Above(Dur(3_000)).of(&h), StatValue::Count(2));
+        assert_eq!(Stat::Above(Dur::ZERO).of(&h), StatValue::Count(4));
+        assert!(Stat::Above(Dur(1)).is_count() && !Stat::P999.is_count());
+    }
+
+    #[test]
+    fn the_worst_wait_counts_one_still_going_on() {
+        let mut hist = LatencyHist::new();
+        hist.record(Dur(5_000));
+        let v = VariantResult {
+            variant: "v".into(),
+            series: vec![Series {
+                metric: Metric::Wait,
+                subject: "l/read/g".into(),
+                hist,
+                windows: Windows::new(Dur::from_secs(10)),
+            }],
+            counters: vec![],
+            horizon: SimTime(1),
+            events: 0,
+            replications: 1,
+            open_waits: vec![("l/read/g".into(), Dur(9_000)), ("m/lock/h".into(), Dur(7))],
+        };
+        assert_eq!(v.worst_wait_with_open("l/read/g"), Some(Dur(9_000)));
+        assert_eq!(v.worst_wait_with_open("m/lock/h"), Some(Dur(7)));
+        assert_eq!(v.worst_wait_with_open("x/lock/y"), None);
+    }
 }

@@ -15,7 +15,7 @@
 
 use crate::plots::{color, font, human_count, legend, write_figure, Figure, PlotError};
 use crate::sweep_table::{FigureSpec, ParamAxis, PointRecord, SweepHeader};
-use crate::terminal::human_ns;
+use crate::terminal;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -82,7 +82,8 @@ fn slug(s: &str) -> String {
 /// A figure's value as a reader says it.
 fn human(fig: &FigureSpec, v: f64) -> String {
     if fig.is_duration() {
-        human_ns(v.max(0.0).round() as u64)
+        // Nanoseconds, as points.csv keeps durations.
+        terminal::human(sim::Dur(v.max(0.0).round() as u64))
     } else {
         human_count(v)
     }

@@ -1,12 +1,14 @@
 //! Terminal views: a summary table and bpftrace-style log2 histograms.
 
 use crate::results::{ExperimentResult, Metric, Series};
+use sim::stats::LatencyHist;
+use sim::Dur;
 use std::fmt::Write;
 
-/// A duration in ns with three significant digits and a unit: `850ns`,
+/// A duration with three significant digits and a unit: `850ns`,
 /// `1.30us`, `236ms`, `72.0s`.
-pub fn human_ns(ns: u64) -> String {
-    let v = ns as f64;
+pub fn human(d: Dur) -> String {
+    let (ns, v) = (d.ns(), d.as_nanos_f64());
     let (x, unit) = if ns < 1_000 {
         return format!("{ns}ns");
     } else if ns < 1_000_000 {
@@ -25,8 +27,10 @@ pub fn human_ns(ns: u64) -> String {
     }
 }
 
-/// A bpftrace bucket bound: `0`, `512`, `1K`, `16M`, `2G` (powers of 1024).
-pub fn bpftrace_bound(v: u64) -> String {
+/// A bpftrace bucket bound in ns: `0`, `512`, `1K`, `16M`, `2G` (powers
+/// of 1024).
+pub fn bpftrace_bound(d: Dur) -> String {
+    let v = d.ns();
     const UNITS: [(u64, &str); 4] = [
         (1 << 40, "T"),
         (1 << 30, "G"),
@@ -57,14 +61,16 @@ pub fn open_waits_note(r: &ExperimentResult) -> String {
     let mut out = String::new();
     for v in &r.variants {
         for (subject, open) in &v.open_waits {
-            let ended = v.series(Metric::Wait, subject).map_or(0, |s| s.hist.max());
+            let ended = v
+                .series(Metric::Wait, subject)
+                .map_or(Dur::ZERO, |s| s.hist.max());
             if *open > ended {
                 out.push_str(&format!(
                     "note: {} wait {subject}: one was still going on when the run ended, {} so far \
                      (the table's max, {}, counts waits that ended)\n",
                     v.variant,
-                    human_ns(*open),
-                    human_ns(ended),
+                    human(*open),
+                    human(ended),
                 ));
             }
         }
@@ -87,11 +93,11 @@ pub fn summary_table_of(r: &ExperimentResult, metrics: &[Metric]) -> String {
                 s.metric.as_str().into(),
                 s.subject.clone(),
                 h.count().to_string(),
-                human_ns(h.mean()),
-                human_ns(h.quantile(0.5)),
-                human_ns(h.quantile(0.99)),
-                human_ns(h.quantile(0.999)),
-                human_ns(h.max()),
+                human(h.mean()),
+                human(h.quantile(0.5)),
+                human(h.quantile(0.99)),
+                human(h.quantile(0.999)),
+                human(h.max()),
             ]);
         }
         for c in v
@@ -140,7 +146,7 @@ pub fn log2_histogram(variant: &str, s: &Series) -> String {
     let buckets = s.hist.log2_buckets();
     let top = buckets.iter().map(|b| b.count).max().unwrap_or(0).max(1);
     for b in &buckets {
-        let label = if b.hi - b.lo == 1 {
+        let label = if b.hi - b.lo == Dur(1) {
             format!("[{}]", bpftrace_bound(b.lo))
         } else {
             format!("[{}, {})", bpftrace_bound(b.lo), bpftrace_bound(b.hi))
@@ -174,8 +180,8 @@ pub fn compare_table(
         .filter(|s| matches!(s.metric, Metric::Wait | Metric::Span) && s.hist.count() > 0)
         .map(|s| (s.metric, s.subject.as_str()))
         .collect();
-    let ratio = |x: u64, y: u64| ratio_text(x as f64, y as f64, 2);
-    let spread = |vals: &mut Vec<u64>| min_med_max(vals, "/");
+    let ratio = |x: Dur, y: Dur| ratio_text(x.as_nanos_f64(), y.as_nanos_f64(), 2);
+    let spread = |vals: &mut Vec<Dur>| min_med_max(vals, "/");
     for (metric, subject) in subjects {
         let _ = writeln!(out, "{} {subject}", metric.as_str());
         let _ = writeln!(
@@ -195,20 +201,20 @@ pub fn compare_table(
                 " {:<10} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>5} {:>5}",
                 name,
                 h.count(),
-                human_ns(h.mean()),
-                human_ns(h.quantile(0.5)),
-                human_ns(h.quantile(0.99)),
-                human_ns(h.quantile(0.999)),
-                human_ns(h.max()),
+                human(h.mean()),
+                human(h.quantile(0.5)),
+                human(h.quantile(0.99)),
+                human(h.quantile(0.999)),
+                human(h.max()),
                 ratio(h.quantile(0.999), bh.quantile(0.999)),
                 ratio(h.max(), bh.max()),
             );
             let Some(reps) = per_rep.get(vi).filter(|r| r.len() > 1) else {
                 continue;
             };
-            let mut mean: Vec<u64> = Vec::new();
-            let mut p999: Vec<u64> = Vec::new();
-            let mut max: Vec<u64> = Vec::new();
+            let mut mean: Vec<Dur> = Vec::new();
+            let mut p999: Vec<Dur> = Vec::new();
+            let mut max: Vec<Dur> = Vec::new();
             for rep in reps {
                 if let Some(s) = rep.series(metric, subject) {
                     mean.push(s.hist.mean());
@@ -311,14 +317,14 @@ fn column_name(name: &str) -> String {
 
 /// "min/median/max" of durations (the upper median of an even count),
 /// the three separated by `sep`.
-fn min_med_max(vals: &mut [u64], sep: &str) -> String {
+fn min_med_max(vals: &mut [Dur], sep: &str) -> String {
     vals.sort_unstable();
     let med = vals[vals.len() / 2];
     format!(
         "{}{sep}{}{sep}{}",
-        human_ns(vals[0]),
-        human_ns(med),
-        human_ns(vals[vals.len() - 1])
+        human(vals[0]),
+        human(med),
+        human(vals[vals.len() - 1])
     )
 }
 
@@ -350,8 +356,8 @@ pub fn spread_table(per_rep: &[Vec<crate::VariantResult>]) -> String {
             if hists.is_empty() {
                 continue;
             }
-            let of = |f: &dyn Fn(&sim::stats::LatencyHist) -> u64| {
-                let mut v: Vec<u64> = hists.iter().map(|h| f(h)).collect();
+            let of = |f: &dyn Fn(&LatencyHist) -> Dur| {
+                let mut v: Vec<Dur> = hists.iter().map(|h| f(h)).collect();
                 min_med_max(&mut v, " / ")
             };
             let mean = of(&|h| h.mean());
@@ -424,11 +430,11 @@ pub fn overview(blocks: &[(&ExperimentResult, &[(Metric, &str)])]) -> String {
                     out,
                     "  {name:<18}{:>10}{:>8}{:>8}{:>8}{:>7}{:>6}",
                     h.count(),
-                    human_ns(h.mean()),
-                    human_ns(h.quantile(0.999)),
-                    human_ns(h.max()),
+                    human(h.mean()),
+                    human(h.quantile(0.999)),
+                    human(h.max()),
                     ratio(h.mean_f64(), bh.mean_f64()),
-                    ratio(h.max() as f64, bh.max() as f64),
+                    ratio(h.max().as_nanos_f64(), bh.max().as_nanos_f64()),
                 );
             }
         }
@@ -443,7 +449,7 @@ pub fn worst_series(r: &ExperimentResult, n: usize) -> Vec<(&str, &Series)> {
         .variants
         .iter()
         .flat_map(|v| v.series.iter().map(move |s| (v.variant.as_str(), s)))
-        .filter(|(_, s)| s.metric != Metric::Hold && s.hist.max() > 0)
+        .filter(|(_, s)| s.metric != Metric::Hold && s.hist.max() > Dur::ZERO)
         .collect();
     all.sort_by(|a, b| {
         b.1.hist
@@ -459,30 +465,30 @@ pub fn worst_series(r: &ExperimentResult, n: usize) -> Vec<(&str, &Series)> {
 mod tests {
     use super::*;
     use crate::results::{Series, VariantResult};
-    use sim::stats::{LatencyHist, Windows};
+    use sim::stats::Windows;
 
     #[test]
     fn human_units() {
-        assert_eq!(human_ns(850), "850ns");
-        assert_eq!(human_ns(1_300), "1.30us");
-        assert_eq!(human_ns(236_000_000), "236ms");
-        assert_eq!(human_ns(72_000_000_000), "72.0s");
+        assert_eq!(human(Dur(850)), "850ns");
+        assert_eq!(human(Dur(1_300)), "1.30us");
+        assert_eq!(human(Dur(236_000_000)), "236ms");
+        assert_eq!(human(Dur(72_000_000_000)), "72.0s");
     }
 
     #[test]
     fn bpftrace_labels() {
-        assert_eq!(bpftrace_bound(0), "0");
-        assert_eq!(bpftrace_bound(512), "512");
-        assert_eq!(bpftrace_bound(1024), "1K");
-        assert_eq!(bpftrace_bound(16 << 20), "16M");
+        assert_eq!(bpftrace_bound(Dur(0)), "0");
+        assert_eq!(bpftrace_bound(Dur(512)), "512");
+        assert_eq!(bpftrace_bound(Dur(1024)), "1K");
+        assert_eq!(bpftrace_bound(Dur(16 << 20)), "16M");
     }
 
-    /// A variant with one wait series, `L/read/g`'s `waits`, and the
+    /// A variant with one wait series, `L/read/g`'s `waits` (ns), and the
     /// waits still going on at the horizon.
     fn one_wait(variant: &str, waits: &[u64], open: &[(&str, u64)]) -> VariantResult {
         let mut hist = LatencyHist::new();
         for &w in waits {
-            hist.record(w);
+            hist.record(Dur(w));
         }
         VariantResult {
             variant: variant.into(),
@@ -496,7 +502,7 @@ mod tests {
             horizon: sim::SimTime(1),
             events: 1,
             replications: 1,
-            open_waits: open.iter().map(|&(s, ns)| (s.into(), ns)).collect(),
+            open_waits: open.iter().map(|&(s, ns)| (s.into(), Dur(ns))).collect(),
         }
     }
 

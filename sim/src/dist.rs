@@ -1,10 +1,11 @@
 //! Duration distributions for scenario files.
 //!
-//! A [`Dist`] yields durations in integer nanoseconds. It is written inline in
-//! step strings (`cpu 1.3us`, `sleep exp(200us)`, see [`parse_inline`]) or
-//! built from measured data: an [`Empirical`] distribution from a bpftrace
-//! `hist()`/`lhist()` dump ([`Empirical::from_bpftrace_hist`]) or from a
-//! column of samples in CSV/TSV text ([`Empirical::from_samples_text`]).
+//! A [`Dist`] yields durations ([`Dur`], whole nanoseconds). It is written
+//! inline in step strings (`cpu 1.3us`, `sleep exp(200us)`, see
+//! [`parse_inline`]) or built from measured data: an [`Empirical`]
+//! distribution from a bpftrace `hist()`/`lhist()` dump
+//! ([`Empirical::from_bpftrace_hist`]) or from a column of samples in
+//! CSV/TSV text ([`Empirical::from_samples_text`]).
 //!
 //! Randomness comes only from the [`Stream`] passed to [`Dist::sample`].
 //! [`Dist::Const`] draws nothing, so a constant step never shifts the draws
@@ -24,16 +25,16 @@ use rand_distr::{Exp1, StandardNormal};
 use crate::rng::Stream;
 use crate::time::{parse_duration, Dur, DurationError};
 
-/// The largest value [`Dist::sample`] returns (about 146 years).
-pub const MAX_SAMPLE_NS: u64 = 1 << 62;
+/// The largest value [`Dist::sample`] returns (2^62 ns, about 146 years).
+pub const MAX_SAMPLE: Dur = Dur(1 << 62);
 
-/// A distribution of durations in nanoseconds.
+/// A distribution of durations.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Dist {
-    /// Always this many nanoseconds; draws no random numbers.
-    Const(u64),
-    /// Uniform on the integers `lo..=hi` (nanoseconds).
-    Uniform { lo: u64, hi: u64 },
+    /// Always this long; draws no random numbers.
+    Const(Dur),
+    /// Uniform on the whole nanoseconds `lo..=hi`.
+    Uniform { lo: Dur, hi: Dur },
     /// Exponential with this mean (nanoseconds).
     Exp { mean: f64 },
     /// `exp(mu + sigma * N(0, 1))` nanoseconds; the median is `exp(mu)`.
@@ -43,7 +44,7 @@ pub enum Dist {
     Pareto {
         scale: f64,
         shape: f64,
-        cap: Option<u64>,
+        cap: Option<Dur>,
     },
     /// A weighted choice among distributions.
     Mixture(Mixture),
@@ -76,7 +77,7 @@ pub enum DistError {
     NonPositiveMean,
     #[error("uniform lower bound {lo} is above upper bound {hi}; expected lo <= hi")]
     LoAboveHi { lo: Dur, hi: Dur },
-    #[error("{what} {value} is too large; expected at most {max} ns", max = MAX_SAMPLE_NS)]
+    #[error("{what} {value} is too large; expected at most {max} ns", max = MAX_SAMPLE.ns())]
     TooLarge { what: String, value: Dur },
     #[error("lognormal median must be more than 0 (e.g. `lognormal(20ms, 1.5)`)")]
     ZeroMedian,
@@ -136,7 +137,7 @@ impl Mixture {
     }
 
     #[inline]
-    fn sample(&self, rng: &mut Stream) -> u64 {
+    fn sample(&self, rng: &mut Stream) -> Dur {
         let u: f64 = StandardUniform.sample(rng);
         let i = self
             .cum
@@ -144,18 +145,18 @@ impl Mixture {
             .min(self.parts.len().saturating_sub(1));
         match self.parts.get(i) {
             Some((_, d)) => d.sample(rng),
-            None => 0,
+            None => Dur::ZERO,
         }
     }
 }
 
-/// One bucket of an empirical histogram: the integer nanoseconds
-/// `lo_ns..hi_ns` (half open, `hi_ns > lo_ns`) holding `count` samples.
-/// A single-value bucket has `hi_ns == lo_ns + 1`.
+/// One bucket of an empirical histogram: the whole nanoseconds `lo..hi`
+/// (half open, `hi > lo`) holding `count` samples. A single-value bucket
+/// has `hi == lo + 1 ns`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bucket {
-    pub lo_ns: u64,
-    pub hi_ns: u64,
+    pub lo: Dur,
+    pub hi: Dur,
     pub count: u64,
 }
 
@@ -168,7 +169,7 @@ enum EmpiricalData {
         cum: Vec<u64>,
     },
     /// Sampled uniformly (bootstrap).
-    Samples(Vec<u64>),
+    Samples(Vec<Dur>),
 }
 
 /// A distribution built from measured data: either weighted buckets or a
@@ -188,37 +189,38 @@ fn below(rng: &mut Stream, n: u128) -> u128 {
 /// One draw of an exponential distribution with mean `mean` ns: what
 /// `Dist::Exp` draws, for callers that specialise on it.
 #[inline]
-pub fn sample_exp(mean: f64, rng: &mut Stream) -> u64 {
+pub fn sample_exp(mean: f64, rng: &mut Stream) -> Dur {
     let e: f64 = rng.sample(Exp1);
     to_ns(mean * e)
 }
 
-/// Rounds a float number of nanoseconds to the nearest one, clamped to
-/// `[0, MAX_SAMPLE_NS]`; NaN gives 0.
+/// A float number of nanoseconds as a duration: rounded to the nearest
+/// nanosecond, clamped to `[0, MAX_SAMPLE]`; NaN gives 0.
 #[inline]
-pub fn to_ns(x: f64) -> u64 {
+pub fn to_ns(x: f64) -> Dur {
     // Branch-free: adding one half before truncating rounds to nearest
     // without a libm call on the hot path; `max` and `min` (not `clamp`,
     // which keeps a NaN) bring every input, NaN too, into range, so the
     // cast is one x86 instruction with no saturation fix-ups (which cost
     // 0.7% of the benchmark's instructions).
-    let v = (x + 0.5).max(0.0).min(MAX_SAMPLE_NS as f64);
+    let v = (x + 0.5).max(0.0).min(MAX_SAMPLE.as_nanos_f64());
     // SAFETY: `max` maps NaN to 0, so `v` is finite and within
     // [0, 2^62]: it fits an i64.
-    unsafe { v.to_int_unchecked::<i64>() as u64 }
+    Dur(unsafe { v.to_int_unchecked::<i64>() } as u64)
 }
 
 impl Empirical {
-    /// Weighted buckets. Each needs `hi_ns > lo_ns`; the total count must be
+    /// Weighted buckets. Each needs `hi > lo`; the total count must be
     /// more than 0 and fit in a u64.
     pub fn from_buckets(buckets: Vec<Bucket>) -> Result<Empirical, DistError> {
         let mut cum = Vec::with_capacity(buckets.len());
         let mut total: u64 = 0;
         for b in &buckets {
-            if b.hi_ns <= b.lo_ns {
+            if b.hi <= b.lo {
                 return Err(DistError::EmptyHist(format!(
                     "bucket [{}ns, {}ns) is empty or reversed",
-                    b.lo_ns, b.hi_ns
+                    b.lo.ns(),
+                    b.hi.ns()
                 )));
             }
             total = total.checked_add(b.count).ok_or_else(|| {
@@ -234,8 +236,8 @@ impl Empirical {
         })
     }
 
-    /// A list of samples in nanoseconds, drawn uniformly (bootstrap).
-    pub fn from_samples(samples: Vec<u64>) -> Result<Empirical, DistError> {
+    /// A list of samples, drawn uniformly (bootstrap).
+    pub fn from_samples(samples: Vec<Dur>) -> Result<Empirical, DistError> {
         if samples.is_empty() {
             return Err(DistError::NoSamples);
         }
@@ -266,7 +268,7 @@ impl Empirical {
     }
 
     /// The samples, if this is a list of samples.
-    pub fn samples(&self) -> Option<&[u64]> {
+    pub fn samples(&self) -> Option<&[Dur]> {
         match &self.data {
             EmpiricalData::Buckets { .. } => None,
             EmpiricalData::Samples(s) => Some(s),
@@ -285,22 +287,22 @@ impl Empirical {
     /// Draws one value: two 64-bit draws for buckets (bucket, position),
     /// one for samples.
     #[inline]
-    pub fn sample(&self, rng: &mut Stream) -> u64 {
+    pub fn sample(&self, rng: &mut Stream) -> Dur {
         let v = match &self.data {
             EmpiricalData::Buckets { buckets, cum } => {
                 let total = cum.last().copied().unwrap_or(0);
                 let r = below(rng, u128::from(total)) as u64;
                 let i = cum.partition_point(|&c| c <= r).min(buckets.len() - 1);
                 let b = buckets[i];
-                let off = below(rng, u128::from(b.hi_ns.saturating_sub(b.lo_ns))) as u64;
-                b.lo_ns.saturating_add(off)
+                let off = below(rng, u128::from((b.hi - b.lo).ns())) as u64;
+                b.lo + Dur(off)
             }
             EmpiricalData::Samples(s) => {
                 let i = below(rng, s.len() as u128) as usize;
-                s.get(i).copied().unwrap_or(0)
+                s.get(i).copied().unwrap_or(Dur::ZERO)
             }
         };
-        v.min(MAX_SAMPLE_NS)
+        v.min(MAX_SAMPLE)
     }
 
     /// The exact mean of what [`Empirical::sample`] yields (each bucket
@@ -315,8 +317,8 @@ impl Empirical {
                 let sum: f64 = buckets
                     .iter()
                     .map(|b| {
-                        let lo = b.lo_ns.min(MAX_SAMPLE_NS) as f64;
-                        let hi = (b.hi_ns - 1).min(MAX_SAMPLE_NS) as f64;
+                        let lo = b.lo.min(MAX_SAMPLE).as_nanos_f64();
+                        let hi = (b.hi - Dur(1)).min(MAX_SAMPLE).as_nanos_f64();
                         b.count as f64 * (lo + hi) / 2.0
                     })
                     .sum();
@@ -326,24 +328,24 @@ impl Empirical {
                 if s.is_empty() {
                     return 0.0;
                 }
-                let sum: u128 = s.iter().map(|&v| u128::from(v.min(MAX_SAMPLE_NS))).sum();
+                let sum: u128 = s.iter().map(|&v| u128::from(v.min(MAX_SAMPLE).ns())).sum();
                 sum as f64 / s.len() as f64
             }
         }
     }
 
     /// The smallest value it can produce.
-    pub fn min_ns(&self) -> u64 {
+    pub fn min(&self) -> Dur {
         let m = match &self.data {
             EmpiricalData::Buckets { buckets, .. } => buckets
                 .iter()
                 .filter(|b| b.count > 0)
-                .map(|b| b.lo_ns)
+                .map(|b| b.lo)
                 .min()
-                .unwrap_or(0),
-            EmpiricalData::Samples(s) => s.iter().copied().min().unwrap_or(0),
+                .unwrap_or(Dur::ZERO),
+            EmpiricalData::Samples(s) => s.iter().copied().min().unwrap_or(Dur::ZERO),
         };
-        m.min(MAX_SAMPLE_NS)
+        m.min(MAX_SAMPLE)
     }
 
     /// All mass at 0.
@@ -352,8 +354,8 @@ impl Empirical {
             EmpiricalData::Buckets { buckets, .. } => buckets
                 .iter()
                 .filter(|b| b.count > 0)
-                .all(|b| b.lo_ns == 0 && b.hi_ns == 1),
-            EmpiricalData::Samples(s) => s.iter().all(|&v| v == 0),
+                .all(|b| b.lo == Dur::ZERO && b.hi == Dur(1)),
+            EmpiricalData::Samples(s) => s.iter().all(|&v| v == Dur::ZERO),
         }
     }
 
@@ -695,16 +697,12 @@ fn parse_hist_line(line: &str, line_no: usize, unit_ns: f64) -> Result<Bucket, D
             "bucket `{label}` is followed by `{bar}`; expected only a count and an optional `|@@@|` bar"
         )));
     }
-    let lo_ns = to_ns(lo as f64 * unit_ns);
-    let hi_ns = match hi {
-        Some(hi) => to_ns(hi as f64 * unit_ns).max(lo_ns.saturating_add(1)),
-        None => lo_ns.saturating_add(1),
+    let lo = to_ns(lo as f64 * unit_ns);
+    let hi = match hi {
+        Some(hi) => to_ns(hi as f64 * unit_ns).max(lo + Dur(1)),
+        None => lo + Dur(1),
     };
-    Ok(Bucket {
-        lo_ns,
-        hi_ns,
-        count,
-    })
+    Ok(Bucket { lo, hi, count })
 }
 
 impl Dist {
@@ -714,18 +712,18 @@ impl Dist {
     /// same order, as `self`, so common random numbers hold across
     /// variants. A value that was not 0 stays at least 1 ns.
     pub fn scaled(&self, f: f64) -> Dist {
-        let ns = |v: u64| {
-            if v == 0 {
-                0
+        let times_f = |v: Dur| {
+            if v == Dur::ZERO {
+                Dur::ZERO
             } else {
-                to_ns(v as f64 * f).max(1)
+                to_ns(v.as_nanos_f64() * f).max(Dur(1))
             }
         };
         match self {
-            Dist::Const(v) => Dist::Const(ns(*v)),
+            Dist::Const(v) => Dist::Const(times_f(*v)),
             Dist::Uniform { lo, hi } => Dist::Uniform {
-                lo: ns(*lo),
-                hi: ns(*hi),
+                lo: times_f(*lo),
+                hi: times_f(*hi),
             },
             Dist::Exp { mean } => Dist::Exp { mean: mean * f },
             Dist::LogNormal { mu, sigma } => Dist::LogNormal {
@@ -735,7 +733,7 @@ impl Dist {
             Dist::Pareto { scale, shape, cap } => Dist::Pareto {
                 scale: scale * f,
                 shape: *shape,
-                cap: cap.map(ns),
+                cap: cap.map(times_f),
             },
             Dist::Mixture(m) => Dist::Mixture(Mixture {
                 parts: m.parts.iter().map(|(w, d)| (*w, d.scaled(f))).collect(),
@@ -747,10 +745,10 @@ impl Dist {
                         buckets: buckets
                             .iter()
                             .map(|b| {
-                                let lo_ns = ns(b.lo_ns);
+                                let lo = times_f(b.lo);
                                 Bucket {
-                                    lo_ns,
-                                    hi_ns: ns(b.hi_ns).max(lo_ns.saturating_add(1)),
+                                    lo,
+                                    hi: times_f(b.hi).max(lo + Dur(1)),
                                     count: b.count,
                                 }
                             })
@@ -758,66 +756,66 @@ impl Dist {
                         cum: cum.clone(),
                     },
                     EmpiricalData::Samples(s) => {
-                        EmpiricalData::Samples(s.iter().map(|&v| ns(v)).collect())
+                        EmpiricalData::Samples(s.iter().map(|&v| times_f(v)).collect())
                     }
                 },
             }),
         }
     }
 
-    /// Always `d` (clamped to [`MAX_SAMPLE_NS`]).
+    /// Always `d` (clamped to [`MAX_SAMPLE`]).
     pub fn constant(d: Dur) -> Dist {
-        Dist::Const(d.0.min(MAX_SAMPLE_NS))
+        Dist::Const(d.min(MAX_SAMPLE))
     }
 
-    /// Always `d`, refused above [`MAX_SAMPLE_NS`] (about 146 years): what
+    /// Always `d`, refused above [`MAX_SAMPLE`] (about 146 years): what
     /// scenario text gives, where [`Dist::constant`]'s clamp would silently
     /// turn `sleep 5000000h` into a sleep of 146 years.
     pub fn exact(d: Dur, what: &str) -> Result<Dist, DistError> {
-        if d.0 > MAX_SAMPLE_NS {
+        if d > MAX_SAMPLE {
             return Err(DistError::TooLarge {
                 what: what.into(),
                 value: d,
             });
         }
-        Ok(Dist::Const(d.0))
+        Ok(Dist::Const(d))
     }
 
     /// Exponential with mean `mean` (more than 0).
     pub fn exp(mean: Dur) -> Result<Dist, DistError> {
-        if mean.0 == 0 {
+        if mean == Dur::ZERO {
             return Err(DistError::NonPositiveMean);
         }
         Ok(Dist::Exp {
-            mean: mean.0 as f64,
+            mean: mean.as_nanos_f64(),
         })
     }
 
-    /// Uniform on `lo..=hi` (both inclusive; `lo <= hi <= MAX_SAMPLE_NS`).
+    /// Uniform on `lo..=hi` (both inclusive; `lo <= hi <= MAX_SAMPLE`).
     pub fn uniform(lo: Dur, hi: Dur) -> Result<Dist, DistError> {
         if lo > hi {
             return Err(DistError::LoAboveHi { lo, hi });
         }
-        if hi.0 > MAX_SAMPLE_NS {
+        if hi > MAX_SAMPLE {
             return Err(DistError::TooLarge {
                 what: "uniform upper bound".into(),
                 value: hi,
             });
         }
-        Ok(Dist::Uniform { lo: lo.0, hi: hi.0 })
+        Ok(Dist::Uniform { lo, hi })
     }
 
     /// Log-normal with this median (more than 0) and `sigma` (the standard
     /// deviation of the log; finite, 0 or more): `mu = ln(median_ns)`.
     pub fn lognormal(median: Dur, sigma: f64) -> Result<Dist, DistError> {
-        if median.0 == 0 {
+        if median == Dur::ZERO {
             return Err(DistError::ZeroMedian);
         }
         if !(sigma.is_finite() && sigma >= 0.0) {
             return Err(DistError::BadSigma(sigma));
         }
         Ok(Dist::LogNormal {
-            mu: (median.0 as f64).ln(),
+            mu: median.as_nanos_f64().ln(),
             sigma,
         })
     }
@@ -826,7 +824,7 @@ impl Dist {
     /// (finite, more than 0); values above `cap` (at least `scale`) are
     /// returned as `cap`.
     pub fn pareto(scale: Dur, shape: f64, cap: Option<Dur>) -> Result<Dist, DistError> {
-        if scale.0 == 0 {
+        if scale == Dur::ZERO {
             return Err(DistError::ZeroScale);
         }
         if !(shape.is_finite() && shape > 0.0) {
@@ -838,9 +836,9 @@ impl Dist {
             }
         }
         Ok(Dist::Pareto {
-            scale: scale.0 as f64,
+            scale: scale.as_nanos_f64(),
             shape,
-            cap: cap.map(|c| c.0),
+            cap,
         })
     }
 
@@ -880,21 +878,22 @@ impl Dist {
         Dist::Empirical(e)
     }
 
-    /// Draws one value in nanoseconds, rounded to the nearest one and
-    /// clamped to `[0, MAX_SAMPLE_NS]`.
+    /// Draws one value, rounded to the nearest nanosecond and clamped to
+    /// `[0, MAX_SAMPLE]`.
     ///
     /// Draws per sample: `Const` none; `Uniform` one u64; `Exp` one
     /// (ziggurat, rarely more); `LogNormal` one normal (ziggurat, rarely
     /// more), also when sigma is 0; `Pareto` one f64; `Mixture` one f64 plus
     /// the chosen part's; `Empirical` two u64 for buckets, one for samples.
     #[inline]
-    pub fn sample(&self, rng: &mut Stream) -> u64 {
+    pub fn sample(&self, rng: &mut Stream) -> Dur {
         match self {
-            Dist::Const(v) => (*v).min(MAX_SAMPLE_NS),
+            Dist::Const(v) => (*v).min(MAX_SAMPLE),
             Dist::Uniform { lo, hi } => {
-                let (lo, hi) = ((*lo).min(MAX_SAMPLE_NS), (*hi).min(MAX_SAMPLE_NS));
-                let span = u128::from(hi.saturating_sub(lo)) + 1;
-                lo + below(rng, span) as u64
+                let (lo, hi) = ((*lo).min(MAX_SAMPLE), (*hi).min(MAX_SAMPLE));
+                let span = u128::from((hi - lo).ns()) + 1;
+                // At most `hi`: no overflow, so no saturating add.
+                Dur(lo.ns() + below(rng, span) as u64)
             }
             Dist::Exp { mean } => sample_exp(*mean, rng),
             Dist::LogNormal { mu, sigma } => {
@@ -907,7 +906,7 @@ impl Dist {
                 let u: f64 = rng.sample(rand::distr::OpenClosed01);
                 let x = to_ns(scale * u.powf(-1.0 / shape));
                 match cap {
-                    Some(c) => x.min(*c).min(MAX_SAMPLE_NS),
+                    Some(c) => x.min(*c).min(MAX_SAMPLE),
                     None => x,
                 }
             }
@@ -920,8 +919,8 @@ impl Dist {
     /// nanoseconds). An uncapped Pareto with shape <= 1 has an infinite mean.
     pub fn mean_ns(&self) -> f64 {
         match self {
-            Dist::Const(v) => (*v).min(MAX_SAMPLE_NS) as f64,
-            Dist::Uniform { lo, hi } => (*lo as f64 + *hi as f64) / 2.0,
+            Dist::Const(v) => (*v).min(MAX_SAMPLE).as_nanos_f64(),
+            Dist::Uniform { lo, hi } => (lo.as_nanos_f64() + hi.as_nanos_f64()) / 2.0,
             Dist::Exp { mean } => *mean,
             Dist::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
             Dist::Pareto { scale, shape, cap } => pareto_mean(*scale, *shape, *cap),
@@ -934,7 +933,7 @@ impl Dist {
     /// empirical distribution with all its mass at 0.
     pub fn is_always_zero(&self) -> bool {
         match self {
-            Dist::Const(v) => *v == 0,
+            Dist::Const(v) => *v == Dur::ZERO,
             Dist::Mixture(m) => m.parts.iter().all(|(_, d)| d.is_always_zero()),
             Dist::Empirical(e) => e.is_always_zero(),
             _ => false,
@@ -942,27 +941,32 @@ impl Dist {
     }
 
     /// The smallest value it can produce.
-    pub fn min_ns(&self) -> u64 {
+    pub fn min(&self) -> Dur {
         match self {
-            Dist::Const(v) => (*v).min(MAX_SAMPLE_NS),
-            Dist::Uniform { lo, .. } => (*lo).min(MAX_SAMPLE_NS),
-            Dist::Exp { .. } => 0,
+            Dist::Const(v) => (*v).min(MAX_SAMPLE),
+            Dist::Uniform { lo, .. } => (*lo).min(MAX_SAMPLE),
+            Dist::Exp { .. } => Dur::ZERO,
             Dist::LogNormal { mu, sigma } => {
                 if *sigma == 0.0 {
                     to_ns(mu.exp())
                 } else {
-                    0
+                    Dur::ZERO
                 }
             }
             Dist::Pareto { scale, cap, .. } => {
                 let m = to_ns(*scale);
                 match cap {
-                    Some(c) => m.min(*c).min(MAX_SAMPLE_NS),
+                    Some(c) => m.min(*c).min(MAX_SAMPLE),
                     None => m,
                 }
             }
-            Dist::Mixture(m) => m.parts.iter().map(|(_, d)| d.min_ns()).min().unwrap_or(0),
-            Dist::Empirical(e) => e.min_ns(),
+            Dist::Mixture(m) => m
+                .parts
+                .iter()
+                .map(|(_, d)| d.min())
+                .min()
+                .unwrap_or(Dur::ZERO),
+            Dist::Empirical(e) => e.min(),
         }
     }
 }
@@ -975,7 +979,7 @@ impl From<Empirical> for Dist {
 
 /// Mean of `min(X, cap)` for X ~ Pareto(scale, shape):
 /// `E = scale + integral_scale^cap (scale/x)^shape dx`.
-fn pareto_mean(scale: f64, shape: f64, cap: Option<u64>) -> f64 {
+fn pareto_mean(scale: f64, shape: f64, cap: Option<Dur>) -> f64 {
     let Some(cap) = cap else {
         return if shape > 1.0 {
             shape * scale / (shape - 1.0)
@@ -983,7 +987,7 @@ fn pareto_mean(scale: f64, shape: f64, cap: Option<u64>) -> f64 {
             f64::INFINITY
         };
     };
-    let c = cap as f64;
+    let c = cap.as_nanos_f64();
     if c <= scale {
         return c;
     }
@@ -1011,8 +1015,8 @@ impl fmt::Display for Dist {
     /// constructors); mixtures and empirical data get a short description.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Dist::Const(v) => write!(f, "{}", Dur(*v)),
-            Dist::Uniform { lo, hi } => write!(f, "uniform({}, {})", Dur(*lo), Dur(*hi)),
+            Dist::Const(v) => write!(f, "{v}"),
+            Dist::Uniform { lo, hi } => write!(f, "uniform({lo}, {hi})"),
             Dist::Exp { mean } => write!(f, "exp({})", fmt_ns(*mean)),
             Dist::LogNormal { mu, sigma } => {
                 write!(f, "lognormal({}, {sigma})", fmt_ns(mu.exp().round()))
@@ -1020,7 +1024,7 @@ impl fmt::Display for Dist {
             Dist::Pareto { scale, shape, cap } => {
                 write!(f, "pareto({}, {shape}", fmt_ns(*scale))?;
                 if let Some(c) = cap {
-                    write!(f, ", {}", Dur(*c))?;
+                    write!(f, ", {c}")?;
                 }
                 write!(f, ")")
             }
@@ -1143,7 +1147,7 @@ mod tests {
     #[test]
     fn a_scaled_distribution_draws_the_same_numbers_times_the_factor() {
         let dists = [
-            Dist::Const(3_000),
+            Dist::Const(Dur(3_000)),
             Dist::uniform(us(1), us(9)).unwrap(),
             Dist::exp(us(20)).unwrap(),
             Dist::lognormal(us(6), 0.27).unwrap(),
@@ -1153,11 +1157,13 @@ mod tests {
                 (0.038, Dist::pareto(us(16), 2.58, Some(us(128))).unwrap()),
             ])
             .unwrap(),
-            Dist::Empirical(Empirical::from_samples(vec![1_000, 5_000, 9_000]).unwrap()),
+            Dist::Empirical(
+                Empirical::from_samples(vec![Dur(1_000), Dur(5_000), Dur(9_000)]).unwrap(),
+            ),
             Dist::Empirical(
                 Empirical::from_buckets(vec![Bucket {
-                    lo_ns: 4_000,
-                    hi_ns: 8_000,
+                    lo: Dur(4_000),
+                    hi: Dur(8_000),
                     count: 1,
                 }])
                 .unwrap(),
@@ -1168,7 +1174,10 @@ mod tests {
                 let s = d.scaled(f);
                 let (mut a, mut b) = (rng(), rng());
                 for _ in 0..2_000 {
-                    let (x, y) = (d.sample(&mut a) as f64, s.sample(&mut b) as f64);
+                    let (x, y) = (
+                        d.sample(&mut a).as_nanos_f64(),
+                        s.sample(&mut b).as_nanos_f64(),
+                    );
                     // Buckets draw a position in the scaled bucket: up to
                     // one original nanosecond apart, times f.
                     assert!((x * f - y).abs() <= 1.0 + f, "{d} x {f}: {x} -> {y}");
@@ -1182,8 +1191,8 @@ mod tests {
             }
         }
         // A cost that was not zero stays at least 1 ns; zero stays zero.
-        assert_eq!(Dist::Const(1).scaled(0.01), Dist::Const(1));
-        assert_eq!(Dist::Const(0).scaled(100.0), Dist::Const(0));
+        assert_eq!(Dist::Const(Dur(1)).scaled(0.01), Dist::Const(Dur(1)));
+        assert_eq!(Dist::Const(Dur(0)).scaled(100.0), Dist::Const(Dur(0)));
     }
 
     /// Sample mean and the standard error of that mean.
@@ -1192,7 +1201,7 @@ mod tests {
         let mut sum = 0.0;
         let mut sum2 = 0.0;
         for _ in 0..n {
-            let x = d.sample(&mut r) as f64;
+            let x = d.sample(&mut r).as_nanos_f64();
             sum += x;
             sum2 += x * x;
         }
@@ -1217,16 +1226,19 @@ mod tests {
 
     #[test]
     fn parses_every_inline_form() {
-        assert_eq!(parse_inline("1.3us"), Ok(Dist::Const(1300)));
-        assert_eq!(parse_inline("  0 "), Ok(Dist::Const(0)));
-        assert_eq!(parse_inline("const(1.3us)"), Ok(Dist::Const(1300)));
+        assert_eq!(parse_inline("1.3us"), Ok(Dist::Const(Dur(1300))));
+        assert_eq!(parse_inline("  0 "), Ok(Dist::Const(Dur(0))));
+        assert_eq!(parse_inline("const(1.3us)"), Ok(Dist::Const(Dur(1300))));
         assert_eq!(
             parse_inline("exp(200us)"),
             Ok(Dist::Exp { mean: 200_000.0 })
         );
         assert_eq!(
             parse_inline(" uniform( 1us ,2us ) "),
-            Ok(Dist::Uniform { lo: 1000, hi: 2000 })
+            Ok(Dist::Uniform {
+                lo: Dur(1000),
+                hi: Dur(2000)
+            })
         );
         assert_eq!(
             parse_inline("lognormal(20ms, 1.5)"),
@@ -1248,7 +1260,7 @@ mod tests {
             Ok(Dist::Pareto {
                 scale: 100_000.0,
                 shape: 1.5,
-                cap: Some(1_000_000_000)
+                cap: Some(Dur(1_000_000_000))
             })
         );
     }
@@ -1272,7 +1284,8 @@ mod tests {
             Dist::lognormal(Dur::from_ms(20), 1.5).unwrap().to_string(),
             "lognormal(20ms, 1.5)"
         );
-        let m = Dist::mixture(vec![(1.0, Dist::Const(0)), (3.0, Dist::Const(5))]).unwrap();
+        let m =
+            Dist::mixture(vec![(1.0, Dist::Const(Dur(0))), (3.0, Dist::Const(Dur(5)))]).unwrap();
         assert_eq!(m.to_string(), "mixture(2 parts)");
     }
 
@@ -1366,27 +1379,27 @@ mod tests {
     fn constructors_refuse_bad_parameters() {
         assert!(Dist::mixture(vec![]).is_err());
         assert!(matches!(
-            Dist::mixture(vec![(1.0, Dist::Const(1)), (0.0, Dist::Const(2))]),
+            Dist::mixture(vec![(1.0, Dist::Const(Dur(1))), (0.0, Dist::Const(Dur(2)))]),
             Err(DistError::BadWeight { index: 1, .. })
         ));
-        assert!(Dist::mixture(vec![(f64::NAN, Dist::Const(1))]).is_err());
+        assert!(Dist::mixture(vec![(f64::NAN, Dist::Const(Dur(1)))]).is_err());
         assert!(Dist::lognormal(Dur(0), 1.0).is_err());
         assert!(Dist::lognormal(Dur(5), f64::NAN).is_err());
         assert!(Dist::pareto(Dur(0), 1.0, None).is_err());
         assert!(Dist::uniform(Dur(0), Dur(u64::MAX)).is_err());
-        assert_eq!(Dist::constant(Dur(u64::MAX)), Dist::Const(MAX_SAMPLE_NS));
+        assert_eq!(Dist::constant(Dur(u64::MAX)), Dist::Const(MAX_SAMPLE));
     }
 
     #[test]
     fn to_ns_rounds_to_nearest_and_clamps_nan_and_infinities() {
-        assert_eq!(to_ns(0.49), 0);
-        assert_eq!(to_ns(0.5), 1);
-        assert_eq!(to_ns(1234.6), 1235);
-        assert_eq!(to_ns(-5.0), 0);
-        assert_eq!(to_ns(f64::NEG_INFINITY), 0);
-        assert_eq!(to_ns(f64::NAN), 0);
-        assert_eq!(to_ns(1e300), MAX_SAMPLE_NS);
-        assert_eq!(to_ns(f64::INFINITY), MAX_SAMPLE_NS);
+        assert_eq!(to_ns(0.49), Dur(0));
+        assert_eq!(to_ns(0.5), Dur(1));
+        assert_eq!(to_ns(1234.6), Dur(1235));
+        assert_eq!(to_ns(-5.0), Dur(0));
+        assert_eq!(to_ns(f64::NEG_INFINITY), Dur(0));
+        assert_eq!(to_ns(f64::NAN), Dur(0));
+        assert_eq!(to_ns(1e300), MAX_SAMPLE);
+        assert_eq!(to_ns(f64::INFINITY), MAX_SAMPLE);
     }
 
     #[test]
@@ -1401,7 +1414,7 @@ mod tests {
         assert_mean(&Dist::pareto(us(100), 3.0, None).unwrap());
         assert_mean(
             &Dist::mixture(vec![
-                (0.9, Dist::Const(1300)),
+                (0.9, Dist::Const(Dur(1300))),
                 (0.1, Dist::exp(Dur::from_ms(1)).unwrap()),
             ])
             .unwrap(),
@@ -1428,32 +1441,38 @@ mod tests {
 
     #[test]
     fn min_and_always_zero() {
-        assert!(Dist::Const(0).is_always_zero());
-        assert!(!Dist::Const(1).is_always_zero());
+        assert!(Dist::Const(Dur(0)).is_always_zero());
+        assert!(!Dist::Const(Dur(1)).is_always_zero());
         assert!(
-            Dist::mixture(vec![(1.0, Dist::Const(0)), (2.0, Dist::Const(0))])
+            Dist::mixture(vec![(1.0, Dist::Const(Dur(0))), (2.0, Dist::Const(Dur(0)))])
                 .unwrap()
                 .is_always_zero()
         );
         assert!(!Dist::exp(us(1)).unwrap().is_always_zero());
-        assert!(Dist::Empirical(Empirical::from_samples(vec![0, 0]).unwrap()).is_always_zero());
+        assert!(
+            Dist::Empirical(Empirical::from_samples(vec![Dur(0), Dur(0)]).unwrap())
+                .is_always_zero()
+        );
         let zero_hist = Empirical::from_bpftrace_hist("[0] 5 |@@|\n", None, 1000.0).unwrap();
         assert!(Dist::Empirical(zero_hist).is_always_zero());
-        assert_eq!(Dist::uniform(us(1), us(2)).unwrap().min_ns(), 1000);
-        assert_eq!(Dist::exp(us(1)).unwrap().min_ns(), 0);
-        assert_eq!(Dist::pareto(us(100), 1.5, None).unwrap().min_ns(), 100_000);
+        assert_eq!(Dist::uniform(us(1), us(2)).unwrap().min(), Dur(1000));
+        assert_eq!(Dist::exp(us(1)).unwrap().min(), Dur::ZERO);
         assert_eq!(
-            Dist::mixture(vec![(1.0, Dist::Const(7)), (1.0, Dist::Const(3))])
-                .unwrap()
-                .min_ns(),
-            3
+            Dist::pareto(us(100), 1.5, None).unwrap().min(),
+            Dur(100_000)
         );
-        // Samples respect min_ns.
+        assert_eq!(
+            Dist::mixture(vec![(1.0, Dist::Const(Dur(7))), (1.0, Dist::Const(Dur(3)))])
+                .unwrap()
+                .min(),
+            Dur(3)
+        );
+        // Samples respect min.
         let mut r = rng();
         let p = Dist::pareto(us(100), 1.5, Some(us(300))).unwrap();
         for _ in 0..10_000 {
             let x = p.sample(&mut r);
-            assert!((100_000..=300_000).contains(&x), "{x}");
+            assert!((Dur(100_000)..=Dur(300_000)).contains(&x), "{x}");
         }
     }
 
@@ -1462,8 +1481,8 @@ mod tests {
         let mut r = rng();
         let before = r.clone();
         for d in [
-            Dist::Const(0),
-            Dist::Const(1300),
+            Dist::Const(Dur(0)),
+            Dist::Const(Dur(1300)),
             Dist::constant(Dur(u64::MAX)),
         ] {
             d.sample(&mut r);
@@ -1484,7 +1503,7 @@ mod tests {
             Dist::lognormal(Dur::from_ms(20), 1.5).unwrap(),
             Dist::pareto(us(100), 1.5, Some(Dur::from_secs(1))).unwrap(),
             Dist::mixture(vec![
-                (1.0, Dist::Const(1)),
+                (1.0, Dist::Const(Dur(1))),
                 (1.0, Dist::exp(us(1)).unwrap()),
             ])
             .unwrap(),
@@ -1532,40 +1551,40 @@ mod tests {
         assert_eq!(
             b[0],
             Bucket {
-                lo_ns: 0,
-                hi_ns: 1,
+                lo: Dur(0),
+                hi: Dur(1),
                 count: 16
             }
         );
         assert_eq!(
             b[1],
             Bucket {
-                lo_ns: 1000,
-                hi_ns: 1001,
+                lo: Dur(1000),
+                hi: Dur(1001),
                 count: 2
             }
         );
         assert_eq!(
             b[2],
             Bucket {
-                lo_ns: 2000,
-                hi_ns: 4000,
+                lo: Dur(2000),
+                hi: Dur(4000),
                 count: 80
             }
         );
         assert_eq!(
             b[10],
             Bucket {
-                lo_ns: 1_024_000,
-                hi_ns: 2_048_000,
+                lo: Dur(1_024_000),
+                hi: Dur(2_048_000),
                 count: 2
             }
         );
         assert_eq!(
             b[12],
             Bucket {
-                lo_ns: 8_192_000,
-                hi_ns: 16_384_000,
+                lo: Dur(8_192_000),
+                hi: Dur(16_384_000),
                 count: 1
             }
         );
@@ -1610,11 +1629,11 @@ mod tests {
             let x = d.sample(&mut r);
             let i = b
                 .iter()
-                .position(|k| (k.lo_ns..k.hi_ns).contains(&x))
-                .unwrap_or_else(|| panic!("{x} ns is in no bucket"));
+                .position(|k| (k.lo..k.hi).contains(&x))
+                .unwrap_or_else(|| panic!("{x} is in no bucket"));
             hits[i] += 1;
-            sum += x as f64;
-            sum2 += (x as f64) * (x as f64);
+            sum += x.as_nanos_f64();
+            sum2 += x.as_nanos_f64() * x.as_nanos_f64();
         }
         let mean = sum / n as f64;
         let se = ((sum2 / n as f64 - mean * mean) / n as f64).sqrt();
@@ -1627,7 +1646,7 @@ mod tests {
         // p = 131/406, binomial sd = sqrt(n p (1-p)) ~ 209; allow 5 sd.
         let expect = n as f64 * 131.0 / 406.0;
         assert!((hits[3] as f64 - expect).abs() < 5.0 * 209.2, "{}", hits[3]);
-        assert_eq!(d.min_ns(), 0);
+        assert_eq!(d.min(), Dur::ZERO);
         assert_eq!(d.to_string(), "empirical(406 samples in 13 buckets)");
     }
 
@@ -1644,8 +1663,8 @@ mod tests {
         assert_eq!(
             r.buckets().unwrap(),
             &[Bucket {
-                lo_ns: 1024,
-                hi_ns: 2048,
+                lo: Dur(1024),
+                hi: Dur(2048),
                 count: 3
             }]
         );
@@ -1654,23 +1673,23 @@ mod tests {
             w.buckets().unwrap(),
             &[
                 Bucket {
-                    lo_ns: 0,
-                    hi_ns: 10,
+                    lo: Dur(0),
+                    hi: Dur(10),
                     count: 5
                 },
                 Bucket {
-                    lo_ns: 10,
-                    hi_ns: 20,
+                    lo: Dur(10),
+                    hi: Dur(20),
                     count: 1
                 },
                 Bucket {
-                    lo_ns: 0,
-                    hi_ns: 1,
+                    lo: Dur(0),
+                    hi: Dur(1),
                     count: 2
                 },
                 Bucket {
-                    lo_ns: 100,
-                    hi_ns: 101,
+                    lo: Dur(100),
+                    hi: Dur(101),
                     count: 1
                 },
             ]
@@ -1735,14 +1754,17 @@ mod tests {
     fn parses_samples_column() {
         let e = Empirical::from_samples_text(TSV, Some("lat_us"), 1000.0).unwrap();
         assert_eq!(e.len(), 4);
-        assert_eq!(e.samples().unwrap(), &[12_500, 3_000, 0, 100_000]);
+        assert_eq!(
+            e.samples().unwrap(),
+            &[Dur(12_500), Dur(3_000), Dur(0), Dur(100_000)]
+        );
         assert_eq!(e.mean_ns(), 115_500.0 / 4.0);
-        assert_eq!(e.min_ns(), 0);
+        assert_eq!(e.min(), Dur::ZERO);
         let first = Empirical::from_samples_text(TSV, None, 1e9).unwrap();
-        assert_eq!(first.samples().unwrap()[0], 100_000_000);
+        assert_eq!(first.samples().unwrap()[0], Dur(100_000_000));
         // Headerless CSV, first column.
         let csv = Empirical::from_samples_text("5,9\r\n7,1\r\n", None, 1.0).unwrap();
-        assert_eq!(csv.samples().unwrap(), &[5, 7]);
+        assert_eq!(csv.samples().unwrap(), &[Dur(5), Dur(7)]);
         // Bootstrap draws only the given samples, each about equally often.
         let d = Dist::Empirical(e);
         let mut r = rng();
@@ -1751,7 +1773,7 @@ mod tests {
             let x = d.sample(&mut r);
             let i = [12_500, 3_000, 0, 100_000]
                 .iter()
-                .position(|&v| v == x)
+                .position(|&v| Dur(v) == x)
                 .unwrap();
             seen[i] += 1;
         }
@@ -1796,14 +1818,14 @@ mod tests {
 
     #[test]
     fn constants_beyond_the_sample_range_are_refused_not_clamped() {
-        let max = format!("{MAX_SAMPLE_NS}ns");
-        assert_eq!(parse_inline(&max), Ok(Dist::Const(MAX_SAMPLE_NS)));
+        let max = format!("{}ns", MAX_SAMPLE.ns());
+        assert_eq!(parse_inline(&max), Ok(Dist::Const(MAX_SAMPLE)));
         for text in ["5000000h", "const(5000000h)"] {
             assert!(
                 matches!(parse_inline(text), Err(DistError::TooLarge { .. })),
                 "{text}"
             );
         }
-        assert!(parse_inline(&format!("{}ns", MAX_SAMPLE_NS + 1)).is_err());
+        assert!(parse_inline(&format!("{}ns", MAX_SAMPLE.ns() + 1)).is_err());
     }
 }

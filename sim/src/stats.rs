@@ -17,10 +17,10 @@ use hdrhistogram::Histogram;
 /// Significant decimal digits of every latency histogram.
 pub const SIGFIGS: u8 = 3;
 
-/// A histogram of nanosecond values.
+/// A histogram of durations, kept as whole nanoseconds.
 #[derive(Clone, Debug)]
 pub struct LatencyHist {
-    /// Non-zero samples.
+    /// Non-zero samples, in nanoseconds.
     hdr: Histogram<u64>,
     /// Samples equal to zero.
     zeros: u64,
@@ -47,11 +47,12 @@ impl PartialEq for LatencyHist {
     }
 }
 
-/// One log2 bucket: values in `[lo, hi)`, bpftrace style (`[0]` is `lo=0, hi=1`).
+/// One log2 bucket: durations in `[lo, hi)`, bpftrace style (`[0]` is
+/// `lo=0, hi=1` ns).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Log2Bucket {
-    pub lo: u64,
-    pub hi: u64,
+    pub lo: Dur,
+    pub hi: Dur,
     pub count: u64,
 }
 
@@ -70,7 +71,8 @@ impl LatencyHist {
     }
 
     #[inline]
-    pub fn record(&mut self, ns: u64) {
+    pub fn record(&mut self, d: Dur) {
+        let ns = d.ns();
         if ns == 0 {
             self.zeros += 1;
             self.count += 1;
@@ -113,25 +115,22 @@ impl LatencyHist {
     }
     /// The smallest non-zero sample: exact when there are no zeros or one
     /// non-zero sample, else to HDR resolution; 0 when every sample is zero.
-    pub fn min_nonzero(&self) -> u64 {
-        match self.count - self.zeros {
+    pub fn min_nonzero(&self) -> Dur {
+        Dur(match self.count - self.zeros {
             0 => 0,
             1 => self.max,
             _ if self.zeros == 0 => self.min,
             _ => self.hdr.min_nz(),
-        }
+        })
     }
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
     /// Exact mean, rounded to the nearest nanosecond; 0 when empty.
-    pub fn mean(&self) -> u64 {
-        if self.count == 0 {
-            0
-        } else {
-            ((self.sum + u128::from(self.count) / 2) / u128::from(self.count)) as u64
-        }
+    pub fn mean(&self) -> Dur {
+        rounded_mean(self.sum, self.count)
     }
+    /// The mean in nanoseconds, unrounded; 0 when empty.
     pub fn mean_f64(&self) -> f64 {
         if self.count == 0 {
             0.0
@@ -139,48 +138,51 @@ impl LatencyHist {
             self.sum as f64 / self.count as f64
         }
     }
+    /// Exact sum of every sample, in nanoseconds (a `u128`: it passes
+    /// `u64::MAX` ns, 584 years, where a `Dur` would saturate).
     pub fn sum(&self) -> u128 {
         self.sum
     }
     /// Exact minimum; 0 when empty.
-    pub fn min(&self) -> u64 {
+    pub fn min(&self) -> Dur {
         if self.count == 0 {
-            0
+            Dur::ZERO
         } else {
-            self.min
+            Dur(self.min)
         }
     }
     /// Exact maximum; 0 when empty.
-    pub fn max(&self) -> u64 {
-        self.max
+    pub fn max(&self) -> Dur {
+        Dur(self.max)
     }
 
     /// Nearest-rank percentile (`q` in 0..=1): the value of rank
     /// `ceil(q*n)`, to HDR resolution, never above the exact maximum.
-    pub fn quantile(&self, q: f64) -> u64 {
+    pub fn quantile(&self, q: f64) -> Dur {
         if self.count == 0 {
-            return 0;
+            return Dur::ZERO;
         }
         if q >= 1.0 {
-            return self.max;
+            return self.max();
         }
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
         if rank <= self.zeros {
-            return 0;
+            return Dur::ZERO;
         }
         let mut seen = self.zeros;
         for v in self.hdr.iter_recorded() {
             seen += v.count_since_last_iteration();
             if seen >= rank {
                 let hi = self.hdr.highest_equivalent(v.value_iterated_to());
-                return hi.min(self.max).max(self.min);
+                return Dur(hi.min(self.max).max(self.min));
             }
         }
-        self.max
+        self.max()
     }
 
-    /// Fraction of samples at or below `ns` (to HDR resolution).
-    pub fn cdf_at(&self, ns: u64) -> f64 {
+    /// Fraction of samples at or below `d` (to HDR resolution).
+    pub fn cdf_at(&self, d: Dur) -> f64 {
+        let ns = d.ns();
         if self.count == 0 {
             return 0.0;
         }
@@ -198,14 +200,14 @@ impl LatencyHist {
         let mut out: Vec<Log2Bucket> = Vec::new();
         if self.zeros > 0 {
             out.push(Log2Bucket {
-                lo: 0,
-                hi: 1,
+                lo: Dur::ZERO,
+                hi: Dur(1),
                 count: self.zeros,
             });
         }
         for v in self.hdr.iter_recorded() {
             let value = self.hdr.lowest_equivalent(v.value_iterated_to());
-            let (lo, hi) = log2_bounds(value);
+            let (lo, hi) = log2_bounds(Dur(value));
             let n = v.count_at_value();
             match out.last_mut() {
                 Some(b) if b.lo == lo => b.count += n,
@@ -217,13 +219,13 @@ impl LatencyHist {
 
     /// Samples in increasing order of value, as (value, count) at HDR
     /// resolution, zeros first: for CDF plots.
-    pub fn recorded(&self) -> Vec<(u64, u64)> {
-        let zeros = (self.zeros > 0).then_some((0, self.zeros));
+    pub fn recorded(&self) -> Vec<(Dur, u64)> {
+        let zeros = (self.zeros > 0).then_some((Dur::ZERO, self.zeros));
         zeros
             .into_iter()
             .chain(self.hdr.iter_recorded().map(|v| {
                 (
-                    self.hdr.highest_equivalent(v.value_iterated_to()),
+                    Dur(self.hdr.highest_equivalent(v.value_iterated_to())),
                     v.count_at_value(),
                 )
             }))
@@ -294,7 +296,8 @@ impl HdrCounts {
     }
 
     #[inline]
-    pub fn record(&mut self, ns: u64) {
+    pub fn record(&mut self, d: Dur) {
+        let ns = d.ns();
         self.count += 1;
         if ns == 0 {
             self.zeros += 1;
@@ -368,39 +371,49 @@ impl HdrCounts {
     }
 }
 
-/// The log2 bucket `[lo, hi)` that holds `v`.
-pub fn log2_bounds(v: u64) -> (u64, u64) {
+/// The log2 bucket `[lo, hi)` that holds `d`: `[0, 1)`, `[1, 2)`, `[2, 4)`,
+/// ... ns; the last one ends at `u64::MAX` ns.
+pub fn log2_bounds(d: Dur) -> (Dur, Dur) {
+    let v = d.ns();
     if v == 0 {
-        return (0, 1);
+        return (Dur::ZERO, Dur(1));
     }
     let k = 63 - v.leading_zeros();
     let lo = 1u64 << k;
     let hi = if k == 63 { u64::MAX } else { 1u64 << (k + 1) };
-    (lo, hi)
+    (Dur(lo), Dur(hi))
+}
+
+/// `sum / count` rounded to the nearest nanosecond; 0 when `count` is 0.
+/// The mean of samples is at most their maximum, so it fits a `u64`.
+fn rounded_mean(sum: u128, count: u64) -> Dur {
+    if count == 0 {
+        Dur::ZERO
+    } else {
+        Dur(((sum + u128::from(count) / 2) / u128::from(count)) as u64)
+    }
 }
 
 /// Count, sum and max of the samples that fell in one window.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct WindowBin {
     pub count: u64,
+    /// Exact sum of the samples, in nanoseconds.
     pub sum: u128,
-    pub max: u64,
+    pub max: Dur,
 }
 
 impl WindowBin {
     #[inline]
-    fn add(&mut self, ns: u64) {
+    fn add(&mut self, d: Dur) {
         self.count += 1;
-        self.sum += u128::from(ns);
-        self.max = self.max.max(ns);
+        self.sum += u128::from(d.ns());
+        self.max = self.max.max(d);
     }
 
-    pub fn mean(&self) -> u64 {
-        if self.count == 0 {
-            0
-        } else {
-            ((self.sum + u128::from(self.count) / 2) / u128::from(self.count)) as u64
-        }
+    /// Exact mean, rounded to the nearest nanosecond; 0 when empty.
+    pub fn mean(&self) -> Dur {
+        rounded_mean(self.sum, self.count)
     }
 }
 
@@ -408,12 +421,12 @@ impl WindowBin {
 /// that holds the time it completed (a grant, a release, a span's end).
 #[derive(Clone, Debug)]
 pub struct Windows {
-    width: u64,
+    width: Dur,
     bins: Vec<WindowBin>,
     /// The window of the last sample and where it ends: samples arrive in
     /// time order within a run, so most records skip the division.
     cur: usize,
-    cur_end: u64,
+    cur_end: SimTime,
 }
 
 impl PartialEq for Windows {
@@ -434,17 +447,17 @@ pub const MAX_WINDOWS: u64 = 1 << 20;
 
 impl Windows {
     pub fn new(width: Dur) -> Self {
-        let width = width.0.max(1);
+        let width = width.max(Dur(1));
         Windows {
             width,
             bins: Vec::new(),
             cur: 0,
-            cur_end: width,
+            cur_end: SimTime::ZERO + width,
         }
     }
 
     pub fn width(&self) -> Dur {
-        Dur(self.width)
+        self.width
     }
 
     /// `at` is in the current window when `cur_end - width <= at < cur_end`;
@@ -452,33 +465,33 @@ impl Windows {
     /// windows wider than what is left of the time range (a 500-year window
     /// on a late sample).
     #[inline]
-    pub fn record(&mut self, at: SimTime, ns: u64) {
-        if at.0 < self.cur_end && self.cur_end - at.0 <= self.width {
+    pub fn record(&mut self, at: SimTime, d: Dur) {
+        if at < self.cur_end && self.cur_end - at <= self.width {
             if let Some(b) = self.bins.get_mut(self.cur) {
-                b.add(ns);
+                b.add(d);
                 return;
             }
         }
-        self.record_in_another_window(at, ns);
+        self.record_in_another_window(at, d);
     }
 
     /// [`Windows::record`] for a sample outside the current window (or
     /// before the first bin exists): moves the cursor there.
     #[inline(never)]
-    fn record_in_another_window(&mut self, at: SimTime, ns: u64) {
-        let i = (at.0 / self.width) as usize;
+    fn record_in_another_window(&mut self, at: SimTime, d: Dur) {
+        let i = ((at - SimTime::ZERO) / self.width) as usize;
         if i >= self.bins.len() {
             self.bins.resize(i + 1, WindowBin::default());
         }
         self.cur = i;
-        self.cur_end = (i as u64 + 1).saturating_mul(self.width);
-        self.bins[i].add(ns);
+        self.cur_end = SimTime::ZERO + self.width * (i as u64 + 1);
+        self.bins[i].add(d);
     }
 
     /// Makes sure windows up to (not including) `end` exist, so empty
     /// windows at the end of a run are reported as empty, not missing.
     pub fn extend_to(&mut self, end: SimTime) {
-        let n = end.0.div_ceil(self.width) as usize;
+        let n = end.ns().div_ceil(self.width.ns()) as usize;
         if n > self.bins.len() {
             self.bins.resize(n, WindowBin::default());
         }
@@ -504,7 +517,7 @@ impl Windows {
         self.bins
             .iter()
             .enumerate()
-            .map(move |(i, b)| (SimTime(i as u64 * self.width), b))
+            .map(move |(i, b)| (SimTime::ZERO + self.width * i as u64, b))
     }
 
     pub fn len(&self) -> usize {
@@ -545,8 +558,8 @@ mod hdr_counts_tests {
             let mut direct = LatencyHist::new();
             let mut counts = HdrCounts::new();
             for &v in &vs {
-                direct.record(v);
-                counts.record(v);
+                direct.record(Dur(v));
+                counts.record(Dur(v));
             }
             let built = counts.into_hist();
             assert_eq!(built, direct, "seed {seed}");
@@ -565,8 +578,8 @@ mod hdr_counts_tests {
         let mut counts = HdrCounts::new();
         for (v, n) in [(1500u64, 200_000u32), (3_000_000, 65_536), (7, 3)] {
             for _ in 0..n {
-                direct.record(v);
-                counts.record(v);
+                direct.record(Dur(v));
+                counts.record(Dur(v));
             }
         }
         let built = counts.into_hist();
@@ -589,8 +602,8 @@ mod hdr_counts_tests {
             let mut direct = LatencyHist::new();
             let mut counts = HdrCounts::new();
             for &v in &vs {
-                direct.record(v);
-                counts.record(v);
+                direct.record(Dur(v));
+                counts.record(Dur(v));
             }
             assert_eq!(counts.into_hist(), direct, "{vs:?}");
         }
@@ -627,31 +640,34 @@ mod tests {
     fn exact_mean_min_max_and_nearest_rank() {
         let mut h = LatencyHist::new();
         for v in 1..=100u64 {
-            h.record(v * 1000);
+            h.record(Dur(v * 1000));
         }
         assert_eq!(h.count(), 100);
-        assert_eq!(h.mean(), 50_500);
-        assert_eq!(h.min(), 1000);
-        assert_eq!(h.max(), 100_000);
+        assert_eq!(h.mean(), Dur(50_500));
+        assert_eq!(h.min(), Dur(1000));
+        assert_eq!(h.max(), Dur(100_000));
         // nearest rank: p50 = sorted[ceil(0.5*100)-1] = 50_000, within 0.1%.
         let p50 = h.quantile(0.5);
-        assert!((49_950..=50_050).contains(&p50), "{p50}");
-        assert_eq!(h.quantile(1.0), 100_000);
+        assert!((Dur(49_950)..=Dur(50_050)).contains(&p50), "{p50}");
+        assert_eq!(h.quantile(1.0), Dur(100_000));
         let p99 = h.quantile(0.99);
-        assert!((98_900..=99_100).contains(&p99), "{p99}");
+        assert!((Dur(98_900)..=Dur(99_100)).contains(&p99), "{p99}");
     }
 
     #[test]
     fn zero_samples_count_in_percentiles() {
         let mut h = LatencyHist::new();
         for _ in 0..90 {
-            h.record(0);
+            h.record(Dur(0));
         }
         for _ in 0..10 {
-            h.record(5_000);
+            h.record(Dur(5_000));
         }
-        assert_eq!(h.quantile(0.9), 0);
-        assert!(h.quantile(0.91) >= 4_995);
+        assert_eq!(h.quantile(0.9), Dur::ZERO);
+        assert!(h.quantile(0.91) >= Dur(4_995));
+        assert_eq!(h.cdf_at(Dur::ZERO), 0.9);
+        assert_eq!(h.cdf_at(Dur(5_000)), 1.0);
+        assert_eq!(h.min_nonzero(), Dur(5_000));
     }
 
     #[test]
@@ -662,11 +678,11 @@ mod tests {
         for v in 0..1000u64 {
             let x = v * v * 37 % 1_000_003;
             if v % 3 == 0 {
-                a.record(x)
+                a.record(Dur(x))
             } else {
-                b.record(x)
+                b.record(Dur(x))
             }
-            all.record(x);
+            all.record(Dur(x));
         }
         let mut ab = a.clone();
         ab.merge(&b);
@@ -680,12 +696,12 @@ mod tests {
     fn log2_view_matches_bpftrace_buckets() {
         let mut h = LatencyHist::new();
         for v in [0, 1, 2, 3, 4, 7, 8, 1023, 1024, 1_000_000] {
-            h.record(v);
+            h.record(Dur(v));
         }
         let b: Vec<(u64, u64, u64)> = h
             .log2_buckets()
             .iter()
-            .map(|b| (b.lo, b.hi, b.count))
+            .map(|b| (b.lo.ns(), b.hi.ns(), b.count))
             .collect();
         assert_eq!(
             b,
@@ -705,25 +721,30 @@ mod tests {
     #[test]
     fn single_sample_histogram() {
         let mut h = LatencyHist::new();
-        h.record(12_345);
-        assert_eq!(h.quantile(0.5), 12_345);
-        assert_eq!(h.quantile(0.999), 12_345);
-        assert_eq!(h.mean(), 12_345);
+        h.record(Dur(12_345));
+        assert_eq!(h.quantile(0.5), Dur(12_345));
+        assert_eq!(h.quantile(0.999), Dur(12_345));
+        assert_eq!(h.mean(), Dur(12_345));
+        // At HDR resolution: the highest value of 12,345's bucket.
+        assert_eq!(h.recorded(), vec![(Dur(12_351), 1)]);
         let e = LatencyHist::new();
-        assert_eq!((e.quantile(0.5), e.mean(), e.max(), e.min()), (0, 0, 0, 0));
+        assert_eq!(
+            (e.quantile(0.5), e.mean(), e.max(), e.min(), e.min_nonzero()),
+            (Dur::ZERO, Dur::ZERO, Dur::ZERO, Dur::ZERO, Dur::ZERO)
+        );
         assert!(e.log2_buckets().is_empty());
     }
 
     #[test]
     fn windows_keep_count_mean_max_and_empty_windows() {
         let mut w = Windows::new(Dur::from_secs(10));
-        w.record(SimTime(1), 10);
-        w.record(SimTime(9_999_999_999), 30);
-        w.record(SimTime(25_000_000_000), 7);
+        w.record(SimTime(1), Dur(10));
+        w.record(SimTime(9_999_999_999), Dur(30));
+        w.record(SimTime(25_000_000_000), Dur(7));
         w.extend_to(SimTime(40_000_000_000));
         let bins: Vec<(u64, u64, u64, u64)> = w
             .iter()
-            .map(|(t, b)| (t.0, b.count, b.mean(), b.max))
+            .map(|(t, b)| (t.ns(), b.count, b.mean().ns(), b.max.ns()))
             .collect();
         assert_eq!(
             bins,
@@ -742,10 +763,16 @@ mod tests {
         // would overflow.
         let width = Dur(500 * 365 * 24 * 3_600_000_000_000);
         let mut w = Windows::new(width);
-        w.record(SimTime(100 * 365 * 24 * 3_600_000_000_000), 5);
-        w.record(SimTime(u64::MAX - 1), 9);
-        w.record(SimTime(u64::MAX - 1), 1);
-        let bins: Vec<(u64, u64, u64)> = w.iter().map(|(t, b)| (t.0, b.count, b.max)).collect();
-        assert_eq!(bins, vec![(0, 1, 5), (width.0, 2, 9)]);
+        w.record(SimTime(100 * 365 * 24 * 3_600_000_000_000), Dur(5));
+        w.record(SimTime(u64::MAX - 1), Dur(9));
+        w.record(SimTime(u64::MAX - 1), Dur(1));
+        let bins: Vec<(SimTime, u64, Dur)> = w.iter().map(|(t, b)| (t, b.count, b.max)).collect();
+        assert_eq!(
+            bins,
+            vec![
+                (SimTime::ZERO, 1, Dur(5)),
+                (SimTime::ZERO + width, 2, Dur(9))
+            ]
+        );
     }
 }

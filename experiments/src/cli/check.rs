@@ -111,7 +111,7 @@ fn check_blame(
     let shown = if count {
         format!("count {value}")
     } else {
-        output::terminal::human_ns(value)
+        output::terminal::human(sim::Dur(value))
     };
     let mut s = format!(
         "blame: a representative run (point {i}, replication {rep}: {}; {} {shown}), {what}:\n",

@@ -139,14 +139,14 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<
     let b = crate::blame::blame_run(c, (seed, 0), p.opts.limits, wanted, true)?;
     output::files::write_atomic(dir, "blame.csv", &crate::blame::csv(&b.chains))?;
     let mut s = String::new();
-    let worst = b.chains.first().map_or(0, |c| c.wait.ns());
+    let worst = (b.chains.first()).map_or(sim::Dur::ZERO, |c| c.wait.end - c.wait.start);
     let open_note = match &b.stuck {
         Some(st) if st.so_far > worst => format!(
             "blame explains waits that ended: {} had one still going on when the run \
              ended, {} so far (a longer --duration lets it end)\n\
              what held it up when the run ended ({}):\n{}",
             st.subject,
-            output::terminal::human_ns(st.so_far),
+            terminal::human(st.so_far),
             crate::world::stuck_secs(st.at),
             st.render()
         ),

@@ -14,6 +14,8 @@
 
 use super::spec::{CheckSpec, SweepSpec};
 use super::store::Stored;
+use output::terminal::human;
+use sim::Dur;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -127,11 +129,12 @@ pub fn analyse(check: &CheckSpec, s: &[(usize, u64)]) -> CheckResult {
     }
 }
 
-fn show(ns: u64, count: bool) -> String {
+/// A figure's value as a file keeps it: a count, or nanoseconds.
+fn show(value: u64, count: bool) -> String {
     if count {
-        return ns.to_string();
+        return value.to_string();
     }
-    output::terminal::human_ns(ns)
+    human(Dur(value))
 }
 
 /// The verdict on a worst value seen over the exposure: plausible if the
@@ -206,14 +209,14 @@ fn count_verdict(check: &CheckSpec, per_run: &[u64]) -> String {
 }
 
 /// An exposure in hours (and days) when it is that long.
-fn exposure_text(ns: u64) -> String {
-    let h = ns as f64 / 3.6e12;
+fn exposure_text(d: Dur) -> String {
+    let h = d.as_nanos_f64() / 3.6e12;
     if h >= 48.0 {
         format!("{h:.0} h ({:.1} days)", h / 24.0)
     } else if h >= 1.0 {
         format!("{h:.1} h")
     } else {
-        output::terminal::human_ns(ns)
+        human(d)
     }
 }
 
@@ -226,7 +229,7 @@ pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stor
     let count = f.stat.is_count();
     let mut out = String::new();
     let stat = match f.stat {
-        output::Stat::Above(t) => format!("count at or above {}", output::terminal::human_ns(t)),
+        output::Stat::Above(t) => format!("count at or above {}", human(t)),
         s => s.as_str().to_string(),
     };
     let _ = writeln!(
@@ -238,13 +241,13 @@ pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stor
         f.subject,
         show(check.observed, count),
         check.hosts,
-        exposure_text(check.exposure.0)
+        exposure_text(check.exposure)
     );
     let _ = writeln!(
         out,
         "  = {:.0} run(s) of {} (the report's exposure); {} simulated run(s) over {} point(s)",
         r.exposure_runs,
-        output::terminal::human_ns(check.run.0),
+        human(check.run),
         r.runs,
         points.len()
     );

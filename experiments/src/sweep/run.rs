@@ -188,8 +188,10 @@ pub fn header(spec: &SweepSpec) -> anyhow::Result<SweepHeader> {
 fn figure(r: &VariantResult, f: &super::spec::Figure) -> Option<u64> {
     match (f.metric, f.stat) {
         (Metric::Counter, _) => r.counter(&f.subject),
-        (Metric::Wait, output::Stat::Max) if f.open_waits => r.worst_wait_with_open(&f.subject),
-        (m, _) => r.series(m, &f.subject).map(|s| f.stat.of(&s.hist)),
+        (Metric::Wait, output::Stat::Max) if f.open_waits => {
+            r.worst_wait_with_open(&f.subject).map(|d| d.ns())
+        }
+        (m, _) => r.series(m, &f.subject).map(|s| f.stat.of(&s.hist).raw()),
     }
 }
 

@@ -841,9 +841,9 @@ fn figures(
                         "`count_above` needs `threshold`, a duration such as \"100ms\"".into(),
                     ));
                 };
-                let ns = sim::time::parse_duration(t.get_ref())
+                let threshold = sim::time::parse_duration(t.get_ref())
                     .map_err(|e| err(Some(t.span()), &field("threshold"), e.to_string()))?;
-                Stat::Above(ns.0)
+                Stat::Above(threshold)
             }
             Some(s) => {
                 let st = Stat::parse(s.get_ref()).ok_or_else(|| {
@@ -875,7 +875,9 @@ fn figures(
             match (metric, stat) {
                 (Metric::Counter, _) => format!("counter_{subject}"),
                 (_, Stat::Count) => format!("{}_{subject}_count", metric.as_str()),
-                (_, Stat::Above(t)) => format!("{}_{subject}_count_above_{t}ns", metric.as_str()),
+                (_, Stat::Above(t)) => {
+                    format!("{}_{subject}_count_above_{}ns", metric.as_str(), t.ns())
+                }
                 _ => format!("{}_{subject}_{}_ns", metric.as_str(), stat.as_str()),
             }
         });

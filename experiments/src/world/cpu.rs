@@ -124,10 +124,10 @@ impl<'c> World<'c> {
                 .as_mut()
                 .expect("a wake latency gives every task its stream");
             let d = l.sample(s);
-            if d > 0 && !local {
+            if d > Dur::ZERO && !local {
                 self.tasks[t].state = State::Runnable;
                 self.blame_switch(t, Doing::Waking);
-                self.schedule(t, self.now + sim::Dur(d), Ev::Ready);
+                self.schedule(t, self.now + d, Ev::Ready);
                 return false;
             }
         }

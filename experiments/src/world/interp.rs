@@ -8,16 +8,16 @@ impl<'c> World<'c> {
     /// asleep, and will go on at `next`. Returns false for a zero delay (the
     /// task goes on at once).
     #[inline(always)]
-    pub(super) fn delay(&mut self, t: TaskId, d: u64, sleep: bool, next: u32) -> bool {
+    pub(super) fn delay(&mut self, t: TaskId, d: Dur, sleep: bool, next: u32) -> bool {
         let task = &mut self.tasks[t];
         task.pc = next;
         if let Some(log) = &mut self.draw_log {
-            log.push((t, d));
+            log.push((t, d.ns()));
         }
-        if d == 0 {
+        if d == Dur::ZERO {
             return false;
         }
-        let at = self.now + Dur(d);
+        let at = self.now + d;
         if let Some(tr) = self.trace.as_mut() {
             let name = match (sleep, task.off) {
                 (true, Doing::Reclaim { .. }) => "memcg reclaim",
@@ -92,7 +92,7 @@ impl<'c> World<'c> {
 
     /// One draw of compiled distribution `dist` from task `t`'s stream.
     #[inline(always)]
-    fn draw(&mut self, t: TaskId, dist: u32) -> u64 {
+    fn draw(&mut self, t: TaskId, dist: u32) -> Dur {
         self.c.dists[dist as usize].sample(&mut self.rngs[t])
     }
 
@@ -224,7 +224,7 @@ impl<'c> World<'c> {
                     pc += 1;
                     let wq = WqId(wq);
                     let (id, cpu) = (self.work_id(t, work, key), self.wq_cpu(t, wq));
-                    let delay = delay.map(|d| Dur(self.draw(t, d)));
+                    let delay = delay.map(|d| self.draw(t, d));
                     self.wq_call(wq, |q, now, out| match delay {
                         None => q.queue_work(now, id, cpu, out),
                         Some(d) if rcu => q.queue_rcu_work(now, id, cpu, d, out),
@@ -240,7 +240,7 @@ impl<'c> World<'c> {
                     pc += 1;
                     let wq = WqId(wq);
                     let (id, cpu) = (self.work_id(t, work, key), self.wq_cpu(t, wq));
-                    let d = Dur(self.draw(t, delay));
+                    let d = self.draw(t, delay);
                     self.wq_call(wq, |q, now, out| q.mod_delayed_work(now, id, cpu, d, out));
                 }
                 Instr::CancelWorkSync { wq, work, key } => {
@@ -321,7 +321,7 @@ impl<'c> World<'c> {
                     go_to!(next);
                 }
                 Instr::DelayConst { ns, sleep, next } => {
-                    if self.delay(t, ns, sleep, next) {
+                    if self.delay(t, Dur(ns), sleep, next) {
                         return Ok(());
                     }
                     go_to!(next);
@@ -405,7 +405,7 @@ impl<'c> World<'c> {
                     pc += 1;
                     let base = self.tasks[t].hold_base as usize;
                     let start = self.holds[base + slot as usize];
-                    let held = self.now.since(start).0;
+                    let held = self.now.since(start);
                     self.held[base + slot as usize] = 0;
                     self.record(hold, held);
                     if self.trace.is_some() {
@@ -427,7 +427,7 @@ impl<'c> World<'c> {
                     pc += 1;
                     let base = self.tasks[t].hold_base as usize;
                     let start = self.holds[base + slot as usize];
-                    self.record(hold, self.now.since(start).0);
+                    self.record(hold, self.now.since(start));
                     if self.trace.is_some() {
                         self.trace_lock(t, "hold", lock, Mode::Write, start);
                     }
@@ -445,8 +445,7 @@ impl<'c> World<'c> {
                     pc += 1;
                     let base = self.tasks[t].span_base as usize;
                     let start = self.spans[base + slot as usize];
-                    let d = self.now.since(start).0;
-                    self.record(stat, d);
+                    self.record(stat, self.now.since(start));
                     if let Some(tr) = self.trace.as_mut() {
                         let name = self.c.stats[stat as usize].subject.clone();
                         tr.slice(t.0, "span", name, start, self.now);

@@ -192,9 +192,9 @@ impl<'c> World<'c> {
     #[inline(always)]
     pub(super) fn acquired(&mut self, t: TaskId, lock: LockId, mode: Mode, wait: StatId, slot: u8) {
         let since = self.tasks[t].since;
-        let waited = self.now.since(since).0;
+        let waited = self.now.since(since);
         self.record(wait, waited);
-        if waited > 0 && (self.trace.is_some() || self.picker.is_some()) {
+        if waited > Dur::ZERO && (self.trace.is_some() || self.picker.is_some()) {
             self.observe_wait(t, lock, mode, wait, since);
         }
         let base = self.tasks[t].hold_base as usize;

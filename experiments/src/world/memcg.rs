@@ -12,8 +12,8 @@ pub(super) enum MidReclaim {
     #[default]
     None,
     /// Before the midpoint: `pages` come back then, and the attempt goes
-    /// on for `rest` ns.
-    Freeing { pages: u64, rest: u64 },
+    /// on for `rest`.
+    Freeing { pages: u64, rest: Dur },
     /// After it: `pages` came back (the retry's progress).
     Freed { pages: u64 },
 }
@@ -80,15 +80,15 @@ impl<'c> World<'c> {
                     // schedule_timeout_killable(penalty): a timer at
                     // jiffies + penalty, on the timer wheel.
                     let wakes = models::timer::fires_after_jiffies(self.now, jiffies, self.c.hz);
-                    let d = wakes.since(self.now).0;
-                    self.mem_stats[m][1] += d;
+                    let d = wakes.since(self.now);
+                    self.mem_stats[m][1] += d.ns();
                     return self.delay(t, d, true, pc + 1);
                 }
                 ChargeStep::Reclaim => {
                     let rng = self.tasks[t].mem_rng.as_mut().expect("memcg stream");
                     let d = spec.reclaim.sample(rng);
-                    self.mem_stats[m][0] += d;
-                    if d == 0 {
+                    self.mem_stats[m][0] += d.ns();
+                    if d == Dur::ZERO {
                         let (freed, taken) = reclaim_outcome(spec, rng);
                         step = self.memcgs[m].after_reclaim(&mut ch, freed, taken);
                         continue;
@@ -109,7 +109,7 @@ impl<'c> World<'c> {
                             rest: d - half,
                         };
                         let slept = self.delay(t, d, true, pc);
-                        self.queue.set(t.index(), self.now + Dur(half), Ev::Wake);
+                        self.queue.set(t.index(), self.now + half, Ev::Wake);
                         return slept;
                     }
                     return self.delay(t, d, true, pc);
@@ -209,7 +209,7 @@ impl<'c> World<'c> {
                 // of that slot would have counted it.
                 let start = self.holds[i];
                 if let Some(hold) = self.hold_stat_of_slot(t, (i - base) as u8, mode) {
-                    self.record(hold, self.now.since(start).0);
+                    self.record(hold, self.now.since(start));
                 }
                 if self.trace.is_some() {
                     self.trace_lock(t, "hold", lock, mode, start);
@@ -257,7 +257,7 @@ impl<'c> World<'c> {
         }
         self.memcgs[m].uncharge(pages);
         self.mid_reclaim[t] = MidReclaim::Freed { pages };
-        self.queue.set(t.index(), self.now + Dur(rest), Ev::Wake);
+        self.queue.set(t.index(), self.now + rest, Ev::Wake);
         true
     }
 

@@ -1002,10 +1002,10 @@ impl<'c> World<'c> {
     }
 
     #[inline]
-    fn record(&mut self, stat: StatId, ns: u64) {
+    fn record(&mut self, stat: StatId, d: Dur) {
         let s = &mut self.stats[stat as usize];
-        s.hist.record(ns);
-        s.windows.record(self.now, ns);
+        s.hist.record(d);
+        s.windows.record(self.now, d);
     }
 
     /// Runs until the horizon (events at times `< duration`), calling
@@ -1129,10 +1129,10 @@ impl<'c> World<'c> {
     /// The lock waits going on now: each waiting task, its wait
     /// statistic and how long it has waited (it asked for the lock and has
     /// not run holding it yet).
-    fn open_lock_waits(&self) -> impl Iterator<Item = (TaskId, StatId, u64)> + '_ {
+    fn open_lock_waits(&self) -> impl Iterator<Item = (TaskId, StatId, Dur)> + '_ {
         (self.tasks.iter_enumerated()).filter_map(|(t, task)| {
             let (_, _, wait) = task.resume.lock_wait()?;
-            Some((t, wait, self.now.since(task.since).0))
+            Some((t, wait, self.now.since(task.since)))
         })
     }
 

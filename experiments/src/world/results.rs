@@ -10,11 +10,11 @@ impl<'c> World<'c> {
         let horizon = self.horizon;
         // Lock waits the horizon cut off (a task asked for a lock and has
         // not run holding it yet).
-        let mut open_waits: Vec<(String, u64)> = Vec::new();
+        let mut open_waits: Vec<(String, Dur)> = Vec::new();
         for (_, wait, so_far) in self.open_lock_waits() {
             let subject = &c.stats[wait as usize].subject;
             match open_waits.iter_mut().find(|(s, _)| s == subject) {
-                Some((_, ns)) => *ns = (*ns).max(so_far),
+                Some((_, worst)) => *worst = (*worst).max(so_far),
                 None => open_waits.push((subject.clone(), so_far)),
             }
         }

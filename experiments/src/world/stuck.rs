@@ -14,7 +14,7 @@ pub struct Stuck {
     /// Its wait's subject, as in summary.csv (`lock/mode/group`).
     pub subject: String,
     /// How long it had waited when the run ended.
-    pub so_far: u64,
+    pub so_far: Dur,
     /// When the run ended.
     pub at: SimTime,
     /// One line per task reached: depth (0 = the waiter, e.g.

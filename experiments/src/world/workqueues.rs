@@ -263,10 +263,10 @@ impl<'c> World<'c> {
             // The manager creates this kworker first (R38).
             let lat = &self.c.workqueues[q.index()].create_latency;
             let d = lat.sample(&mut self.rngs[w]);
-            if d > 0 {
+            if d > Dur::ZERO {
                 self.tasks[w].state = State::Runnable;
                 self.blame_switch(w, Doing::Creating);
-                self.schedule(w, self.now + sim::Dur(d), Ev::Ready);
+                self.schedule(w, self.now + d, Ev::Ready);
                 return;
             }
         }

@@ -284,7 +284,7 @@ fn stuck(text: &str, subject: Option<&str>) -> (String, u64, Vec<(usize, String,
         .into_iter()
         .map(|l| (l.depth, l.task, l.doing))
         .collect();
-    (st.subject, st.so_far, lines)
+    (st.subject, st.so_far.ns(), lines)
 }
 
 fn line(depth: usize, task: &str, doing: &str) -> (usize, String, String) {

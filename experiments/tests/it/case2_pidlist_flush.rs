@@ -9,6 +9,7 @@ use experiments::builtin;
 use experiments::runner::{run, RunOptions};
 use experiments::scenario::ScenarioFile;
 use output::Metric;
+use sim::Dur;
 
 #[test]
 fn r40_unpatched_flushes_the_workqueue_and_patched_only_cancels_its_own_work() {
@@ -65,16 +66,20 @@ fn r40_unpatched_flushes_the_workqueue_and_patched_only_cancels_its_own_work() {
             .hist
             .clone()
     };
-    assert!(span(un).max() > 1_000_000, "{}", span(un).max());
+    assert!(span(un).max() > Dur::from_ms(1), "{}", span(un).max());
     let pa_mutex_wait = pa
         .series(Metric::Wait, "pidlist_mutex/lock/css_free")
         .unwrap()
         .hist
         .max();
-    assert_eq!(pa_mutex_wait, 0);
+    assert_eq!(pa_mutex_wait, Dur::ZERO);
     let own = span(pa);
-    assert!(own.min() > 1_000 && own.max() <= 129_000, "{own:?}");
-    assert!(own.mean() > 4_000 && own.mean() < 10_000, "{}", own.mean());
+    assert!(
+        own.min() > Dur::from_us(1) && own.max() <= Dur::from_us(129),
+        "{own:?}"
+    );
+    let mean = own.mean();
+    assert!(mean > Dur::from_us(4) && mean < Dur::from_us(10), "{mean}");
     // Churners never reuse a cgroup that is still being destroyed.
     assert_eq!(un.counter("wq/cgroup_offline_wq/queue_noops"), Some(0));
 }
@@ -130,13 +135,13 @@ fn r41_r42_the_patched_call_frees_a_pidlist_only_while_its_destroy_work_is_armed
     // frees the pidlist itself, 1 us under its pidlist_mutex.
     assert_eq!(
         (span("soon/freer").count(), span("soon/freer").max()),
-        (1, 6_000)
+        (1, Dur::from_us(6))
     );
     // 2 s after the read the destroy work has run and freed it: the call
     // finds nothing to cancel or free.
     assert_eq!(
         (span("late/freer").count(), span("late/freer").max()),
-        (1, 5_000)
+        (1, Dur::from_us(5))
     );
     assert_eq!(
         r.counter("pidlist_mutex/acquisitions/site/cgroup1_pidlist_destroy_own"),

@@ -3,8 +3,9 @@
 
 use crate::common::run_builtin;
 use output::Metric;
+use sim::Dur;
 
-const MS: u64 = 1_000_000;
+const MS: Dur = Dur(1_000_000);
 
 #[test]
 fn r51_reclaim_under_kernfs_rwsem_parks_other_readers_until_the_patch() {
@@ -23,7 +24,7 @@ fn r51_reclaim_under_kernfs_rwsem_parks_other_readers_until_the_patch() {
     // lookup and nobody waits long for kernfs_rwsem.
     assert_eq!(
         max("after", Metric::Hold, "kernfs_rwsem/read/allocator"),
-        1_650
+        Dur(1_650)
     );
     for subject in [
         "kernfs_rwsem/read/oomd",

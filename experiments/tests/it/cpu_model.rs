@@ -3,19 +3,20 @@
 use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::{Limits, World};
 use output::{Metric, VariantResult};
+use sim::{Dur, SimTime};
 
 fn run_text(text: &str) -> VariantResult {
     crate::common::run_text(text, 1)
 }
 
-fn span(r: &VariantResult, s: &str) -> u64 {
+fn span(r: &VariantResult, s: &str) -> Dur {
     let h = &r.series(Metric::Span, s).unwrap().hist;
     assert_eq!(h.count(), 1, "{s}");
     h.max()
 }
 
-const MS: u64 = 1_000_000;
-const US: u64 = 1_000;
+const MS: Dur = Dur(1_000_000);
+const US: Dur = Dur(1_000);
 
 #[test]
 fn wake_latency_delays_every_wakeup_and_counts_in_lock_waits() {
@@ -595,11 +596,11 @@ program = ["cpu 1500us", "sleep 1s"]
 
 /// When the only sample of span `s` ended: the start of its window (the
 /// scenario's windows are 10 us wide).
-fn ended_at(r: &VariantResult, s: &str) -> u64 {
+fn ended_at(r: &VariantResult, s: &str) -> SimTime {
     let series = r.series(Metric::Span, s).unwrap();
     assert_eq!(series.hist.count(), 1, "{s}");
     let (at, _) = series.windows.iter().find(|(_, b)| b.count > 0).unwrap();
-    at.0
+    at
 }
 
 /// One CPU with per-CPU queues and EEVDF, HZ=1000, 3 ms slices. Hogs
@@ -645,7 +646,7 @@ fn eevdf_a_woken_kworker_that_is_the_pick_preempts_an_ineligible_task_at_its_nex
     // step boundary, 10.2 ms, not at its slice's end (12 ms). The item
     // ends at 10.21 ms.
     let r = run_text(&KWORKER_ON_A_BUSY_CPU.replace("ITEM", "cpu 10us"));
-    assert_eq!(ended_at(&r, "a/a"), 10_210 * US);
+    assert_eq!(ended_at(&r, "a/a"), SimTime::ZERO + 10_210 * US);
 }
 
 #[test]
@@ -659,7 +660,7 @@ fn r37_a_kworker_woken_as_its_pool_mate_sleeps_is_in_the_pick_that_follows() {
     let r = run_text(
         &KWORKER_ON_A_BUSY_CPU.replace("ITEM", "queue_work wq2 b\", \"flush_workqueue wq2"),
     );
-    assert_eq!(ended_at(&r, "b/b"), 10_210 * US);
+    assert_eq!(ended_at(&r, "b/b"), SimTime::ZERO + 10_210 * US);
 }
 
 /// Two hogs on one CPU under EEVDF, b at nice 5 (weight 335 against

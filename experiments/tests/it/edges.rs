@@ -6,8 +6,9 @@
 use experiments::scenario::{compile, ScenarioFile, Source};
 use output::files::{hist_csv, summary_csv, windows_csv};
 use output::{ExperimentResult, Metric, VariantResult};
+use sim::{Dur, SimTime};
 
-const MS: u64 = 1_000_000;
+const MS: Dur = Dur(1_000_000);
 
 fn run(text: &str) -> VariantResult {
     crate::common::run_text(text, 1)
@@ -74,8 +75,8 @@ program = ["loop", "cpu 0ns", "sleep 0ns", "mutex_lock l", "cpu const(0ns)",
     assert_eq!(counter(&r, "l/acquisitions"), 200);
     assert_eq!(counter(&r, "l/contentions"), 0);
     assert_eq!(hist(&r, Metric::Hold, "l/lock/a").count(), 200);
-    assert_eq!(hist(&r, Metric::Hold, "l/lock/a").max(), 0);
-    assert_eq!(hist(&r, Metric::Wait, "l/lock/a").max(), 0);
+    assert_eq!(hist(&r, Metric::Hold, "l/lock/a").max(), Dur::ZERO);
+    assert_eq!(hist(&r, Metric::Wait, "l/lock/a").max(), Dur::ZERO);
 }
 
 #[test]
@@ -99,7 +100,7 @@ count = 3
 program = ["span_begin s", "sleep 0ns", "span_end s", "count started", "loop", "sleep 1ns", "count passes", "end"]
 "#);
     let s = r.series(Metric::Span, "s/a").unwrap();
-    assert_eq!((s.hist.count(), s.hist.max()), (3, 0));
+    assert_eq!((s.hist.count(), s.hist.max()), (3, Dur::ZERO));
     // The sleeps of 1 ns end at the horizon: not processed.
     assert_eq!(counter(&r, "started/a"), 3);
     assert_eq!(counter(&r, "passes/a"), 0);
@@ -133,7 +134,7 @@ program = ["loop", "sleep 4h", "count tick", "end"]
     assert_eq!(s.count(), 6);
     assert_eq!(
         (s.min(), s.max()),
-        (1_000_000_000_000_000, 1_000_000_000_000_000)
+        (Dur::from_secs(1_000_000), Dur::from_secs(1_000_000))
     );
     // 5 h, 10 h, ..., 715 h (720 h is the horizon): 143.
     assert_eq!(counter(&r, "tick/b"), 143);
@@ -255,8 +256,8 @@ program = ["sleep 900000h", "span_begin s", "sleep 1ms", "span_end s"]
 "#);
     let s = r.series(Metric::Span, "s/a").unwrap();
     assert_eq!((s.hist.count(), s.hist.max()), (1, MS));
-    let w: Vec<(u64, u64)> = s.windows.iter().map(|(t, b)| (t.0, b.count)).collect();
-    assert_eq!(w, vec![(0, 1)]);
+    let w: Vec<(SimTime, u64)> = s.windows.iter().map(|(t, b)| (t, b.count)).collect();
+    assert_eq!(w, vec![(SimTime::ZERO, 1)]);
     assert_eq!(r.events, 3);
 }
 
@@ -276,7 +277,10 @@ program = ["cpu 1ms", "count done"]
     assert_eq!(counter(&r, "cpu/runqueue_waits"), 199);
     assert_eq!(counter(&r, "cpu/runqueue_max_len"), 199);
     // Waits of 1, 2, ..., 199 ms.
-    assert_eq!(counter(&r, "cpu/runqueue_wait_ns"), 199 * 200 / 2 * MS);
+    assert_eq!(
+        counter(&r, "cpu/runqueue_wait_ns"),
+        (199 * 200 / 2 * MS).ns()
+    );
 }
 
 #[test]

@@ -3,8 +3,9 @@
 use crate::common::run_text;
 use experiments::scenario::{compile, ScenarioFile, Source};
 use output::Metric;
+use sim::Dur;
 
-const MS: u64 = 1_000_000;
+const MS: Dur = Dur(1_000_000);
 
 const FAMILY: &str = r#"
 [scenario]
@@ -37,7 +38,7 @@ fn each_task_takes_its_own_instance_and_shared_instances_contend() {
     let r = run_text(FAMILY, 1);
     // Four tasks, four directories: nobody waits; the subject is the family's.
     let own = &r.series(Metric::Wait, "i_rwsem/write/own").unwrap().hist;
-    assert_eq!((own.count(), own.max()), (4, 0));
+    assert_eq!((own.count(), own.max()), (4, Dur::ZERO));
     assert_eq!(
         r.series(Metric::Hold, "i_rwsem/write/own")
             .unwrap()

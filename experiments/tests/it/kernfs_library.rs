@@ -3,8 +3,9 @@
 use crate::common::run_text;
 use experiments::scenario::{compile, ScenarioFile, Source};
 use output::Metric;
+use sim::Dur;
 
-const US: u64 = 1_000;
+const US: Dur = Dur(1_000);
 
 const CHURN: &str = r#"
 [scenario]
@@ -41,7 +42,7 @@ fn a_scenario_built_on_the_library_runs_every_operation() {
             .unwrap()
             .hist
             .min(),
-        28 * 780 + 1_000
+        Dur(28 * 780 + 1_000)
     );
     assert_eq!(
         alone
@@ -49,10 +50,10 @@ fn a_scenario_built_on_the_library_runs_every_operation() {
             .unwrap()
             .hist
             .min(),
-        27 * 250
+        Dur(27 * 250)
     );
     // With walkers, rmdir's 27 write acquisitions meet readers.
-    assert!(rmdir.mean() > 27 * 250);
+    assert!(rmdir.mean() > Dur(27 * 250));
     // mkdir takes kernfs_rwsem for write 28 times, walkers read it.
     assert!(r.counter("kernfs_rwsem/write_acquisitions").unwrap() >= 28 * mkdir.count());
     assert!(r.series(Metric::Span, "stat/walker").unwrap().hist.count() > 1_000);
@@ -101,7 +102,7 @@ program = ["call lookup_slow"]
             .unwrap()
             .hist
             .max(),
-        20_000 * US + 1_300
+        20_000 * US + Dur(1_300)
     );
 }
 

@@ -4,9 +4,10 @@
 
 use crate::common::{machine_repairman_wq, run_text};
 use output::Metric;
+use sim::Dur;
 
-const MS: u64 = 1_000_000;
-const US: u64 = 1_000;
+const MS: Dur = Dur(1_000_000);
+const US: Dur = Dur(1_000);
 
 #[test]
 fn convoy_recipe_reader_in_reclaim_writer_queued_new_readers_parked_one_batched_wakeup() {
@@ -208,7 +209,7 @@ fn r8_r28_need_resched_is_per_cpu_a_task_waiting_for_another_cpu_leaves_the_spin
         let r = run_text(&percpu_spin_text(kind, false), 1);
         assert_eq!(
             r.counter("cpu/runqueue_wait_ns"),
-            Some(5 * MS),
+            Some((5 * MS).ns()),
             "{kind}: the worker should wait 5 ms for CPU 0, and nobody else"
         );
         assert_eq!(r.counter("l/spins"), Some(1), "{kind}");

@@ -4,8 +4,9 @@
 
 use crate::common::run_text;
 use output::Metric;
+use sim::Dur;
 
-const MS: u64 = 1_000_000;
+const MS: Dur = Dur(1_000_000);
 
 #[test]
 fn convoy_recipe_with_real_reclaim_under_kernfs_rwsem() {
@@ -34,10 +35,10 @@ fn convoy_recipe_with_real_reclaim_under_kernfs_rwsem() {
         .hist;
     assert_eq!(
         (w.count(), w.min(), w.max()),
-        (4, 48 * MS + 20_000, 48 * MS + 20_000)
+        (4, 48 * MS + Dur(20_000), 48 * MS + Dur(20_000))
     );
     assert_eq!(r.counter("memcg/full/reclaims"), Some(1));
-    assert_eq!(r.counter("memcg/full/reclaim_ns"), Some(50 * MS));
+    assert_eq!(r.counter("memcg/full/reclaim_ns"), Some((50 * MS).ns()));
     assert_eq!(r.counter("kernfs_rwsem/reader_batches"), Some(1));
 }
 
@@ -152,7 +153,10 @@ program = ["span_begin alloc", "charge box 128 pages", "span_end alloc"]
         fires * 4 * MS
     );
     assert_eq!(r.counter("memcg/box/high_throttles"), Some(1));
-    assert_eq!(r.counter("memcg/box/throttle_ns"), Some(fires * 4 * MS));
+    assert_eq!(
+        r.counter("memcg/box/throttle_ns"),
+        Some((fires * 4 * MS).ns())
+    );
 }
 
 #[test]
@@ -330,7 +334,10 @@ fn r45_pages_freed_during_an_attempt_go_to_the_first_charger() {
     // second attempt's batch (back at 15 ms) it charges at 20 ms.
     let r = run_text(&midpoint_scenario("during"), 1);
     let span = |name: &str| r.series(Metric::Span, name).unwrap().hist.max();
-    assert_eq!((span("alloc/charger"), span("take/taker")), (20 * MS, 0));
+    assert_eq!(
+        (span("alloc/charger"), span("take/taker")),
+        (20 * MS, Dur::ZERO)
+    );
     assert_eq!(r.counter("memcg/box/reclaims"), Some(2));
     assert_eq!(r.counter("memcg/box/free_retries"), Some(0));
 }
@@ -369,13 +376,13 @@ fn r45_a_charge_that_cannot_block_takes_freed_pages_without_reclaim() {
         |r: &output::VariantResult, name: &str| r.series(Metric::Span, name).unwrap().hist.max();
     assert_eq!(
         (span(&r, "alloc/charger"), span(&r, "take/taker")),
-        (20 * MS, 0)
+        (20 * MS, Dur::ZERO)
     );
     assert_eq!(r.counter("memcg/box/nomem"), Some(0));
     let r = run_text(&text.replace("sleep 6ms", "sleep 2ms"), 1);
     assert_eq!(
         (span(&r, "alloc/charger"), span(&r, "take/taker")),
-        (10 * MS, 0)
+        (10 * MS, Dur::ZERO)
     );
     assert_eq!(r.counter("memcg/box/nomem"), Some(1));
     assert_eq!(r.counter("memcg/box/reclaims"), Some(1));
@@ -464,7 +471,7 @@ program = ["sleep 100us", "mutex_lock m", "cpu 10us", "mutex_unlock m", "sleep 2
     let hold = &r.series(Metric::Hold, "m/lock/v").unwrap().hist;
     assert_eq!((hold.count(), hold.max()), (1, 18 * MS));
     let wait = r.series(Metric::Wait, "m/lock/o").unwrap().hist.max();
-    assert_eq!(wait, 18 * MS - 100_000);
+    assert_eq!(wait, 18 * MS - Dur(100_000));
     assert_eq!(r.counter("memcg/g/reclaims"), Some(18));
     assert_eq!(r.counter("memcg/g/oom_kills"), Some(1));
 }

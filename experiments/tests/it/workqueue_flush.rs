@@ -4,9 +4,10 @@
 
 use crate::common::run_text;
 use output::Metric;
+use sim::Dur;
 
-const MS: u64 = 1_000_000;
-const US: u64 = 1_000;
+const MS: Dur = Dur(1_000_000);
+const US: Dur = Dur(1_000);
 
 #[test]
 fn r36_r40_flush_latency_is_the_backlog_ahead_of_it_times_the_work_latency() {
@@ -79,7 +80,10 @@ program = [
 ]
 "#;
     let r = run_text(&text, 1);
-    assert_eq!(r.series(Metric::Span, "early/t").unwrap().hist.max(), 0);
+    assert_eq!(
+        r.series(Metric::Span, "early/t").unwrap().hist.max(),
+        Dur::ZERO
+    );
     assert_eq!(r.series(Metric::Span, "late/t").unwrap().hist.max(), 2 * MS);
     assert_eq!(
         r.counter("wq/wq/executed"),
@@ -187,7 +191,7 @@ program = [
     assert_eq!(r.counter("wq/wq/executed"), Some(1), "not queued again");
     assert_eq!(
         r.series(Metric::Span, "destroy_all/t").unwrap().hist.max(),
-        0
+        Dur::ZERO
     );
     // The same program with the work still armed at the last test (a
     // timer 10 s out): the body re-queues it now and the flush waits for

@@ -6,6 +6,7 @@ use experiments::scenario::{compile, ScenarioFile, Source};
 use experiments::world::{Limits, World};
 use models::TaskId;
 use output::{Metric, VariantResult};
+use sim::Dur;
 
 fn run_variant(text: &str, variant: &str, seed: u64) -> (VariantResult, Vec<(TaskId, u64)>) {
     let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
@@ -19,7 +20,7 @@ fn run_variant(text: &str, variant: &str, seed: u64) -> (VariantResult, Vec<(Tas
 }
 
 /// The single sample of a series, checking there is exactly one.
-fn one(r: &VariantResult, metric: Metric, subject: &str) -> u64 {
+fn one(r: &VariantResult, metric: Metric, subject: &str) -> Dur {
     let s = r
         .series(metric, subject)
         .unwrap_or_else(|| panic!("no {subject}"));
@@ -27,7 +28,7 @@ fn one(r: &VariantResult, metric: Metric, subject: &str) -> u64 {
     s.hist.max()
 }
 
-const MS: u64 = 1_000_000;
+const MS: Dur = Dur(1_000_000);
 
 #[test]
 fn fifo_rwsem_a_queued_writer_parks_new_readers() {
@@ -51,7 +52,7 @@ count = 1
 program = ["sleep 2ms", "span_begin r", "down_read l", "cpu 1ms", "up_read l", "span_end r"]
 "#;
     let (r, _) = run_variant(text, "base", 1);
-    assert_eq!(one(&r, Metric::Wait, "l/read/a"), 0);
+    assert_eq!(one(&r, Metric::Wait, "l/read/a"), Dur::ZERO);
     assert_eq!(one(&r, Metric::Wait, "l/write/w"), 9 * MS);
     assert_eq!(one(&r, Metric::Wait, "l/read/b"), 10 * MS);
     assert_eq!(one(&r, Metric::Hold, "l/write/w"), 2 * MS);
@@ -87,7 +88,7 @@ program = ["sleep 1ms", "down_read l", "cpu 1ms", "up_read l"]
     assert_eq!(s.hist.count(), 3);
     assert_eq!(s.hist.min(), 4 * MS);
     assert_eq!(s.hist.max(), 6 * MS);
-    assert_eq!(s.hist.sum(), u128::from(15 * MS));
+    assert_eq!(s.hist.sum(), u128::from((15 * MS).ns()));
     // Run-queue waits: r[0..3] behind w at start (3), then r[0] behind w
     // when w wakes at 5 ms and releases, then r[1] and r[2] (3 more).
     assert_eq!(r.counter("cpu/runqueue_waits"), Some(6));
@@ -159,8 +160,8 @@ program = [
 "#;
     let (r, _) = run_variant(text, "base", 1);
     assert_eq!(one(&r, Metric::Span, "rep/t"), 3 * MS);
-    assert_eq!(one(&r, Metric::Span, "zero/t"), 0);
-    assert_eq!(one(&r, Metric::Span, "never/t"), 0);
+    assert_eq!(one(&r, Metric::Span, "zero/t"), Dur::ZERO);
+    assert_eq!(one(&r, Metric::Span, "never/t"), Dur::ZERO);
     assert_eq!(one(&r, Metric::Span, "always/t"), MS);
     assert_eq!(one(&r, Metric::Span, "nested/t"), 6 * MS);
 }
@@ -364,19 +365,23 @@ program = ["loop", "span_begin a", "cpu $destroy", "span_end a",
     let a = &v.series(Metric::Span, "a/t").unwrap().hist;
     let b = &v.series(Metric::Span, "b/t").unwrap().hist;
     assert!(a.count() > 10_000);
-    assert!(a.max() < 16_000, "hist buckets end at 16 us: {}", a.max());
+    assert!(
+        a.max() < Dur::from_us(16),
+        "hist buckets end at 16 us: {}",
+        a.max()
+    );
     assert_eq!(
         a.quantile(0.04),
-        0,
+        Dur::ZERO,
         "the [0] bucket holds 16 of 350 samples (4.6%)"
     );
     assert!(
-        a.quantile(0.06) >= 1_000,
+        a.quantile(0.06) >= Dur::from_us(1),
         "then [1] holds 2 more: the 6th percentile is in [2, 4) us"
     );
     assert_eq!(
         (b.min(), b.max()),
-        (6_500, 6_600),
+        (Dur(6_500), Dur(6_600)),
         "samples are drawn as they are"
     );
     // A missing file is an error naming the field and the path.

@@ -107,7 +107,11 @@ impl<'l> Lowering<'l> {
             &Kind::Delay { dist, sleep, .. } => {
                 let next = self.code.len() as u32 + 1;
                 let instr = match self.dists[dist as usize] {
-                    Dist::Const(ns) => Instr::DelayConst { ns, sleep, next },
+                    Dist::Const(d) => Instr::DelayConst {
+                        ns: d.ns(),
+                        sleep,
+                        next,
+                    },
                     Dist::Exp { mean } => Instr::DelayExp { mean, sleep, next },
                     _ => Instr::Delay { dist, sleep, next },
                 };

@@ -183,7 +183,7 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
             if ns == 0 {
                 0
             } else {
-                sim::dist::to_ns(ns as f64 * cpu_scale).max(1)
+                sim::dist::to_ns(ns as f64 * cpu_scale).max(Dur(1)).ns()
             }
         }
     };
