@@ -16,10 +16,83 @@ use models::{LockKind, Mode};
 use output::Metric;
 use sim::dist::Dist;
 use sim::Dur;
+use typed_index_collections::{TiSlice, TiVec};
 
-pub type LockId = u32;
-pub type DistId = u32;
-pub type StatId = u32;
+pub use models::{LockId, MemcgId, WorkId, WqId};
+
+/// An id of the program's own tables: a dense `u32` index from 0 in a
+/// newtype of its own, as `models::ids` has them for what the models keep
+/// state for (those the program shares: [`LockId`], [`WqId`],
+/// [`MemcgId`], [`WorkId`]). A table indexed by one is a
+/// `TiVec<Id, T>`.
+macro_rules! id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The id as an index into a slice.
+            #[inline(always)]
+            pub const fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        /// The id of index `i` (ids are dense from 0; a table's length
+        /// never passes `u32::MAX`).
+        impl From<usize> for $name {
+            #[inline(always)]
+            fn from(i: usize) -> Self {
+                debug_assert!(u32::try_from(i).is_ok(), "{} {i} out of range", stringify!($name));
+                $name(i as u32)
+            }
+        }
+
+        impl From<$name> for usize {
+            #[inline(always)]
+            fn from(id: $name) -> usize {
+                id.index()
+            }
+        }
+    };
+}
+
+id! {
+    /// A distribution of the scenario (named, inline in a step, or a
+    /// `cpu` step's scaled copy): an index into [`Compiled::dists`].
+    DistId
+}
+
+id! {
+    /// A statistic the run records (a lock's wait or hold per mode and
+    /// group, a span): an index into [`Compiled::stats`].
+    StatId
+}
+
+id! {
+    /// A program: a task group's, or a work type's (run by kworkers).
+    /// Task groups come first ([`Compiled::task_groups`]).
+    GroupId
+}
+
+id! {
+    /// A work type (`[works.NAME]`): its program and a range of work
+    /// items. Not a [`WorkId`], which names one item (one instance of a
+    /// work type) to the workqueue.
+    WorkTypeId
+}
+
+id! {
+    /// A counter of `count` steps and lock call sites: an index into
+    /// [`Compiled::counters`].
+    CounterId
+}
+
+id! {
+    /// The counter of one `key next` step (a cgroup id allocator).
+    KeyCounterId
+}
 
 /// One instruction of a compiled program.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,7 +128,7 @@ pub enum Instr {
         dynamic: bool,
         /// The call-site counter (`L/<mode>_acquisitions/site/OP`, OP the
         /// innermost operation), if the step is inside an operation.
-        site: Option<u32>,
+        site: Option<CounterId>,
     },
     Release {
         lock: LockId,
@@ -98,8 +171,8 @@ pub enum Instr {
     /// `if_work_busy`: run the body if the item is pending or executing;
     /// otherwise jump to `end`.
     IfWorkBusy {
-        wq: u32,
-        work: u32,
+        wq: WqId,
+        work: WorkTypeId,
         key: WorkKey,
         end: u32,
     },
@@ -108,40 +181,40 @@ pub enum Instr {
     },
     /// `charge`: `pages` to memcg `memcg` (R45-R48).
     Charge {
-        memcg: u32,
+        memcg: MemcgId,
         pages: u64,
         gfp: GfpWord,
     },
     Uncharge {
-        memcg: u32,
+        memcg: MemcgId,
         pages: u64,
     },
     /// `queue_work` / `queue_delayed_work` of work type `work`, item `key`;
     /// `queue_rcu_work` with `rcu` (the delay is a grace period).
     QueueWork {
-        wq: u32,
-        work: u32,
+        wq: WqId,
+        work: WorkTypeId,
         key: WorkKey,
         delay: Option<DistId>,
         rcu: bool,
     },
     ModDelayedWork {
-        wq: u32,
-        work: u32,
+        wq: WqId,
+        work: WorkTypeId,
         key: WorkKey,
         delay: DistId,
     },
     CancelWorkSync {
-        wq: u32,
-        work: u32,
+        wq: WqId,
+        work: WorkTypeId,
         key: WorkKey,
     },
     FlushWorkqueue {
-        wq: u32,
+        wq: WqId,
     },
     /// `count`: add one to counter `counter`.
     Count {
-        counter: u32,
+        counter: CounterId,
     },
     /// `might_resched`: under PREEMPT_VOLUNTARY or FULL, the task yields
     /// here if a reschedule is due, even holding locks.
@@ -152,7 +225,7 @@ pub enum Instr {
     SetKey {
         lo: u32,
         span: u32,
-        next: Option<u32>,
+        next: Option<KeyCounterId>,
     },
     Exit,
 }
@@ -268,13 +341,26 @@ pub struct WorkqueueSpec {
 }
 
 /// A work item type: its program (a group of `groups` with no tasks of
-/// its own) and its items' ids `offset..offset + instances`.
+/// its own) and its items' ids `first_item..first_item + instances`.
 #[derive(Clone, Debug)]
 pub struct WorkSpec {
     pub name: String,
-    pub group: u32,
+    pub group: GroupId,
     pub instances: u32,
-    pub offset: u32,
+    pub first_item: WorkId,
+}
+
+impl WorkSpec {
+    /// The id of instance `k` (below `instances`).
+    pub fn item(&self, k: u32) -> WorkId {
+        debug_assert!(k < self.instances);
+        WorkId(self.first_item.0 + k)
+    }
+
+    /// Which instance of this work type item `id` is, if it is one.
+    pub fn instance(&self, id: WorkId) -> Option<u32> {
+        (id.0.checked_sub(self.first_item.0)).filter(|&k| k < self.instances)
+    }
 }
 
 /// A memory cgroup of the scenario.
@@ -299,8 +385,8 @@ pub struct MemcgSpec {
     pub reclaim_frees: ReclaimFrees,
     /// Background release, pages per second.
     pub release_rate: f64,
-    /// Task groups (indices) the OOM killer may kill, preferred first.
-    pub oom_victims: Vec<u32>,
+    /// Task groups the OOM killer may kill, preferred first.
+    pub oom_victims: Vec<GroupId>,
 }
 
 /// When a reclaim attempt's freed pages leave the memcg's usage
@@ -377,16 +463,17 @@ pub struct Compiled {
     /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
     /// points.
     pub voluntary: bool,
-    pub locks: Vec<LockSpec>,
-    pub dists: Vec<Dist>,
-    pub stats: Vec<StatSpec>,
-    pub groups: Vec<GroupProg>,
-    pub memcgs: Vec<MemcgSpec>,
-    pub workqueues: Vec<WorkqueueSpec>,
-    pub works: Vec<WorkSpec>,
-    /// Counters of `count` steps, by id.
-    pub counters: Vec<String>,
-    /// Programs `0..task_groups` are task groups; the rest run work items.
+    pub locks: TiVec<LockId, LockSpec>,
+    pub dists: TiVec<DistId, Dist>,
+    pub stats: TiVec<StatId, StatSpec>,
+    pub groups: TiVec<GroupId, GroupProg>,
+    pub memcgs: TiVec<MemcgId, MemcgSpec>,
+    pub workqueues: TiVec<WqId, WorkqueueSpec>,
+    pub works: TiVec<WorkTypeId, WorkSpec>,
+    /// Counters of `count` steps and lock call sites.
+    pub counters: TiVec<CounterId, String>,
+    /// Programs `0..task_groups` are task groups; the rest run work items
+    /// ([`Compiled::work_programs`]).
     pub task_groups: u32,
     /// `key next` steps in all programs (`Instr::SetKey::next` indexes).
     pub key_counters: u32,
@@ -404,6 +491,10 @@ impl Compiled {
     /// Work items of all work types (each has a timer slot).
     pub fn work_items(&self) -> u64 {
         self.works.iter().map(|w| u64::from(w.instances)).sum()
+    }
+    /// The work types' programs, after the task groups'.
+    pub fn work_programs(&self) -> &TiSlice<GroupId, GroupProg> {
+        &self.groups[GroupId(self.task_groups)..]
     }
 }
 

@@ -195,15 +195,17 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<
 
 /// The ids of the wait statistics named `subject`, or an error listing
 /// the wait subjects there are.
-pub(super) fn wait_stats(c: &crate::program::Compiled, subject: &str) -> anyhow::Result<Vec<u32>> {
-    let waits: Vec<(u32, &str)> = c
+pub(super) fn wait_stats(
+    c: &crate::program::Compiled,
+    subject: &str,
+) -> anyhow::Result<Vec<crate::program::StatId>> {
+    let waits: Vec<(crate::program::StatId, &str)> = c
         .stats
-        .iter()
-        .enumerate()
+        .iter_enumerated()
         .filter(|(_, s)| s.metric == output::Metric::Wait)
-        .map(|(i, s)| (i as u32, s.subject.as_str()))
+        .map(|(i, s)| (i, s.subject.as_str()))
         .collect();
-    let ids: Vec<u32> = waits
+    let ids: Vec<crate::program::StatId> = waits
         .iter()
         .filter(|(_, s)| *s == subject)
         .map(|(i, _)| *i)

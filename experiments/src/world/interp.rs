@@ -45,11 +45,11 @@ impl<'c> World<'c> {
     /// compiled step has it): a family's `[self]` instance (`dynamic`) is
     /// `t`'s key past the family's first one.
     #[inline(always)]
-    fn lock_instance(&self, t: TaskId, lock: u32, dynamic: bool) -> LockId {
+    fn lock_instance(&self, t: TaskId, lock: LockId, dynamic: bool) -> LockId {
         if dynamic {
-            LockId(lock + self.tasks[t].self_key)
+            LockId(lock.0 + self.tasks[t].self_key)
         } else {
-            LockId(lock)
+            lock
         }
     }
 
@@ -58,7 +58,7 @@ impl<'c> World<'c> {
     #[cold]
     #[inline(never)]
     fn livelock(&self, t: TaskId, pc: u32) -> RunError {
-        let g = &self.c.groups[self.tasks[t].group as usize];
+        let g = &self.c.groups[self.tasks[t].group];
         RunError::Livelock {
             task: self.task_name(t),
             location: g
@@ -77,7 +77,7 @@ impl<'c> World<'c> {
     #[inline(never)]
     pub(super) fn instant_livelock(&self, t: TaskId, at: SimTime) -> RunError {
         let task = &self.tasks[t];
-        let g = &self.c.groups[task.group as usize];
+        let g = &self.c.groups[task.group];
         RunError::InstantLivelock {
             events: self.limits.max_steps_per_instant,
             at,
@@ -92,8 +92,8 @@ impl<'c> World<'c> {
 
     /// One draw of compiled distribution `dist` from task `t`'s stream.
     #[inline(always)]
-    fn draw(&mut self, t: TaskId, dist: u32) -> Dur {
-        self.c.dists[dist as usize].sample(&mut self.rngs[t])
+    fn draw(&mut self, t: TaskId, dist: DistId) -> Dur {
+        self.c.dists[dist].sample(&mut self.rngs[t])
     }
 
     /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
@@ -186,7 +186,7 @@ impl<'c> World<'c> {
             return Ok(());
         }
         let c: &'c Compiled = self.c;
-        let code = &c.groups[self.tasks[t].group as usize].code;
+        let code = &c.groups[self.tasks[t].group].code;
         let mut pc = self.tasks[t].pc;
         // Steps taken at this instant, counted and checked on back edges
         // only: a program can only run forever at one instant through a
@@ -222,7 +222,6 @@ impl<'c> World<'c> {
                     rcu,
                 } => {
                     pc += 1;
-                    let wq = WqId(wq);
                     let (id, cpu) = (self.work_id(t, work, key), self.wq_cpu(t, wq));
                     let delay = delay.map(|d| self.draw(t, d));
                     self.wq_call(wq, |q, now, out| match delay {
@@ -238,14 +237,12 @@ impl<'c> World<'c> {
                     delay,
                 } => {
                     pc += 1;
-                    let wq = WqId(wq);
                     let (id, cpu) = (self.work_id(t, work, key), self.wq_cpu(t, wq));
                     let d = self.draw(t, delay);
                     self.wq_call(wq, |q, now, out| q.mod_delayed_work(now, id, cpu, d, out));
                 }
                 Instr::CancelWorkSync { wq, work, key } => {
                     pc += 1;
-                    let wq = WqId(wq);
                     let id = self.work_id(t, work, key);
                     self.wq_call(wq, |q, now, out| q.cancel_delayed_work(now, id, out));
                     if self.wqs[wq].work_running(id) {
@@ -257,7 +254,7 @@ impl<'c> World<'c> {
                 }
                 Instr::Count { counter } => {
                     pc += 1;
-                    self.user_counts[counter as usize] += 1;
+                    self.user_counts[counter] += 1;
                 }
                 Instr::MightResched => {
                     pc += 1;
@@ -271,7 +268,7 @@ impl<'c> World<'c> {
                     let k = match next {
                         _ if span == 0 => 0,
                         Some(n) => {
-                            let c = &mut self.key_next[n as usize];
+                            let c = &mut self.key_next[n];
                             *c = c.wrapping_add(1);
                             (*c - 1) % span
                         }
@@ -281,7 +278,6 @@ impl<'c> World<'c> {
                 }
                 Instr::FlushWorkqueue { wq } => {
                     pc += 1;
-                    let wq = WqId(wq);
                     match self.wqs[wq].flush_workqueue(self.now) {
                         models::workqueue::FlushOutcome::Done => {}
                         models::workqueue::FlushOutcome::Wait(f) => {
@@ -293,18 +289,17 @@ impl<'c> World<'c> {
                     }
                 }
                 Instr::Charge { memcg, pages, gfp } => {
-                    if self.charge(t, pc, MemcgId(memcg), pages, gfp) {
+                    if self.charge(t, pc, memcg, pages, gfp) {
                         return Ok(());
                     }
                     pc += 1;
                 }
                 Instr::Uncharge { memcg, pages } => {
                     pc += 1;
-                    let m = MemcgId(memcg);
-                    let i = self.page_slot(t, m);
+                    let i = self.page_slot(t, memcg);
                     let n = pages.min(self.task_pages[i]);
                     self.task_pages[i] -= n;
-                    self.memcgs[m].uncharge(n);
+                    self.memcgs[memcg].uncharge(n);
                 }
                 Instr::Delay { dist, sleep, next } => {
                     let d = self.draw(t, dist);
@@ -342,7 +337,7 @@ impl<'c> World<'c> {
                     }
                     if let Some(site) = site {
                         if !self.tasks[t].atomic_done {
-                            self.user_counts[site as usize] += 1;
+                            self.user_counts[site] += 1;
                         }
                     }
                     let lock = self.lock_instance(t, lock, dynamic);
@@ -447,7 +442,7 @@ impl<'c> World<'c> {
                     let start = self.spans[base + slot as usize];
                     self.record(stat, self.now.since(start));
                     if let Some(tr) = self.trace.as_mut() {
-                        let name = self.c.stats[stat as usize].subject.clone();
+                        let name = self.c.stats[stat].subject.clone();
                         tr.slice(t.0, "span", name, start, self.now);
                     }
                 }
@@ -473,7 +468,7 @@ impl<'c> World<'c> {
                 }
                 Instr::IfWorkBusy { wq, work, key, end } => {
                     let id = self.work_id(t, work, key);
-                    pc = if self.wqs[WqId(wq)].work_busy(id) {
+                    pc = if self.wqs[wq].work_busy(id) {
                         pc + 1
                     } else {
                         end

@@ -8,7 +8,7 @@ impl<'c> World<'c> {
     pub(super) fn hold_slots(&self, t: TaskId) -> std::ops::Range<usize> {
         let task = &self.tasks[t];
         let base = task.hold_base as usize;
-        base..base + self.c.groups[task.group as usize].hold_slots as usize
+        base..base + self.c.groups[task.group].hold_slots as usize
     }
 
     /// `t` leaves its CPU holding locks: locks with spinners are told, since
@@ -42,7 +42,7 @@ impl<'c> World<'c> {
                     // give up (need_resched): then no flow and no waker.
                     if self.current != NONE {
                         if let Some(tr) = self.trace.as_mut() {
-                            let name = &self.c.locks[lock.index()].name;
+                            let name = &self.c.locks[lock].name;
                             tr.flow(self.current.0, t.0, self.now, name);
                         }
                         if let Some(r) = self.recorder.as_mut() {

@@ -31,7 +31,7 @@ impl<'c> World<'c> {
         gfp: crate::program::GfpWord,
     ) -> bool {
         use models::memcg::{Charge, ChargeStep, OomOutcome};
-        let spec = &self.c.memcgs[m.index()];
+        let spec = &self.c.memcgs[m];
         let cpu = self.tasks[t].cpu;
         let cpu = if cpu == CpuId::ANY { CpuId(0) } else { cpu };
         let (mut ch, mut step) = match self.tasks[t].charging.take() {
@@ -143,7 +143,7 @@ impl<'c> World<'c> {
     /// task with the most pages first (R46: the largest). Never a kworker:
     /// kernel threads are unkillable (`oom_unkillable_task`).
     pub(super) fn oom_candidates(&self, m: MemcgId) -> Vec<TaskId> {
-        let spec = &self.c.memcgs[m.index()];
+        let spec = &self.c.memcgs[m];
         let mut v: Vec<(usize, std::cmp::Reverse<u64>, TaskId)> = self
             .tasks
             .iter_enumerated()
@@ -186,7 +186,7 @@ impl<'c> World<'c> {
     /// The hold statistic of `t`'s hold slot `slot` held in `mode`: the
     /// one its program's release of that slot records.
     fn hold_stat_of_slot(&self, t: TaskId, slot: u8, mode: Mode) -> Option<StatId> {
-        let g = &self.c.groups[self.tasks[t].group as usize];
+        let g = &self.c.groups[self.tasks[t].group];
         g.code.iter().find_map(|i| match *i {
             Instr::Release {
                 slot: s,
@@ -264,8 +264,7 @@ impl<'c> World<'c> {
     /// Background release of memcg `m`: `release_rate` pages per second,
     /// applied every tick; the next tick is scheduled in `slot`.
     pub(super) fn release_tick(&mut self, m: MemcgId, slot: usize) {
-        let owed =
-            self.released[m] + self.c.memcgs[m.index()].release_rate * RELEASE_TICK.as_secs_f64();
+        let owed = self.released[m] + self.c.memcgs[m].release_rate * RELEASE_TICK.as_secs_f64();
         let pages = owed.floor();
         self.released[m] = owed - pages;
         self.memcgs[m].uncharge(pages as u64);

@@ -30,7 +30,10 @@
 //! for its observers has modules of its own: [`trace`] (`--trace`) and
 //! [`recorder`] (`--blame`).
 
-use crate::program::{Compiled, GroupProg, Instr, StatId, WakePlacement};
+use crate::program::{
+    Compiled, CounterId, DistId, GroupId, GroupProg, Instr, KeyCounterId, StatId,
+};
+use crate::program::{WakePlacement, WorkTypeId};
 use models::locks::AnyLock;
 use models::sched::CpuPool;
 use models::sched::NICE_0_WEIGHT;
@@ -150,7 +153,7 @@ impl Resume {
 }
 
 struct Task {
-    group: u32,
+    group: GroupId,
     index: u32,
     pc: u32,
     cpu: CpuId,
@@ -238,7 +241,7 @@ impl Task {
         c: &Compiled,
         (seed, rep): (u64, u64),
         name: &str,
-        group: u32,
+        group: GroupId,
         index: u32,
         (hold_base, span_base, rep_base): (usize, usize, usize),
         rngs: &mut TiVec<TaskId, Stream>,
@@ -253,7 +256,7 @@ impl Task {
             state: State::Runnable,
             resume: Resume::Nothing,
             since: SimTime::ZERO,
-            rt: c.groups.get(group as usize).is_some_and(|g| g.rt),
+            rt: c.groups.get(group).is_some_and(|g| g.rt),
             sched: c.wake_latency.as_ref().map(|_| Box::new(own("sched"))),
             burst_start: SimTime::ZERO,
             burst_end: SimTime::ZERO,
@@ -495,9 +498,9 @@ pub struct World<'c> {
     /// The lock id + 1 held in each hold slot (0: none), same index as `holds`.
     held: Vec<u32>,
     /// Values of the scenario's `count` counters.
-    user_counts: Vec<u64>,
+    user_counts: TiVec<CounterId, u64>,
     /// Uses of each `key next` step so far (a cgroup id allocator each).
-    key_next: Vec<u32>,
+    key_next: TiVec<KeyCounterId, u32>,
     wqs: TiVec<WqId, models::workqueue::Workqueue>,
     idle_workers: TiVec<WqId, IdleKworkers>,
     /// The per-CPU worker pools that run per-CPU workqueues' items, with
@@ -586,7 +589,7 @@ pub struct World<'c> {
     /// task given a CPU that another task ran on last is switched in
     /// (`scenario.switch_cost`).
     last_on: TiVec<CpuId, TaskId>,
-    stats: Vec<Stat>,
+    stats: TiVec<StatId, Stat>,
     wakes: Vec<Wake>,
     horizon: SimTime,
     events: u64,
@@ -735,13 +738,13 @@ impl<'c> World<'c> {
         let mut tasks: TiVec<TaskId, Task> = TiVec::new();
         let mut rngs = TiVec::new();
         let (mut holds, mut spans, mut reps) = (0usize, 0usize, 0usize);
-        for (g, group) in c.groups.iter().enumerate() {
+        for (g, group) in c.groups.iter_enumerated() {
             for i in 0..group.count {
                 tasks.push(Task::new(
                     c,
                     (seed, replication),
                     &group.name,
-                    g as u32,
+                    g,
                     i,
                     (holds, spans, reps),
                     &mut rngs,
@@ -753,9 +756,14 @@ impl<'c> World<'c> {
         }
         // kworkers: tasks of no group until they run an item, with slots
         // for the largest work program.
-        let work_groups = &c.groups[c.task_groups as usize..];
-        let wslots =
-            |f: fn(&GroupProg) -> u8| work_groups.iter().map(f).max().unwrap_or(0) as usize;
+        let wslots = |f: fn(&GroupProg) -> u8| {
+            usize::from(c.work_programs().iter().map(f).max().unwrap_or(0))
+        };
+        // A kworker names the first work program until its first item
+        // (the last task group's, when there is none).
+        let kworker_group = (c.groups.last_key())
+            .expect("a scenario has a task group")
+            .min(GroupId(c.task_groups));
         let (wh, ws, wr) = (
             wslots(|g| g.hold_slots),
             wslots(|g| g.span_slots),
@@ -768,7 +776,7 @@ impl<'c> World<'c> {
         let first_kworker = tasks.next_key();
         let nkworkers = c.workqueues.iter().map(|w| w.workers).sum::<u32>();
         let mut pool_idle = IdleKworkers::empty(first_kworker, nkworkers);
-        for (q, wq) in c.workqueues.iter().enumerate() {
+        for (q, wq) in c.workqueues.iter_enumerated() {
             let first = tasks.next_key();
             if pooled(wq) {
                 for i in 0..wq.workers {
@@ -783,7 +791,7 @@ impl<'c> World<'c> {
                     c,
                     (seed, replication),
                     &format!("kworker/{}", wq.name),
-                    c.task_groups.min(c.groups.len().saturating_sub(1) as u32),
+                    kworker_group,
                     i,
                     (holds, spans, reps),
                     &mut rngs,
@@ -791,7 +799,7 @@ impl<'c> World<'c> {
                 w.state = State::Idle;
                 w.rt = false;
                 w.self_key = 0;
-                w.worker_of = Some(WqId::from(q));
+                w.worker_of = Some(q);
                 w.cold = i >= wq.warm_workers;
                 tasks.push(w);
                 holds += wh;
@@ -834,7 +842,7 @@ impl<'c> World<'c> {
             // A program task has its group's nice level; kworkers are
             // nice 0 (their group index only names a work program).
             let weight = match task.worker_of {
-                None => c.groups[task.group as usize].weight,
+                None => c.groups[task.group].weight,
                 Some(_) => NICE_0_WEIGHT,
             };
             if weight != NICE_0_WEIGHT {
@@ -907,8 +915,8 @@ impl<'c> World<'c> {
                 Ev::Run,
             ),
             released: ti_vec![0.0; c.memcgs.len()],
-            user_counts: vec![0; c.counters.len()],
-            key_next: vec![0; c.key_counters as usize],
+            user_counts: ti_vec![0; c.counters.len()],
+            key_next: ti_vec![0; c.key_counters as usize],
             wqs: (c.workqueues.iter())
                 .map(|w| {
                     models::workqueue::Workqueue::new(w.name.clone(), w.kind, w.max_active)
@@ -964,10 +972,7 @@ impl<'c> World<'c> {
 
     fn task_name(&self, t: TaskId) -> String {
         let task = &self.tasks[t];
-        format!(
-            "{}[{}]",
-            self.c.groups[task.group as usize].name, task.index
-        )
+        format!("{}[{}]", self.c.groups[task.group].name, task.index)
     }
 
     #[inline]
@@ -1003,7 +1008,7 @@ impl<'c> World<'c> {
 
     #[inline]
     fn record(&mut self, stat: StatId, d: Dur) {
-        let s = &mut self.stats[stat as usize];
+        let s = &mut self.stats[stat];
         s.hist.record(d);
         s.windows.record(self.now, d);
     }
@@ -1016,9 +1021,9 @@ impl<'c> World<'c> {
                 self.make_runnable(t);
             }
         }
-        for (m, spec) in self.c.memcgs.iter().enumerate() {
+        for (m, spec) in self.c.memcgs.iter_enumerated() {
             if spec.release_rate > 0.0 {
-                let slot = self.release_slot(MemcgId::from(m));
+                let slot = self.release_slot(m);
                 self.queue
                     .set(slot, SimTime::ZERO + RELEASE_TICK, Ev::Release);
             }
@@ -1143,11 +1148,11 @@ impl<'c> World<'c> {
     /// blocked on b (lock) since t=1ms at s.toml:10`.
     fn stuck_line(&self, t: TaskId) -> String {
         let task = &self.tasks[t];
-        let g = &self.c.groups[task.group as usize];
+        let g = &self.c.groups[task.group];
         let at = g.origins.get(task.pc.saturating_sub(1) as usize);
         let what = match task.resume {
             Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
-                let l = &self.c.locks[lock.index()];
+                let l = &self.c.locks[lock];
                 format!("{} ({})", l.name, crate::program::mode_label(l.kind, mode))
             }
             Resume::Nothing => "a flush or a work item (workqueue)".into(),

@@ -13,7 +13,7 @@ impl<'c> World<'c> {
         mode: Mode,
         start: SimTime,
     ) {
-        let l = &self.c.locks[lock.index()];
+        let l = &self.c.locks[lock];
         let name = format!(
             "{cat} {} ({})",
             l.name,
@@ -34,12 +34,7 @@ impl<'c> World<'c> {
         task.in_lock_queue = asleep;
         if let Some(tr) = self.trace.as_mut() {
             let delta = if asleep { 1 } else { -1 };
-            tr.queue(
-                lock.index(),
-                &self.c.locks[lock.index()].name,
-                delta,
-                self.now,
-            );
+            tr.queue(lock.index(), &self.c.locks[lock].name, delta, self.now);
         }
     }
 
@@ -48,11 +43,7 @@ impl<'c> World<'c> {
     pub(super) fn track_name(&self, t: TaskId) -> String {
         let task = &self.tasks[t];
         match task.worker_of {
-            Some(q) => format!(
-                "kworker/{}/{}",
-                self.c.workqueues[q.index()].name,
-                task.index
-            ),
+            Some(q) => format!("kworker/{}/{}", self.c.workqueues[q].name, task.index),
             None => self.task_name(t),
         }
     }
@@ -150,7 +141,7 @@ impl<'c> World<'c> {
     /// `t` got a CPU: it runs (a kworker, its item's work type).
     pub(super) fn blame_on_cpu(&mut self, t: TaskId) {
         let work = match self.tasks[t].work {
-            Some(id) if self.tasks[t].worker_of.is_some() => self.work_type(id) as u32 + 1,
+            Some(id) if self.tasks[t].worker_of.is_some() => self.work_type(id).0 + 1,
             _ => 0,
         };
         if let Some(r) = self.recorder.as_mut() {
@@ -193,24 +184,24 @@ impl Names for World<'_> {
     }
 
     fn lock(&self, lock: u32, mode: Mode) -> String {
-        let l = &self.c.locks[lock as usize];
+        let l = &self.c.locks[LockId(lock)];
         format!("{} ({})", l.name, crate::program::mode_label(l.kind, mode))
     }
 
     fn memcg(&self, m: u32) -> String {
-        format!("memcg {}", self.c.memcgs[m as usize].name)
+        format!("memcg {}", self.c.memcgs[MemcgId(m)].name)
     }
 
     fn workqueue(&self, q: u32) -> String {
-        self.c.workqueues[q as usize].name.clone()
+        self.c.workqueues[WqId(q)].name.clone()
     }
 
     fn work(&self, w: u32) -> String {
-        self.c.works[w as usize].name.clone()
+        self.c.works[WorkTypeId(w)].name.clone()
     }
 
-    fn stat(&self, s: u32) -> String {
-        let st = &self.c.stats[s as usize];
+    fn stat(&self, s: StatId) -> String {
+        let st = &self.c.stats[s];
         format!("{} {}", st.metric.as_str(), st.subject)
     }
 }

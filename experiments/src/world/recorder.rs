@@ -4,6 +4,7 @@
 //! scheduling changes and who woke it from each wait queue ([`Recorder`]),
 //! only for the tasks and times a [`Focus`] asks for.
 
+use crate::program::StatId;
 use models::Mode;
 use sim::SimTime;
 
@@ -60,7 +61,7 @@ impl Doing {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Wait {
     pub task: u32,
-    pub stat: u32,
+    pub stat: StatId,
     pub lock: u32,
     pub mode: Mode,
     pub start: SimTime,
@@ -86,7 +87,7 @@ pub struct Wanted {
     /// And every wait at least this long (nanoseconds).
     pub threshold: Option<u64>,
     /// Only waits of these statistics (all if `None`).
-    pub stats: Option<Vec<u32>>,
+    pub stats: Option<Vec<StatId>>,
 }
 
 /// Most waits over the threshold that are explained (the first ones).
@@ -343,7 +344,7 @@ pub trait Names {
     fn memcg(&self, m: u32) -> String;
     fn workqueue(&self, q: u32) -> String;
     fn work(&self, w: u32) -> String;
-    fn stat(&self, s: u32) -> String;
+    fn stat(&self, s: StatId) -> String;
 }
 
 #[cfg(test)]
@@ -353,7 +354,7 @@ mod tests {
     fn wait(task: u32, start: u64, end: u64) -> Wait {
         Wait {
             task,
-            stat: 0,
+            stat: StatId(0),
             lock: 0,
             mode: Mode::Read,
             start: SimTime(start),

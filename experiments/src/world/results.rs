@@ -12,7 +12,7 @@ impl<'c> World<'c> {
         // not run holding it yet).
         let mut open_waits: Vec<(String, Dur)> = Vec::new();
         for (_, wait, so_far) in self.open_lock_waits() {
-            let subject = &c.stats[wait as usize].subject;
+            let subject = &c.stats[wait].subject;
             match open_waits.iter_mut().find(|(s, _)| s == subject) {
                 Some((_, worst)) => *worst = (*worst).max(so_far),
                 None => open_waits.push((subject.clone(), so_far)),
@@ -43,8 +43,7 @@ impl<'c> World<'c> {
                 None => by_class.push((subject, value)),
             }
         };
-        for (i, l) in c.locks.iter().enumerate() {
-            let i = LockId::from(i);
+        for (i, l) in c.locks.iter_enumerated() {
             let class = l.name.split('[').next().unwrap_or(&l.name);
             let modes: &[(Mode, &str)] = match l.kind {
                 LockKind::Rwsem => &[(Mode::Read, "read_"), (Mode::Write, "write_")],
@@ -74,7 +73,7 @@ impl<'c> World<'c> {
                 value: v,
             });
         }
-        for (q, wq) in self.wqs.iter().enumerate() {
+        for (q, wq) in self.wqs.iter_enumerated() {
             for (k, v) in wq.counters() {
                 counters.push(Counter {
                     subject: format!("wq/{}/{k}", c.workqueues[q].name),
@@ -95,7 +94,7 @@ impl<'c> World<'c> {
             }
         }
         for (m, g) in self.memcgs.iter_enumerated() {
-            let name = &c.memcgs[m.index()].name;
+            let name = &c.memcgs[m].name;
             for (k, v) in g.counters() {
                 counters.push(Counter {
                     subject: format!("memcg/{name}/{k}"),

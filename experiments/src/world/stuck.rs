@@ -62,7 +62,7 @@ impl World<'_> {
     /// The longest lock wait still going on now (of the wait statistics
     /// `only`, if given), and the tasks holding it up. Meant for the end
     /// of a run.
-    pub fn stuck(&self, only: Option<&[u32]>) -> Option<Stuck> {
+    pub fn stuck(&self, only: Option<&[StatId]>) -> Option<Stuck> {
         let worst = self
             .open_lock_waits()
             .filter(|&(_, wait, _)| only.is_none_or(|ids| ids.contains(&wait)))
@@ -73,7 +73,7 @@ impl World<'_> {
         let mut seen = ti_vec![false; self.tasks.len()];
         self.stuck_lines(t, 0, &mut seen, &mut lines);
         Some(Stuck {
-            subject: self.c.stats[wait as usize].subject.clone(),
+            subject: self.c.stats[wait].subject.clone(),
             so_far,
             at: self.now,
             lines,
@@ -188,7 +188,7 @@ impl World<'_> {
                     let wq = WqId(wq);
                     let s = format!(
                         "in flush_workqueue({}): {} item(s) in flight",
-                        self.c.workqueues[wq.index()].name,
+                        self.c.workqueues[wq].name,
                         self.wqs[wq].in_flight()
                     );
                     (s, self.running_items(wq))
@@ -197,7 +197,7 @@ impl World<'_> {
                     let wq = WqId(wq);
                     let s = format!(
                         "waits for a running item of {} (cancel_*_sync)",
-                        self.c.workqueues[wq.index()].name
+                        self.c.workqueues[wq].name
                     );
                     (s, self.running_items(wq))
                 }
@@ -238,13 +238,13 @@ impl World<'_> {
                         };
                         format!(
                             "in memcg reclaim (memcg {}), this attempt{}{retries}",
-                            self.c.memcgs[memcg as usize].name,
+                            self.c.memcgs[MemcgId(memcg)].name,
                             until()
                         )
                     }
                     Doing::Throttle { memcg } => format!(
                         "throttled over memory.high (memcg {}){}",
-                        self.c.memcgs[memcg as usize].name,
+                        self.c.memcgs[MemcgId(memcg)].name,
                         until()
                     ),
                     _ => format!("in a sleep step{}", until()),

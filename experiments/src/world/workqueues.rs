@@ -4,12 +4,10 @@
 use super::*;
 
 impl<'c> World<'c> {
-    /// The index of the work type that item `id` belongs to.
-    pub(super) fn work_type(&self, id: WorkId) -> usize {
-        self.c
-            .works
-            .iter()
-            .position(|s| s.offset <= id.0 && id.0 < s.offset + s.instances)
+    /// The work type that item `id` belongs to.
+    pub(super) fn work_type(&self, id: WorkId) -> WorkTypeId {
+        (self.c.works)
+            .position(|s| s.instance(id).is_some())
             .expect("item ids come from work types")
     }
 
@@ -19,28 +17,33 @@ impl<'c> World<'c> {
     }
 
     /// The item id of work type `work` and key `key` for task `t`.
-    pub(super) fn work_id(&mut self, t: TaskId, work: u32, key: crate::program::WorkKey) -> WorkId {
+    pub(super) fn work_id(
+        &mut self,
+        t: TaskId,
+        work: WorkTypeId,
+        key: crate::program::WorkKey,
+    ) -> WorkId {
         use crate::program::WorkKey;
-        let spec = &self.c.works[work as usize];
+        let spec = &self.c.works[work];
         let task = &mut self.tasks[t];
         let k = match key {
             WorkKey::Index(i) => i,
             WorkKey::SelfIndex => task.self_key,
             WorkKey::Seq => {
-                let stride = self.c.groups[task.group as usize].count.max(1);
+                let stride = self.c.groups[task.group].count.max(1);
                 let k = (u64::from(task.seq) * u64::from(stride) + u64::from(task.index))
                     % u64::from(spec.instances);
                 task.seq = task.seq.wrapping_add(1);
                 k as u32
             }
         };
-        WorkId(spec.offset + k.min(spec.instances - 1))
+        spec.item(k.min(spec.instances - 1))
     }
 
     /// The CPU a per-CPU workqueue uses for `t`'s queue_work: its own
     /// (R33); CPU 0 when CPUs are unlimited.
     pub(super) fn wq_cpu(&self, t: TaskId, wq: WqId) -> CpuId {
-        match self.c.workqueues[wq.index()].kind {
+        match self.c.workqueues[wq].kind {
             models::workqueue::WqKind::PerCpu { cpus } => {
                 let c = self.tasks[t].cpu;
                 // A task's CPU is below the pool's count but for a pool
@@ -76,7 +79,7 @@ impl<'c> World<'c> {
 
     /// Items of workqueue `q` run on the per-CPU pools (R37).
     pub(super) fn pooled(&self, q: WqId) -> bool {
-        runs_on_pools(self.c, &self.c.workqueues[q.index()])
+        runs_on_pools(self.c, &self.c.workqueues[q])
     }
 
     /// `kick_pool` (R37): wakes an idle kworker for `cpu`'s pool, bound to
@@ -231,7 +234,7 @@ impl<'c> World<'c> {
         let task = &mut self.tasks[w];
         task.group = spec.group;
         task.pc = 0;
-        task.self_key = id.0 - spec.offset;
+        task.self_key = spec.instance(id).expect("an item of its work type");
         task.work = Some(id);
         task.item_wq = q;
         task.work_start = self.now;
@@ -261,7 +264,7 @@ impl<'c> World<'c> {
         let q = task.worker_of.expect("a kworker");
         if std::mem::take(&mut task.cold) {
             // The manager creates this kworker first (R38).
-            let lat = &self.c.workqueues[q.index()].create_latency;
+            let lat = &self.c.workqueues[q].create_latency;
             let d = lat.sample(&mut self.rngs[w]);
             if d > Dur::ZERO {
                 self.tasks[w].state = State::Runnable;
@@ -277,7 +280,8 @@ impl<'c> World<'c> {
     pub(super) fn work_done(&mut self, w: TaskId, q: WqId, id: WorkId) {
         if self.trace.is_some() {
             let spec = self.work_spec(id);
-            let name = format!("work {}[{}]", spec.name, id.0 - spec.offset);
+            let k = spec.instance(id).expect("an item of its work type");
+            let name = format!("work {}[{k}]", spec.name);
             let start = self.tasks[w].work_start;
             if let Some(tr) = self.trace.as_mut() {
                 tr.slice(w.0, "work", name, start, self.now);

@@ -264,10 +264,9 @@ fn stuck(text: &str, subject: Option<&str>) -> (String, u64, Vec<(usize, String,
     let c = crate::common::compile_text(text);
     let stats = subject.map(|s| {
         c.stats
-            .iter()
-            .enumerate()
+            .iter_enumerated()
             .filter(|(_, st)| st.metric == output::Metric::Wait && st.subject == s)
-            .map(|(i, _)| i as u32)
+            .map(|(i, _)| i)
             .collect()
     });
     let wanted = Wanted {

@@ -17,12 +17,13 @@
 //! Tracking what is held lays out the slots: each hold and span takes the
 //! first free slot of its kind, and the pass writes it into its step.
 
-use super::names::{Kind, LockStep, Resolved, SELF_LOCK};
+use super::names::{Kind, LockStep, Resolved, Tracked};
 use super::Budget;
-use crate::program::{LockId, LockSpec, Origin};
+use crate::program::{LockId, LockSpec, Origin, WorkTypeId};
 use crate::scenario::error::ScenarioError;
 use crate::scenario::steps::LockOp;
 use models::Mode;
+use typed_index_collections::{TiSlice, TiVec};
 
 /// How many hold and span slots a program's tasks use.
 pub(super) struct Slots {
@@ -37,9 +38,9 @@ pub(super) struct Slots {
 pub(super) fn check<'a>(
     group: &str,
     nodes: &mut [Resolved<'a>],
-    locks: &[LockSpec],
+    locks: &TiSlice<LockId, LockSpec>,
     budget: &mut Budget,
-    work_uses: &mut [[Option<Origin>; 2]],
+    work_uses: &mut TiVec<WorkTypeId, [Option<Origin>; 2]>,
 ) -> Result<Slots, ScenarioError> {
     let mut c = Checker {
         locks,
@@ -52,7 +53,7 @@ pub(super) fn check<'a>(
     if let Some((l, _, at)) = c.held.iter().flatten().next() {
         return Err(at.error(format!(
             "`{group}` ends its program still holding `{}` (taken here)",
-            locks[(*l & !SELF_LOCK) as usize].name
+            locks[l.named()].name
         )));
     }
     if let Some((n, at)) = c.spans.iter().flatten().next() {
@@ -67,12 +68,12 @@ pub(super) fn check<'a>(
 }
 
 struct Checker<'a, 'c, 'b> {
-    locks: &'c [LockSpec],
+    locks: &'c TiSlice<LockId, LockSpec>,
     budget: &'c mut Budget<'b>,
-    work_uses: &'c mut [[Option<Origin>; 2]],
+    work_uses: &'c mut TiVec<WorkTypeId, [Option<Origin>; 2]>,
     /// Per hold slot: the lock (as the names pass tracks it), its mode,
     /// and where it was taken.
-    held: Vec<Option<(LockId, Mode, &'a Origin)>>,
+    held: Vec<Option<(Tracked, Mode, &'a Origin)>>,
     /// Per span slot: the open span and where it began.
     spans: Vec<Option<(&'a str, &'a Origin)>>,
 }
@@ -148,7 +149,7 @@ impl<'a> Checker<'a, '_, '_> {
     fn lock_step(&mut self, o: &'a Origin, l: &mut LockStep) -> Result<(), ScenarioError> {
         let (name, lock) = (l.name, l.lock);
         let kw = l.op.keyword();
-        let position = |held: &[Option<(LockId, Mode, &Origin)>]| {
+        let position = |held: &[Option<(Tracked, Mode, &Origin)>]| {
             held.iter()
                 .position(|h| matches!(h, Some((x, _, _)) if *x == lock))
         };
@@ -198,21 +199,21 @@ impl<'a> Checker<'a, '_, '_> {
     /// A block's body at `o`: it must leave the holds and spans as it
     /// found them.
     fn block(&mut self, o: &Origin, body: &mut [Resolved<'a>]) -> Result<(), ScenarioError> {
-        let held_before: Vec<Option<LockId>> =
+        let held_before: Vec<Option<Tracked>> =
             self.held.iter().map(|h| h.as_ref().map(|x| x.0)).collect();
         let spans_before: Vec<Option<&str>> =
             self.spans.iter().map(|h| h.as_ref().map(|x| x.0)).collect();
         self.nodes(body)?;
-        let held_after: Vec<Option<LockId>> =
+        let held_after: Vec<Option<Tracked>> =
             self.held.iter().map(|h| h.as_ref().map(|x| x.0)).collect();
         let spans_after: Vec<Option<&str>> =
             self.spans.iter().map(|h| h.as_ref().map(|x| x.0)).collect();
         if trim(&held_before) != trim(&held_after) {
-            let names = |v: &[Option<LockId>]| -> String {
+            let names = |v: &[Option<Tracked>]| -> String {
                 let n: Vec<&str> = v
                     .iter()
                     .flatten()
-                    .map(|l| self.locks[(*l & !SELF_LOCK) as usize].name.as_str())
+                    .map(|l| self.locks[l.named()].name.as_str())
                     .collect();
                 if n.is_empty() {
                     "nothing".into()
@@ -256,12 +257,12 @@ impl<'a> Checker<'a, '_, '_> {
     /// or grabs it; an error once one type has both.
     fn work_use(
         &mut self,
-        work: u32,
+        work: WorkTypeId,
         o: &Origin,
         rcu: bool,
         name: &str,
     ) -> Result<(), ScenarioError> {
-        let firsts = &mut self.work_uses[work as usize];
+        let firsts = &mut self.work_uses[work];
         firsts[usize::from(rcu)].get_or_insert_with(|| o.clone());
         match &firsts[usize::from(!rcu)] {
             Some(at) => Err(o.error(format!(

@@ -7,8 +7,8 @@
 
 use super::dur_field;
 use super::settings::Settings;
-use crate::program::{DistId, LockId, LockSpec, MemcgSpec, ReclaimFrees, WakePlacement};
-use crate::program::{WorkSpec, WorkqueueSpec};
+use crate::program::{DistId, GroupId, LockId, LockSpec, MemcgId, MemcgSpec, ReclaimFrees};
+use crate::program::{WakePlacement, WorkId, WorkSpec, WorkTypeId, WorkqueueSpec, WqId};
 use crate::scenario::doc::{DistDef, Doc, LockDef, MemcgDef};
 use crate::scenario::error::ScenarioError;
 use crate::scenario::source::{Source, MAX_DATA_FILE};
@@ -18,13 +18,14 @@ use models::LockKind;
 use sim::dist::{Dist, Empirical};
 use sim::Dur;
 use toml::Spanned;
+use typed_index_collections::TiVec;
 
 /// Most locks a scenario may have, family instances included.
 const MAX_LOCKS: usize = 1 << 22;
 
 /// The scenario's locks, a family's instances one lock each.
 pub(super) struct Locks {
-    pub specs: Vec<LockSpec>,
+    pub specs: TiVec<LockId, LockSpec>,
     /// By name: the first id and the number of instances (1 unless a
     /// family).
     pub ids: IndexMap<String, (LockId, u32)>,
@@ -32,13 +33,13 @@ pub(super) struct Locks {
 
 /// Builds `[locks]`.
 pub(super) fn locks(src: &Source, doc: &Doc) -> Result<Locks, ScenarioError> {
-    let mut locks = Vec::new();
+    let mut locks = TiVec::new();
     let mut lock_ids = IndexMap::new();
     for (name, def) in &doc.locks {
         let spec = build_lock(src, name, def)?;
         match def.get_ref().instances {
             None => {
-                lock_ids.insert(name.clone(), (locks.len() as LockId, 1));
+                lock_ids.insert(name.clone(), (locks.next_key(), 1));
                 locks.push(spec);
             }
             Some(n) => {
@@ -50,7 +51,7 @@ pub(super) fn locks(src: &Source, doc: &Doc) -> Result<Locks, ScenarioError> {
                         "expected 1 to 1048576 instances",
                     ));
                 }
-                lock_ids.insert(name.clone(), (locks.len() as LockId, n));
+                lock_ids.insert(name.clone(), (locks.next_key(), n));
                 for i in 0..n {
                     locks.push(LockSpec {
                         name: format!("{name}[{i}]"),
@@ -81,17 +82,17 @@ pub(super) fn locks(src: &Source, doc: &Doc) -> Result<Locks, ScenarioError> {
 /// The scenario's distributions: the named ones first (inline ones and
 /// scaled copies are added as the programs are compiled).
 pub(super) struct Dists {
-    pub dists: Vec<Dist>,
+    pub dists: TiVec<DistId, Dist>,
     pub named: IndexMap<String, DistId>,
 }
 
 /// Builds `[dists]`.
 pub(super) fn dists(src: &Source, doc: &Doc) -> Result<Dists, ScenarioError> {
-    let mut dists = Vec::new();
+    let mut dists = TiVec::new();
     let mut named_dists = IndexMap::new();
     for (name, def) in &doc.dists {
-        named_dists.insert(name.clone(), dists.len() as DistId);
-        dists.push(build_dist(src, name, def)?);
+        let id = dists.push_and_get_key(build_dist(src, name, def)?);
+        named_dists.insert(name.clone(), id);
     }
     Ok(Dists {
         dists,
@@ -116,12 +117,12 @@ pub(super) struct Prog<'d> {
     pub nice: Option<&'d Spanned<i64>>,
 }
 
+/// The programs to compile, by their ids, and the work types.
+type Programs<'d> = (TiVec<GroupId, Prog<'d>>, TiVec<WorkTypeId, WorkSpec>);
+
 /// The task groups' programs, then one per work type, and the work types
 /// with their item ids.
-pub(super) fn programs<'d>(
-    src: &Source,
-    doc: &'d Doc,
-) -> Result<(Vec<Prog<'d>>, Vec<WorkSpec>), ScenarioError> {
+pub(super) fn programs<'d>(src: &Source, doc: &'d Doc) -> Result<Programs<'d>, ScenarioError> {
     if doc.tasks.is_empty() {
         return Err(ScenarioError::new(
             src.name.clone(),
@@ -129,7 +130,7 @@ pub(super) fn programs<'d>(
             "no task groups: add at least one `[tasks.NAME]` with `count` and `program`",
         ));
     }
-    let mut progs: Vec<Prog> = doc
+    let mut progs: TiVec<GroupId, Prog> = doc
         .tasks
         .iter()
         .map(|(n, d)| Prog {
@@ -143,7 +144,7 @@ pub(super) fn programs<'d>(
             nice: d.get_ref().nice.as_ref(),
         })
         .collect();
-    let mut works = Vec::new();
+    let mut works = TiVec::new();
     let mut offset = 0u32;
     for (n, d) in &doc.works {
         if doc.tasks.contains_key(n) {
@@ -156,9 +157,9 @@ pub(super) fn programs<'d>(
         let instances = d.get_ref().instances.as_ref().map_or(1, |i| *i.get_ref());
         works.push(WorkSpec {
             name: n.clone(),
-            group: progs.len() as u32,
+            group: progs.next_key(),
             instances,
-            offset,
+            first_item: WorkId(offset),
         });
         offset = offset.checked_add(instances).ok_or_else(|| {
             ScenarioError::new(
@@ -243,8 +244,8 @@ pub(super) fn workqueues(
     src: &Source,
     doc: &Doc,
     cpus: Option<u32>,
-) -> Result<Vec<WorkqueueSpec>, ScenarioError> {
-    let mut workqueues = Vec::new();
+) -> Result<TiVec<WqId, WorkqueueSpec>, ScenarioError> {
+    let mut workqueues = TiVec::new();
     for (name, def) in &doc.workqueues {
         use models::workqueue::{wq_clamp_max_active, WqKind};
         let d = def.get_ref();
@@ -304,8 +305,8 @@ pub(super) fn workqueues(
 }
 
 /// Builds `[memcg]`.
-pub(super) fn memcgs(src: &Source, doc: &Doc) -> Result<Vec<MemcgSpec>, ScenarioError> {
-    let mut memcgs = Vec::new();
+pub(super) fn memcgs(src: &Source, doc: &Doc) -> Result<TiVec<MemcgId, MemcgSpec>, ScenarioError> {
+    let mut memcgs = TiVec::new();
     for (name, def) in &doc.memcg {
         memcgs.push(build_memcg(src, doc, name, def)?);
     }
@@ -560,7 +561,7 @@ fn build_memcg(
     let mut oom_victims = Vec::new();
     for v in &d.oom_victims {
         match doc.tasks.get_index_of(v.get_ref().as_str()) {
-            Some(i) => oom_victims.push(i as u32),
+            Some(i) => oom_victims.push(GroupId::from(i)),
             None => {
                 return Err(ScenarioError::new(
                     src.locate(Some(v.span())),

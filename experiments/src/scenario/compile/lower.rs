@@ -10,36 +10,44 @@
 //! that continues at the body's second step.
 
 use super::names::{Kind, Resolved};
-use crate::program::{mode_label, Instr, Origin, StatId, StatSpec};
+use crate::program::{
+    mode_label, CounterId, DistId, Instr, KeyCounterId, Origin, StatId, StatSpec,
+};
 use crate::scenario::steps::LockOp;
 use indexmap::IndexMap;
 use models::LockKind;
 use output::Metric;
 use sim::dist::Dist;
+use typed_index_collections::{TiSlice, TiVec};
 
 /// What the programs' steps number, over all programs.
 #[derive(Default)]
 pub(super) struct Tables {
     stats: IndexMap<(Metric, String), StatId>,
-    counters: IndexMap<String, u32>,
+    counters: IndexMap<String, CounterId>,
     /// `key next` steps so far (one counter each).
     key_counters: u32,
 }
 
 impl Tables {
     fn stat(&mut self, metric: Metric, subject: String) -> StatId {
-        let n = self.stats.len() as StatId;
+        let n = StatId::from(self.stats.len());
         *self.stats.entry((metric, subject)).or_insert(n)
     }
 
-    fn counter(&mut self, subject: String) -> u32 {
-        let n = self.counters.len() as u32;
+    fn counter(&mut self, subject: String) -> CounterId {
+        let n = CounterId::from(self.counters.len());
         *self.counters.entry(subject).or_insert(n)
+    }
+
+    fn key_counter(&mut self) -> KeyCounterId {
+        self.key_counters += 1;
+        KeyCounterId(self.key_counters - 1)
     }
 
     /// The statistics and counters by id, and the number of `key next`
     /// counters.
-    pub(super) fn finish(self) -> (Vec<StatSpec>, Vec<String>, u32) {
+    pub(super) fn finish(self) -> (TiVec<StatId, StatSpec>, TiVec<CounterId, String>, u32) {
         let stats = (self.stats.into_iter())
             .map(|((metric, subject), _)| StatSpec { metric, subject })
             .collect();
@@ -58,7 +66,7 @@ pub(super) fn lower(
     group: &str,
     nodes: &[Resolved],
     end: Origin,
-    dists: &[Dist],
+    dists: &TiSlice<DistId, Dist>,
     tables: &mut Tables,
 ) -> (Vec<Instr>, Vec<Origin>) {
     let mut l = Lowering {
@@ -77,7 +85,7 @@ pub(super) fn lower(
 
 struct Lowering<'l> {
     group: &'l str,
-    dists: &'l [Dist],
+    dists: &'l TiSlice<DistId, Dist>,
     tables: &'l mut Tables,
     code: Vec<Instr>,
     origins: Vec<Origin>,
@@ -106,7 +114,7 @@ impl<'l> Lowering<'l> {
         match &n.kind {
             &Kind::Delay { dist, sleep, .. } => {
                 let next = self.code.len() as u32 + 1;
-                let instr = match self.dists[dist as usize] {
+                let instr = match self.dists[dist] {
                     Dist::Const(d) => Instr::DelayConst {
                         ns: d.ns(),
                         sleep,
@@ -200,10 +208,7 @@ impl<'l> Lowering<'l> {
                 self.push(Instr::MightResched, o);
             }
             &Kind::Key { lo, span, next } => {
-                let next = next.then(|| {
-                    self.tables.key_counters += 1;
-                    self.tables.key_counters - 1
-                });
+                let next = next.then(|| self.tables.key_counter());
                 self.push(Instr::SetKey { lo, span, next }, o);
             }
             &Kind::Charge { memcg, pages, gfp } => {

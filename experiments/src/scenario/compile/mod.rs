@@ -43,11 +43,12 @@ use super::doc::Doc;
 use super::error::ScenarioError;
 use super::source::Source;
 use super::steps::{parse_program, Count, KeyExpr};
-use crate::program::{Compiled, DistId, GroupProg, Origin};
+use crate::program::{Compiled, DistId, GroupId, GroupProg, Origin, WorkTypeId};
 use indexmap::IndexMap;
 use sim::time::parse_duration;
 use sim::Dur;
 use toml::Spanned;
+use typed_index_collections::{ti_vec, TiVec};
 
 /// Compiles one resolved variant.
 pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {
@@ -59,12 +60,12 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         ops: expand::Ops::new(),
         dists,
         cpu_scaled: IndexMap::new(),
-        work_uses: vec![[None, None]; doc.works.len()],
+        work_uses: ti_vec![[None, None]; doc.works.len()],
         tables: lower::Tables::default(),
     };
     let groups = (programs.iter())
         .map(|pr| program(src, doc, &settings, &locks, pr, &mut shared))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<TiVec<GroupId, _>, _>>()?;
     let workqueues = definitions::workqueues(src, doc, settings.cpus)?;
     let memcgs = definitions::memcgs(src, doc)?;
     let (stats, counters, key_counters) = shared.tables.finish();
@@ -109,7 +110,7 @@ struct Shared {
     /// (`scenario.cpu_speed`).
     cpu_scaled: IndexMap<DistId, DistId>,
     /// Per work type, its first grab and its first `queue_rcu_work`.
-    work_uses: Vec<[Option<Origin>; 2]>,
+    work_uses: TiVec<WorkTypeId, [Option<Origin>; 2]>,
     /// The statistics and counters numbered so far.
     tables: lower::Tables,
 }

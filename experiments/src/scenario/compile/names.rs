@@ -13,7 +13,7 @@
 use super::definitions::{Dists, Locks};
 use super::expand::Expanded;
 use super::{key_range, param, undefined};
-use crate::program::{DistId, GfpWord, LockId, Origin, WorkKey};
+use crate::program::{DistId, GfpWord, LockId, MemcgId, Origin, WorkKey, WorkTypeId, WqId};
 use crate::scenario::doc::Doc;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::steps::{DistRef, KeyExpr, LockOp, Node, Step, StepKind, WorkRef};
@@ -21,9 +21,23 @@ use indexmap::IndexMap;
 use models::{LockKind, Mode};
 use sim::dist::Dist;
 
-/// Marks, in the static checks, a family lock taken with the `self` key:
-/// the lock id they track is the family's first lock with this bit set.
-pub(super) const SELF_LOCK: LockId = 1 << 31;
+/// The lock the static checks track for a lock step: a lock, or a
+/// family's `[self]` instance, which they count as one lock of its own
+/// (whichever instance it is at run time), named by the family's first.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Tracked {
+    Lock(LockId),
+    SelfOf(LockId),
+}
+
+impl Tracked {
+    /// The lock whose name stands for it in messages.
+    pub fn named(self) -> LockId {
+        match self {
+            Tracked::Lock(l) | Tracked::SelfOf(l) => l,
+        }
+    }
+}
 
 /// A step with its names resolved, and where it is written.
 pub(super) struct Resolved<'a> {
@@ -63,12 +77,12 @@ pub(super) enum Kind<'a> {
         next: bool,
     },
     Charge {
-        memcg: u32,
+        memcg: MemcgId,
         pages: u64,
         gfp: GfpWord,
     },
     Uncharge {
-        memcg: u32,
+        memcg: MemcgId,
         pages: u64,
     },
     QueueWork {
@@ -84,7 +98,7 @@ pub(super) enum Kind<'a> {
         work: WorkStep<'a>,
     },
     FlushWorkqueue {
-        wq: u32,
+        wq: WqId,
     },
     Count {
         name: &'a str,
@@ -111,9 +125,9 @@ pub(super) struct LockStep<'a> {
     pub op: LockOp,
     /// The lock's name as written, without its key (`fam` of `fam[self]`).
     pub name: &'a str,
-    /// The id the checks track: the lock's, or for `[self]` the family's
-    /// first with [`SELF_LOCK`] set (one lock of its own).
-    pub lock: LockId,
+    /// What the checks track: the lock, or for `[self]` the family's
+    /// instance as one lock of its own.
+    pub lock: Tracked,
     /// The id the instruction carries: with `dynamic`, the family's first
     /// lock, the task's key picking the instance at run time.
     pub instr_lock: LockId,
@@ -127,8 +141,8 @@ pub(super) struct LockStep<'a> {
 
 /// A work item a step names.
 pub(super) struct WorkStep<'a> {
-    pub wq: u32,
-    pub work: u32,
+    pub wq: WqId,
+    pub work: WorkTypeId,
     pub key: WorkKey,
     /// The work type's name, for messages.
     pub name: &'a str,
@@ -196,7 +210,7 @@ impl<'a> Resolver<'_, 'a, '_> {
         let kind = match &s.kind {
             StepKind::Cpu(d) | StepKind::Sleep(d) => {
                 let mut dist = self.dist(o, d)?;
-                let zero = self.dists.dists[dist as usize].is_always_zero();
+                let zero = self.dists.dists[dist].is_always_zero();
                 let sleep = matches!(s.kind, StepKind::Sleep(_));
                 if !sleep && self.scope.cpu_scale != 1.0 {
                     dist = self.cpu_scaled_dist(dist);
@@ -231,7 +245,7 @@ impl<'a> Resolver<'_, 'a, '_> {
                         doc.memcg.keys(),
                     ));
                 };
-                let (memcg, pages) = (memcg as u32, *pages);
+                let (memcg, pages) = (MemcgId::from(memcg), *pages);
                 if let StepKind::Charge(_, _, gfp) = s.kind {
                     Kind::Charge { memcg, pages, gfp }
                 } else {
@@ -316,8 +330,7 @@ impl<'a> Resolver<'_, 'a, '_> {
     }
 
     fn add_dist(&mut self, d: Dist) -> DistId {
-        self.dists.dists.push(d);
-        (self.dists.dists.len() - 1) as DistId
+        self.dists.dists.push_and_get_key(d)
     }
 
     /// The copy of distribution `d` scaled for `cpu` steps (made once).
@@ -325,17 +338,17 @@ impl<'a> Resolver<'_, 'a, '_> {
         if let Some(&s) = self.cpu_scaled.get(&d) {
             return s;
         }
-        let scaled = self.dists.dists[d as usize].scaled(self.scope.cpu_scale);
+        let scaled = self.dists.dists[d].scaled(self.scope.cpu_scale);
         let s = self.add_dist(scaled);
         self.cpu_scaled.insert(d, s);
         s
     }
 
-    fn wq_index(&self, o: &Origin, name: &str) -> Result<u32, ScenarioError> {
+    fn wq_index(&self, o: &Origin, name: &str) -> Result<WqId, ScenarioError> {
         let doc = self.scope.doc;
         doc.workqueues
             .get_index_of(name)
-            .map(|i| i as u32)
+            .map(WqId::from)
             .ok_or_else(|| {
                 undefined(
                     o,
@@ -380,7 +393,7 @@ impl<'a> Resolver<'_, 'a, '_> {
         }
         Ok(WorkStep {
             wq,
-            work: work as u32,
+            work: WorkTypeId::from(work),
             key: item.key,
             name: &item.name,
         })
@@ -430,18 +443,21 @@ impl<'a> Resolver<'_, 'a, '_> {
         // The lock id the static checks track (a `self` key is one lock of
         // its own), and the id and run-time flag the instruction carries.
         let (lock, instr_lock, dynamic) = match (is_family, key) {
-            (false, None) => (base, base, false),
+            (false, None) => (Tracked::Lock(base), base, false),
             (false, Some(_)) => {
                 return Err(o.error(format!("`{name}` is not a family of locks (no `instances`); drop the `[...]`")))
             }
             (true, None) => {
                 return Err(o.error(format!("`{name}` is a family of {instances} locks: name one, `{name}[0]` or `{name}[self]`")))
             }
-            (true, Some(WorkKey::Index(i))) if i < instances => (base + i, base + i, false),
+            (true, Some(WorkKey::Index(i))) if i < instances => {
+                let lock = LockId(base.0 + i);
+                (Tracked::Lock(lock), lock, false)
+            }
             (true, Some(WorkKey::Index(_))) => {
                 return Err(o.error(format!("`{full}`: `{name}` has {instances} instances, 0 to {}", instances - 1)))
             }
-            (true, Some(WorkKey::SelfIndex)) if self_count <= instances => (base | SELF_LOCK, base, true),
+            (true, Some(WorkKey::SelfIndex)) if self_count <= instances => (Tracked::SelfOf(base), base, true),
             (true, Some(WorkKey::Seq)) => {
                 return Err(o.error(format!("`{full}`: a lock is named by a number or `self`, not `seq`")))
             }
@@ -451,13 +467,13 @@ impl<'a> Resolver<'_, 'a, '_> {
                 )))
             }
         };
-        let kind = locks.specs[base as usize].kind;
+        let kind = locks.specs[base].kind;
         let mode = match op {
             LockOp::Downgrade => {
                 if kind != LockKind::Rwsem {
                     return Err(o.error(format!("`downgrade_write {name}`: `{name}` is a mutex")));
                 }
-                let policy = &locks.specs[base as usize].policy;
+                let policy = &locks.specs[base].policy;
                 if !models::locks::supports_downgrade(kind, policy) {
                     return Err(o.error(format!(
                         "`downgrade_write {name}`: policy `{policy}` has no downgrade; use linux, fifo or none"
