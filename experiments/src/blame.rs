@@ -18,8 +18,9 @@
 //! world records lives with the world (`world::recorder`); this module
 //! reads it.
 
+use crate::program::WorkTypeId;
 use crate::world::recorder::{Doing, Focus, Names, Recorder};
-use models::Mode;
+use models::{LockId, Mode, TaskId};
 use sim::SimTime;
 
 pub use crate::world::recorder::{Wait, Wanted};
@@ -75,9 +76,9 @@ struct Ctx<'a> {
     rec: &'a Recorder,
     names: &'a dyn Names,
     /// Stretches of tasks not recorded yet: the next run records them.
-    missing: Vec<(u32, SimTime, SimTime)>,
+    missing: Vec<(TaskId, SimTime, SimTime)>,
     /// Lock waits followed: the next run keeps every waiter's.
-    convoys: Vec<(u32, SimTime, SimTime)>,
+    convoys: Vec<(LockId, SimTime, SimTime)>,
     steps: u32,
 }
 
@@ -117,10 +118,10 @@ pub fn explain(rec: &Recorder, waits: &[Wait], names: &dyn Names) -> Explained {
 /// Appends the links explaining what `t` did over `[a, b)`; `convoy`
 /// is the lock and mode the caller waited for.
 fn explain_task(
-    t: u32,
+    t: TaskId,
     (a, b): (SimTime, SimTime),
     depth: u32,
-    convoy: Option<(u32, Mode)>,
+    convoy: Option<(LockId, Mode)>,
     cx: &mut Ctx,
     out: &mut Vec<Link>,
 ) {
@@ -141,7 +142,7 @@ fn explain_task(
         }
         let (from, to) = (s.start.max(a), s.end.min(b));
         if from > at {
-            leaf(t, Doing::Unknown, 0, (at, from), depth, cx, out);
+            leaf(t, Doing::Unknown, None, (at, from), depth, cx, out);
         }
         at = to;
         let follow = cx.steps < MAX_STEPS && depth < MAX_DEPTH;
@@ -174,7 +175,7 @@ fn explain_task(
             }
             (Some(w), doing) if doing.waits_for_waker() && w != t => {
                 let at = out.len();
-                leaf(t, doing, 0, (from, to), depth, cx, out);
+                leaf(t, doing, None, (from, to), depth, cx, out);
                 if out.len() > at {
                     out[at].detail = format!("woken by {}; not followed further", cx.names.task(w));
                 }
@@ -188,7 +189,7 @@ fn explain_task(
         } else {
             Doing::Unknown
         };
-        leaf(t, rest, 0, (at, b), depth, cx, out);
+        leaf(t, rest, None, (at, b), depth, cx, out);
     }
 }
 
@@ -196,9 +197,9 @@ fn explain_task(
 /// previous link when that is the same task doing the same thing.
 #[allow(clippy::too_many_arguments)]
 fn leaf(
-    t: u32,
+    t: TaskId,
     doing: Doing,
-    work: u32,
+    work: Option<WorkTypeId>,
     (start, end): (SimTime, SimTime),
     depth: u32,
     cx: &Ctx,
@@ -207,8 +208,8 @@ fn leaf(
     let names = cx.names;
     let task = names.task(t);
     let mut state = state_label(doing, names);
-    if work > 0 && work != u32::MAX {
-        state = format!("{state}, running work {}", names.work(work - 1));
+    if let Some(w) = work {
+        state = format!("{state}, running work {}", names.work(w));
     }
     // Holds are kept in release order: from the first released after
     // `start`, until a few (nesting) have started after `end`.
@@ -460,9 +461,9 @@ pub struct Blamed {
 pub struct Explained {
     pub chains: Vec<Chain>,
     /// Tasks' stretches the chains reached but the run did not keep.
-    pub missing: Vec<(u32, SimTime, SimTime)>,
+    pub missing: Vec<(TaskId, SimTime, SimTime)>,
     /// Locks whose waits the chains followed, and when.
-    pub convoys: Vec<(u32, SimTime, SimTime)>,
+    pub convoys: Vec<(LockId, SimTime, SimTime)>,
     pub truncated: bool,
 }
 

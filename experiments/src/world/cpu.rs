@@ -219,8 +219,8 @@ impl<'c> World<'c> {
             let task = &mut self.tasks[t];
             if let Some(since) = task.queued_at.take() {
                 if since < self.now {
-                    let on = (cpu != CpuId::ANY).then_some(cpu.0);
-                    tr.slice_on_cpu(t.0, "runnable".into(), since, self.now, on);
+                    let on = (cpu != CpuId::ANY).then_some(cpu);
+                    tr.slice_on_cpu(t, "runnable".into(), since, self.now, on);
                 }
             }
         }

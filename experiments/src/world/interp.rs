@@ -25,8 +25,8 @@ impl<'c> World<'c> {
                 (true, _) => "sleep",
                 (false, _) => "cpu",
             };
-            let on = (!sleep && task.cpu != CpuId::ANY).then_some(task.cpu.0);
-            tr.slice_on_cpu(t.0, name.into(), self.now, at, on);
+            let on = (!sleep && task.cpu != CpuId::ANY).then_some(task.cpu);
+            tr.slice_on_cpu(t, name.into(), self.now, at, on);
         }
         if sleep {
             task.state = State::Sleeping;
@@ -247,7 +247,7 @@ impl<'c> World<'c> {
                     self.wq_call(wq, |q, now, out| q.cancel_delayed_work(now, id, out));
                     if self.wqs[wq].work_running(id) {
                         self.work_waiters.entry((wq, id)).or_default().push(t);
-                        let why = Doing::WorkWait { wq: wq.0 };
+                        let why = Doing::WorkWait { wq };
                         self.block_waiting(t, pc, why);
                         return Ok(());
                     }
@@ -282,7 +282,7 @@ impl<'c> World<'c> {
                         models::workqueue::FlushOutcome::Done => {}
                         models::workqueue::FlushOutcome::Wait(f) => {
                             self.flushers.entry((wq, f)).or_default().push(t);
-                            let why = Doing::Flush { wq: wq.0 };
+                            let why = Doing::Flush { wq };
                             self.block_waiting(t, pc, why);
                             return Ok(());
                         }
@@ -407,7 +407,7 @@ impl<'c> World<'c> {
                         self.trace_lock(t, "hold", lock, mode, start);
                     }
                     if let Some(r) = self.recorder.as_mut() {
-                        r.hold(t.0, lock.0, mode, start, self.now);
+                        r.hold(t, lock, mode, start, self.now);
                     }
                     with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                     self.apply_wakes(lock);
@@ -443,7 +443,7 @@ impl<'c> World<'c> {
                     self.record(stat, self.now.since(start));
                     if let Some(tr) = self.trace.as_mut() {
                         let name = self.c.stats[stat].subject.clone();
-                        tr.slice(t.0, "span", name, start, self.now);
+                        tr.slice(t, "span", name, start, self.now);
                     }
                 }
                 Instr::RepeatBegin { count, end, depth } => {

@@ -43,10 +43,10 @@ impl<'c> World<'c> {
                     if self.current != NONE {
                         if let Some(tr) = self.trace.as_mut() {
                             let name = &self.c.locks[lock].name;
-                            tr.flow(self.current.0, t.0, self.now, name);
+                            tr.flow(self.current, t, self.now, name);
                         }
                         if let Some(r) = self.recorder.as_mut() {
-                            r.woken_by(t.0, self.current.0);
+                            r.woken_by(t, self.current);
                         }
                     }
                     let task = &mut self.tasks[t];
@@ -95,7 +95,6 @@ impl<'c> World<'c> {
     pub(super) fn start_spin(&mut self, t: TaskId, until: Option<SimTime>) {
         if self.recorder.is_some() {
             if let Resume::Acquired { lock, mode, .. } = self.tasks[t].resume {
-                let lock = lock.0;
                 self.blame_switch(t, Doing::Spin { lock, mode });
             }
         }

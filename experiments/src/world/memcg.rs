@@ -76,7 +76,7 @@ impl<'c> World<'c> {
                         return false;
                     }
                     self.tasks[t].over_high = 0;
-                    self.tasks[t].off = Doing::Throttle { memcg: m.0 };
+                    self.tasks[t].off = Doing::Throttle { memcg: m };
                     // schedule_timeout_killable(penalty): a timer at
                     // jiffies + penalty, on the timer wheel.
                     let wakes = models::timer::fires_after_jiffies(self.now, jiffies, self.c.hz);
@@ -98,7 +98,7 @@ impl<'c> World<'c> {
                     let mid = (spec.reclaim_frees == ReclaimFrees::During)
                         .then(|| reclaim_outcome(spec, rng).0);
                     self.tasks[t].charging = Some((m, ch));
-                    self.tasks[t].off = Doing::Reclaim { memcg: m.0 };
+                    self.tasks[t].off = Doing::Reclaim { memcg: m };
                     // Direct reclaim sleeps (I/O, swap) with the task's locks held.
                     if let Some(pages) = mid {
                         // The batch comes back at the midpoint (an event
@@ -215,7 +215,7 @@ impl<'c> World<'c> {
                     self.trace_lock(t, "hold", lock, mode, start);
                 }
                 if let Some(r) = self.recorder.as_mut() {
-                    r.hold(t.0, lock.0, mode, start, self.now);
+                    r.hold(t, lock, mode, start, self.now);
                 }
                 with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                 self.apply_wakes(lock);

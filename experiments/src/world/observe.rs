@@ -20,7 +20,7 @@ impl<'c> World<'c> {
             crate::program::mode_label(l.kind, mode)
         );
         if let Some(tr) = self.trace.as_mut() {
-            tr.slice(t.0, cat, name, start, self.now);
+            tr.slice(t, cat, name, start, self.now);
         }
     }
 
@@ -34,7 +34,7 @@ impl<'c> World<'c> {
         task.in_lock_queue = asleep;
         if let Some(tr) = self.trace.as_mut() {
             let delta = if asleep { 1 } else { -1 };
-            tr.queue(lock.index(), &self.c.locks[lock].name, delta, self.now);
+            tr.queue(lock, &self.c.locks[lock].name, delta, self.now);
         }
     }
 
@@ -52,7 +52,7 @@ impl<'c> World<'c> {
     pub fn enable_trace(&mut self, from: SimTime, to: SimTime) {
         let mut tr = Trace::new(from, to, self.c.locks.len());
         for t in self.tasks.keys() {
-            tr.thread(t.0, &self.track_name(t));
+            tr.thread(t, &self.track_name(t));
         }
         self.trace = Some(Box::new(tr));
     }
@@ -86,9 +86,9 @@ impl<'c> World<'c> {
         }
         if let Some(p) = self.picker.as_mut() {
             p.wait(Wait {
-                task: t.0,
+                task: t,
                 stat,
-                lock: lock.0,
+                lock,
                 mode,
                 start: since,
                 end: self.now,
@@ -108,8 +108,8 @@ impl<'c> World<'c> {
 
     /// `--blame`, later runs: record what the tasks of `focus` did then,
     /// and every wait for and hold of the locks of `convoys`.
-    pub fn enable_blame_recording(&mut self, focus: (Focus, Focus)) {
-        let idle: Vec<bool> = self.tasks.iter().map(|k| k.state == State::Idle).collect();
+    pub fn enable_blame_recording(&mut self, focus: (Focus<TaskId>, Focus<LockId>)) {
+        let idle: TiVec<TaskId, bool> = self.tasks.iter().map(|k| k.state == State::Idle).collect();
         let r = Recorder::new(focus, |t| idle[t], self.tasks.len());
         self.recorder = Some(Box::new(r));
     }
@@ -122,7 +122,7 @@ impl<'c> World<'c> {
         for t in self.tasks.keys() {
             for i in self.hold_slots(t) {
                 if let Some((lock, mode)) = held_decode(self.held[i]) {
-                    r.hold(t.0, lock.0, mode, self.holds[i], self.now);
+                    r.hold(t, lock, mode, self.holds[i], self.now);
                 }
             }
         }
@@ -134,18 +134,18 @@ impl<'c> World<'c> {
     #[inline]
     pub(super) fn blame_switch(&mut self, t: TaskId, doing: Doing) {
         if let Some(r) = self.recorder.as_mut() {
-            r.switch(t.0, self.now, doing, 0);
+            r.switch(t, self.now, doing, None);
         }
     }
 
     /// `t` got a CPU: it runs (a kworker, its item's work type).
     pub(super) fn blame_on_cpu(&mut self, t: TaskId) {
         let work = match self.tasks[t].work {
-            Some(id) if self.tasks[t].worker_of.is_some() => self.work_type(id).0 + 1,
-            _ => 0,
+            Some(id) if self.tasks[t].worker_of.is_some() => Some(self.work_type(id)),
+            _ => None,
         };
         if let Some(r) = self.recorder.as_mut() {
-            r.switch(t.0, self.now, Doing::OnCpu, work);
+            r.switch(t, self.now, Doing::OnCpu, work);
         }
     }
 
@@ -156,7 +156,7 @@ impl<'c> World<'c> {
         let off = std::mem::replace(&mut task.off, Doing::Sleep);
         let doing = match task.state {
             State::Blocked => match task.resume.lock_wait() {
-                Some((lock, mode, _)) => Doing::Lock { lock: lock.0, mode },
+                Some((lock, mode, _)) => Doing::Lock { lock, mode },
                 None => off,
             },
             State::Sleeping => off,
@@ -173,31 +173,31 @@ impl<'c> World<'c> {
         self.held[self.hold_slots(t)]
             .iter()
             .filter_map(|&h| held_decode(h))
-            .map(|(lock, mode)| self.lock(lock.0, mode))
+            .map(|(lock, mode)| self.lock(lock, mode))
             .collect()
     }
 }
 
 impl Names for World<'_> {
-    fn task(&self, t: u32) -> String {
-        self.track_name(TaskId(t))
+    fn task(&self, t: TaskId) -> String {
+        self.track_name(t)
     }
 
-    fn lock(&self, lock: u32, mode: Mode) -> String {
-        let l = &self.c.locks[LockId(lock)];
+    fn lock(&self, lock: LockId, mode: Mode) -> String {
+        let l = &self.c.locks[lock];
         format!("{} ({})", l.name, crate::program::mode_label(l.kind, mode))
     }
 
-    fn memcg(&self, m: u32) -> String {
-        format!("memcg {}", self.c.memcgs[MemcgId(m)].name)
+    fn memcg(&self, m: MemcgId) -> String {
+        format!("memcg {}", self.c.memcgs[m].name)
     }
 
-    fn workqueue(&self, q: u32) -> String {
-        self.c.workqueues[WqId(q)].name.clone()
+    fn workqueue(&self, q: WqId) -> String {
+        self.c.workqueues[q].name.clone()
     }
 
-    fn work(&self, w: u32) -> String {
-        self.c.works[WorkTypeId(w)].name.clone()
+    fn work(&self, w: WorkTypeId) -> String {
+        self.c.works[w].name.clone()
     }
 
     fn stat(&self, s: StatId) -> String {

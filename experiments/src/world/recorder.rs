@@ -4,9 +4,10 @@
 //! scheduling changes and who woke it from each wait queue ([`Recorder`]),
 //! only for the tasks and times a [`Focus`] asks for.
 
-use crate::program::StatId;
-use models::Mode;
+use crate::program::{StatId, WorkTypeId};
+use models::{LockId, MemcgId, Mode, TaskId, WqId};
 use sim::SimTime;
+use typed_index_collections::{ti_vec, TiVec};
 
 /// What a task is doing between two scheduling changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,21 +21,21 @@ pub enum Doing {
     /// Woken, within its scheduling (wake-up) latency.
     Waking,
     /// Spinning on its CPU for a lock (optimistic spinning, R8-R11).
-    Spin { lock: u32, mode: Mode },
+    Spin { lock: LockId, mode: Mode },
     /// A kworker being created by the pool manager (R38).
     Creating,
     /// A `sleep` step.
     Sleep,
     /// A direct reclaim attempt in memcg `memcg` (R45), asleep.
-    Reclaim { memcg: u32 },
+    Reclaim { memcg: MemcgId },
     /// Throttled over memory.high in memcg `memcg` (R48).
-    Throttle { memcg: u32 },
+    Throttle { memcg: MemcgId },
     /// Asleep in `lock`'s wait queue.
-    Lock { lock: u32, mode: Mode },
+    Lock { lock: LockId, mode: Mode },
     /// In `flush_workqueue` of workqueue `wq` (R36).
-    Flush { wq: u32 },
+    Flush { wq: WqId },
     /// Waiting for a running item of `wq` (`cancel_*_sync`).
-    WorkWait { wq: u32 },
+    WorkWait { wq: WqId },
     /// A kworker with no item.
     Idle,
     /// The task has exited (done, or killed).
@@ -60,9 +61,9 @@ impl Doing {
 /// until it had the lock at `end`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Wait {
-    pub task: u32,
+    pub task: TaskId,
     pub stat: StatId,
-    pub lock: u32,
+    pub lock: LockId,
     pub mode: Mode,
     pub start: SimTime,
     pub end: SimTime,
@@ -74,7 +75,7 @@ impl Wait {
     }
 
     /// Worst first; ties by start, then task, so the choice is stable.
-    fn rank_key(&self) -> (std::cmp::Reverse<u64>, SimTime, u32) {
+    fn rank_key(&self) -> (std::cmp::Reverse<u64>, SimTime, TaskId) {
         (std::cmp::Reverse(self.ns()), self.start, self.task)
     }
 }
@@ -153,9 +154,9 @@ pub struct Seg {
     pub end: SimTime,
     pub doing: Doing,
     /// Who woke it at `end`, for a sleep in a wait queue.
-    pub waker: Option<u32>,
-    /// A kworker's work type + 1 while on a CPU (0: none).
-    pub work: u32,
+    pub waker: Option<TaskId>,
+    /// A kworker's work type while on a CPU.
+    pub work: Option<WorkTypeId>,
 }
 
 /// A lock held by a task over `[start, end)`.
@@ -163,26 +164,35 @@ pub struct Seg {
 pub struct Hold {
     pub start: SimTime,
     pub end: SimTime,
-    pub lock: u32,
+    pub lock: LockId,
     pub mode: Mode,
 }
 
 /// Most stretches one blame run keeps (then it says it was cut short).
 pub const MAX_SEGS: usize = 5_000_000;
 
-/// Per task, the intervals to record: sorted, disjoint.
-#[derive(Clone, Debug, Default)]
-pub struct Focus(Vec<Vec<(SimTime, SimTime)>>);
+/// Per task (or per lock: `K`), the intervals to record: sorted,
+/// disjoint.
+#[derive(Clone)]
+pub struct Focus<K>(TiVec<K, Vec<(SimTime, SimTime)>>);
 
-impl Focus {
-    /// Adds `[a, b)` of task `t`; returns whether it was not covered yet.
-    pub fn add(&mut self, t: u32, a: SimTime, b: SimTime) -> bool {
+impl<K> Default for Focus<K> {
+    fn default() -> Self {
+        Focus(TiVec::new())
+    }
+}
+
+impl<K: Copy + From<usize>> Focus<K>
+where
+    usize: From<K>,
+{
+    /// Adds `[a, b)` of `t`; returns whether it was not covered yet.
+    pub fn add(&mut self, t: K, a: SimTime, b: SimTime) -> bool {
         if self.covers(t, a, b) {
             return false;
         }
-        let t = t as usize;
-        if self.0.len() <= t {
-            self.0.resize(t + 1, Vec::new());
+        if self.0.get(t).is_none() {
+            self.0.resize(usize::from(t) + 1, Vec::new());
         }
         let v = &mut self.0[t];
         v.push((a, b));
@@ -198,17 +208,17 @@ impl Focus {
         true
     }
 
-    /// Whether `[a, b)` of task `t` is recorded.
-    pub fn covers(&self, t: u32, a: SimTime, b: SimTime) -> bool {
-        let Some(v) = self.0.get(t as usize) else {
+    /// Whether `[a, b)` of `t` is recorded.
+    pub fn covers(&self, t: K, a: SimTime, b: SimTime) -> bool {
+        let Some(v) = self.0.get(t) else {
             return false;
         };
         let i = v.partition_point(|f| f.1 < b);
         i < v.len() && v[i].0 <= a
     }
 
-    fn overlaps(&self, t: u32, a: SimTime, b: SimTime) -> bool {
-        let Some(v) = self.0.get(t as usize) else {
+    fn overlaps(&self, t: K, a: SimTime, b: SimTime) -> bool {
+        let Some(v) = self.0.get(t) else {
             return false;
         };
         let i = v.partition_point(|f| f.1 <= a);
@@ -219,14 +229,14 @@ impl Focus {
 /// The later runs: what the tasks of interest did over the intervals of
 /// interest ([`Focus`]).
 pub struct Recorder {
-    focus: Focus,
+    focus: Focus<TaskId>,
     /// Per lock, intervals in which every task's waits for it and holds
     /// of it are kept: a queue's waiters ahead are found in one run.
-    convoys: Focus,
+    convoys: Focus<LockId>,
     /// Per task: what it does since when, who woke it, its work type.
-    open: Vec<(SimTime, Doing, Option<u32>, u32)>,
-    segs: Vec<Vec<Seg>>,
-    holds: Vec<Vec<Hold>>,
+    open: TiVec<TaskId, (SimTime, Doing, Option<TaskId>, Option<WorkTypeId>)>,
+    segs: TiVec<TaskId, Vec<Seg>>,
+    holds: TiVec<TaskId, Vec<Hold>>,
     kept: usize,
     pub truncated: bool,
 }
@@ -235,21 +245,22 @@ impl Recorder {
     /// A recorder of `tasks` tasks for `focus`; `idle` says which tasks
     /// start idle (kworkers).
     pub fn new(
-        (focus, convoys): (Focus, Focus),
-        idle: impl Fn(usize) -> bool,
+        (focus, convoys): (Focus<TaskId>, Focus<LockId>),
+        idle: impl Fn(TaskId) -> bool,
         tasks: usize,
     ) -> Recorder {
         Recorder {
             focus,
             convoys,
             open: (0..tasks)
+                .map(TaskId::from)
                 .map(|t| {
                     let d = if idle(t) { Doing::Idle } else { Doing::Start };
-                    (SimTime::ZERO, d, None, 0)
+                    (SimTime::ZERO, d, None, None)
                 })
                 .collect(),
-            segs: vec![Vec::new(); tasks],
-            holds: vec![Vec::new(); tasks],
+            segs: ti_vec![Vec::new(); tasks],
+            holds: ti_vec![Vec::new(); tasks],
             kept: 0,
             truncated: false,
         }
@@ -257,7 +268,7 @@ impl Recorder {
 
     /// Whether to keep a stretch `[start, end)` of `t`, which waits for
     /// or holds `lock` if any.
-    fn wanted(&mut self, t: u32, start: SimTime, end: SimTime, lock: Option<u32>) -> bool {
+    fn wanted(&mut self, t: TaskId, start: SimTime, end: SimTime, lock: Option<LockId>) -> bool {
         if end <= start {
             return false;
         }
@@ -273,38 +284,44 @@ impl Recorder {
         true
     }
 
-    /// Task `t` does `doing` from `now` on (a kworker's `work` type + 1
-    /// while on a CPU).
-    pub fn switch(&mut self, t: u32, now: SimTime, doing: Doing, work: u32) {
-        let (since, was, waker, was_work) = self.open[t as usize];
+    /// Task `t` does `doing` from `now` on (a kworker, running an item
+    /// of `work` while on a CPU).
+    pub fn switch(&mut self, t: TaskId, now: SimTime, doing: Doing, work: Option<WorkTypeId>) {
+        let (_, was, _, was_work) = self.open[t];
         if was == doing && work == was_work {
             return;
         }
+        self.close(t, now);
+        self.open[t] = (now, doing, None, work);
+    }
+
+    /// Ends `t`'s open stretch at `now`, kept if wanted.
+    fn close(&mut self, t: TaskId, now: SimTime) {
+        let (since, was, waker, work) = self.open[t];
         let lock = match was {
             Doing::Lock { lock, .. } => Some(lock),
             _ => None,
         };
         if self.wanted(t, since, now, lock) {
-            self.segs[t as usize].push(Seg {
+            self.segs[t].push(Seg {
                 start: since,
                 end: now,
                 doing: was,
                 waker,
-                work: was_work,
+                work,
             });
         }
-        self.open[t as usize] = (now, doing, None, work);
     }
 
     /// `waker` wakes `t` from its wait queue now.
-    pub fn woken_by(&mut self, t: u32, waker: u32) {
-        self.open[t as usize].2 = Some(waker);
+    pub fn woken_by(&mut self, t: TaskId, waker: TaskId) {
+        self.open[t].2 = Some(waker);
     }
 
     /// Task `t` held `lock` over `[start, end)`.
-    pub fn hold(&mut self, t: u32, lock: u32, mode: Mode, start: SimTime, end: SimTime) {
+    pub fn hold(&mut self, t: TaskId, lock: LockId, mode: Mode, start: SimTime, end: SimTime) {
         if self.wanted(t, start, end, Some(lock)) {
-            self.holds[t as usize].push(Hold {
+            self.holds[t].push(Hold {
                 start,
                 end,
                 lock,
@@ -315,35 +332,36 @@ impl Recorder {
 
     /// Closes every open stretch at `now` (the end of the run).
     pub fn finish(&mut self, now: SimTime) {
-        for t in 0..self.open.len() as u32 {
-            self.switch(t, now, Doing::Unknown, u32::MAX);
+        for t in (0..self.open.len()).map(TaskId::from) {
+            self.close(t, now);
+            self.open[t] = (now, Doing::Unknown, None, None);
         }
     }
 
     /// The intervals recorded per task.
-    pub fn focus(&self) -> &Focus {
+    pub fn focus(&self) -> &Focus<TaskId> {
         &self.focus
     }
 
     /// `t`'s recorded stretches, in time order.
-    pub fn segs(&self, t: u32) -> &[Seg] {
-        &self.segs[t as usize]
+    pub fn segs(&self, t: TaskId) -> &[Seg] {
+        &self.segs[t]
     }
 
     /// `t`'s recorded holds, in release order.
-    pub fn holds(&self, t: u32) -> &[Hold] {
-        &self.holds[t as usize]
+    pub fn holds(&self, t: TaskId) -> &[Hold] {
+        &self.holds[t]
     }
 }
 
 /// Names for the report: the world knows them.
 pub trait Names {
-    fn task(&self, t: u32) -> String;
+    fn task(&self, t: TaskId) -> String;
     /// `kernfs_rwsem (read)`.
-    fn lock(&self, lock: u32, mode: Mode) -> String;
-    fn memcg(&self, m: u32) -> String;
-    fn workqueue(&self, q: u32) -> String;
-    fn work(&self, w: u32) -> String;
+    fn lock(&self, lock: LockId, mode: Mode) -> String;
+    fn memcg(&self, m: MemcgId) -> String;
+    fn workqueue(&self, q: WqId) -> String;
+    fn work(&self, w: WorkTypeId) -> String;
     fn stat(&self, s: StatId) -> String;
 }
 
@@ -353,9 +371,9 @@ mod tests {
 
     fn wait(task: u32, start: u64, end: u64) -> Wait {
         Wait {
-            task,
+            task: TaskId(task),
             stat: StatId(0),
-            lock: 0,
+            lock: LockId(0),
             mode: Mode::Read,
             start: SimTime(start),
             end: SimTime(end),
@@ -369,10 +387,10 @@ mod tests {
             threshold: Some(50),
             stats: None,
         });
-        for (i, d) in [10, 90, 60, 30, 90, 70].iter().enumerate() {
-            p.wait(wait(i as u32, i as u64 * 100, i as u64 * 100 + d));
+        for (i, d) in (0..).zip([10, 90, 60, 30, 90, 70]) {
+            p.wait(wait(i, u64::from(i) * 100, u64::from(i) * 100 + d));
         }
-        let picked: Vec<u32> = p.picked().iter().map(|w| w.task).collect();
+        let picked: Vec<u32> = p.picked().iter().map(|w| w.task.0).collect();
         // The two 90s (earlier first), then 60 and 70 in time order.
         assert_eq!(picked, vec![1, 4, 2, 5]);
         assert_eq!(p.above_count, 4);

@@ -140,7 +140,7 @@ impl World<'_> {
                 };
                 let mut s = format!(
                     "{verb} {} since {}",
-                    Names::lock(self, lock.0, mode),
+                    Names::lock(self, lock, mode),
                     secs(task.since)
                 );
                 let waiters = self.lock_waiters(lock);
@@ -185,7 +185,6 @@ impl World<'_> {
             }
             (State::Blocked, None) => match task.off {
                 Doing::Flush { wq } => {
-                    let wq = WqId(wq);
                     let s = format!(
                         "in flush_workqueue({}): {} item(s) in flight",
                         self.c.workqueues[wq].name,
@@ -194,7 +193,6 @@ impl World<'_> {
                     (s, self.running_items(wq))
                 }
                 Doing::WorkWait { wq } => {
-                    let wq = WqId(wq);
                     let s = format!(
                         "waits for a running item of {} (cancel_*_sync)",
                         self.c.workqueues[wq].name
@@ -210,7 +208,7 @@ impl World<'_> {
                 } else {
                     "was given"
                 };
-                let lock = Names::lock(self, lock.0, mode);
+                let lock = Names::lock(self, lock, mode);
                 (format!("{how} {lock}, runnable: {wait}"), next)
             }
             (State::Runnable, None) => {
@@ -238,13 +236,13 @@ impl World<'_> {
                         };
                         format!(
                             "in memcg reclaim (memcg {}), this attempt{}{retries}",
-                            self.c.memcgs[MemcgId(memcg)].name,
+                            self.c.memcgs[memcg].name,
                             until()
                         )
                     }
                     Doing::Throttle { memcg } => format!(
                         "throttled over memory.high (memcg {}){}",
-                        self.c.memcgs[MemcgId(memcg)].name,
+                        self.c.memcgs[memcg].name,
                         until()
                     ),
                     _ => format!("in a sleep step{}", until()),

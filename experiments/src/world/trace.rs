@@ -12,8 +12,10 @@
 //! [`MAX_EVENTS`] of them (then the trace says it was cut short), so a
 //! trace of a long run costs bounded memory.
 
+use models::{CpuId, LockId, TaskId};
 use serde::Serialize;
 use sim::SimTime;
+use typed_index_collections::{ti_vec, TiVec};
 
 /// Most events one trace keeps.
 pub const MAX_EVENTS: usize = 2_000_000;
@@ -27,6 +29,7 @@ struct Event {
     #[serde(skip_serializing_if = "Option::is_none")]
     dur: Option<f64>,
     pid: u32,
+    /// The track: a task's id (the format's thread id).
     tid: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<u64>,
@@ -51,7 +54,7 @@ pub struct Trace {
     max_events: usize,
     next_flow: u64,
     /// Sleeping waiters per lock (the queue-length counter).
-    queued: Vec<u32>,
+    queued: TiVec<LockId, u32>,
 }
 
 impl Trace {
@@ -64,7 +67,7 @@ impl Trace {
             truncated_at: None,
             max_events: MAX_EVENTS,
             next_flow: 0,
-            queued: vec![0; locks],
+            queued: ti_vec![0; locks],
         }
     }
 
@@ -107,7 +110,7 @@ impl Trace {
     }
 
     /// Names a task's track.
-    pub fn thread(&mut self, tid: u32, name: &str) {
+    pub fn thread(&mut self, t: TaskId, name: &str) {
         self.events.push(Event {
             name: "thread_name".into(),
             cat: "__metadata",
@@ -115,17 +118,17 @@ impl Trace {
             ts: 0.0,
             dur: None,
             pid: 1,
-            tid,
+            tid: t.0,
             id: None,
             bp: None,
             args: Some(serde_json::json!({ "name": name })),
         });
     }
 
-    /// A slice `[start, end)` on task `tid`'s track.
+    /// A slice `[start, end)` on task `t`'s track.
     pub fn slice(
         &mut self,
-        tid: u32,
+        t: TaskId,
         cat: &'static str,
         name: String,
         start: SimTime,
@@ -141,7 +144,7 @@ impl Trace {
             ts: us(start),
             dur: Some((end.0 - start.0) as f64 / 1e3),
             pid: 1,
-            tid,
+            tid: t.0,
             id: None,
             bp: None,
             args: None,
@@ -153,21 +156,21 @@ impl Trace {
     /// tell which tasks shared a CPU.
     pub fn slice_on_cpu(
         &mut self,
-        tid: u32,
+        t: TaskId,
         name: String,
         start: SimTime,
         end: SimTime,
-        cpu: Option<u32>,
+        cpu: Option<CpuId>,
     ) {
         let n = self.events.len();
-        self.slice(tid, "cpu", name, start, end);
+        self.slice(t, "cpu", name, start, end);
         if let (Some(e), Some(cpu)) = (self.events.get_mut(n), cpu) {
-            e.args = Some(serde_json::json!({ "cpu": cpu }));
+            e.args = Some(serde_json::json!({ "cpu": cpu.0 }));
         }
     }
 
     /// An arrow from `from`'s track to `to`'s at `at`: `from` woke `to`.
-    pub fn flow(&mut self, from: u32, to: u32, at: SimTime, lock: &str) {
+    pub fn flow(&mut self, from: TaskId, to: TaskId, at: SimTime, lock: &str) {
         if !self.keep_n(at, 2) {
             return;
         }
@@ -180,7 +183,7 @@ impl Trace {
                 ts: us(at),
                 dur: None,
                 pid: 1,
-                tid,
+                tid: tid.0,
                 id: Some(self.next_flow),
                 bp,
                 args: None,
@@ -189,7 +192,7 @@ impl Trace {
     }
 
     /// One more (`+1`) or one fewer (`-1`) task asleep in `lock`'s queue.
-    pub fn queue(&mut self, lock: usize, name: &str, delta: i32, at: SimTime) {
+    pub fn queue(&mut self, lock: LockId, name: &str, delta: i32, at: SimTime) {
         let q = &mut self.queued[lock];
         *q = q.saturating_add_signed(delta);
         let n = *q;
@@ -251,7 +254,14 @@ mod tests {
     use super::*;
 
     fn cpu(t: &mut Trace, end_ns: u64) {
-        t.slice(0, "cpu", "cpu".into(), SimTime(end_ns - 5), SimTime(end_ns));
+        let t0 = TaskId(0);
+        t.slice(
+            t0,
+            "cpu",
+            "cpu".into(),
+            SimTime(end_ns - 5),
+            SimTime(end_ns),
+        );
     }
 
     #[test]
@@ -268,7 +278,7 @@ mod tests {
         // events (a flow needs two) do not move that.
         cpu(&mut t, 140);
         cpu(&mut t, 150);
-        t.flow(0, 1, SimTime(160), "m");
+        t.flow(TaskId(0), TaskId(1), SimTime(160), "m");
         assert_eq!((t.len(), t.truncated_at()), (3, Some(SimTime(140))));
         let v: serde_json::Value = serde_json::from_slice(&t.into_json("x")).unwrap();
         assert_eq!(v["otherData"]["truncated"], true);
@@ -280,7 +290,7 @@ mod tests {
         t.limit_events(3);
         cpu(&mut t, 10);
         cpu(&mut t, 20);
-        t.flow(0, 1, SimTime(30), "m");
+        t.flow(TaskId(0), TaskId(1), SimTime(30), "m");
         assert_eq!((t.len(), t.truncated_at()), (2, Some(SimTime(30))));
     }
 }

@@ -205,7 +205,7 @@ impl<'c> World<'c> {
                 Action::FlushDone(f) => {
                     for t in self.flushers.remove(&(q, f)).unwrap_or_default() {
                         if let (Some(r), true) = (self.recorder.as_mut(), self.current != NONE) {
-                            r.woken_by(t.0, self.current.0);
+                            r.woken_by(t, self.current);
                         }
                         self.wakeup(t, false);
                     }
@@ -284,14 +284,14 @@ impl<'c> World<'c> {
             let name = format!("work {}[{k}]", spec.name);
             let start = self.tasks[w].work_start;
             if let Some(tr) = self.trace.as_mut() {
-                tr.slice(w.0, "work", name, start, self.now);
+                tr.slice(w, "work", name, start, self.now);
             }
         }
         let mut out = std::mem::take(&mut self.wq_actions);
         self.wqs[q].work_done(self.now, id, &mut out);
         for t in self.work_waiters.remove(&(q, id)).unwrap_or_default() {
             if let Some(r) = self.recorder.as_mut() {
-                r.woken_by(t.0, w.0);
+                r.woken_by(t, w);
             }
             self.wakeup(t, false);
         }
@@ -301,7 +301,7 @@ impl<'c> World<'c> {
             models::workqueue::Action::FlushDone(f) => {
                 for t in self.flushers.remove(&(q, f)).unwrap_or_default() {
                     if let Some(r) = self.recorder.as_mut() {
-                        r.woken_by(t.0, w.0);
+                        r.woken_by(t, w);
                     }
                     self.wakeup(t, false);
                 }
