@@ -107,12 +107,14 @@ pub enum Instr {
     },
     /// `Delay` of a constant: draws nothing.
     DelayConst {
-        ns: u64,
+        dur: Dur,
         sleep: bool,
         next: u32,
     },
     /// `Delay` of an exponential with mean `mean` ns (the commonest case,
-    /// specialised to skip a second dispatch on the distribution).
+    /// specialised to skip a second dispatch on the distribution); the
+    /// mean is the float parameter [`sim::dist::sample_exp`] draws with,
+    /// as [`Dist::Exp`] keeps it.
     DelayExp {
         mean: f64,
         sleep: bool,
@@ -451,15 +453,15 @@ pub struct Compiled {
     pub wake_latency: Option<Dist>,
     /// PREEMPT_FULL: wakees preempt tasks in `cpu` steps.
     pub preempt_full: bool,
-    /// Time slice in ns (`scenario.timeslice`), if tasks yield CPUs.
-    pub timeslice: Option<u64>,
+    /// Time slice (`scenario.timeslice`), if tasks yield CPUs.
+    pub timeslice: Option<Dur>,
     /// Where a woken task waits for a CPU (`scenario.wake_placement`).
     pub wake_placement: WakePlacement,
     /// One run queue per CPU (`scenario.runqueue = "percpu"`).
     pub percpu_runqueues: bool,
-    /// CPU time in ns a task spends switched in on a CPU that another
-    /// task ran on last (`scenario.switch_cost`; 0: none).
-    pub switch_cost: u64,
+    /// CPU time a task spends switched in on a CPU that another task ran
+    /// on last (`scenario.switch_cost`; zero: none).
+    pub switch_cost: Dur,
     /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
     /// points.
     pub voluntary: bool,

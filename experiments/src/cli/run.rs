@@ -291,7 +291,7 @@ pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
     }
     if let Some(d) = &a.max_sim_time {
         let d = sim::time::parse_duration(d).with_context(|| format!("--max-sim-time {d}"))?;
-        limits.max_sim_time = sim::SimTime(d.0);
+        limits.max_sim_time = d;
     }
     if let Some(n) = a.max_tasks {
         limits.max_tasks = n.min(limits.max_tasks);

@@ -205,9 +205,9 @@ impl<'c> World<'c> {
             let last = &mut self.last_on[cpu];
             if *last != t {
                 *last = t;
-                if self.c.switch_cost > 0 {
+                if self.c.switch_cost > Dur::ZERO {
                     self.switches += 1;
-                    self.tasks[t].remaining.0 += self.c.switch_cost;
+                    self.tasks[t].remaining += self.c.switch_cost;
                 }
             }
         }

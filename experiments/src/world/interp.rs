@@ -12,7 +12,7 @@ impl<'c> World<'c> {
         let task = &mut self.tasks[t];
         task.pc = next;
         if let Some(log) = &mut self.draw_log {
-            log.push((t, d.ns()));
+            log.push((t, d));
         }
         if d == Dur::ZERO {
             return false;
@@ -315,8 +315,8 @@ impl<'c> World<'c> {
                     }
                     go_to!(next);
                 }
-                Instr::DelayConst { ns, sleep, next } => {
-                    if self.delay(t, Dur(ns), sleep, next) {
+                Instr::DelayConst { dur, sleep, next } => {
+                    if self.delay(t, dur, sleep, next) {
                         return Ok(());
                     }
                     go_to!(next);
@@ -344,7 +344,7 @@ impl<'c> World<'c> {
                     if !self.tasks[t].atomic_done {
                         self.tasks[t].since = self.now;
                     }
-                    if self.line_atomic(t, lock) > 0 {
+                    if self.line_atomic(t, lock) > Dur::ZERO {
                         self.tasks[t].pc = pc;
                         return Ok(());
                     }
@@ -393,7 +393,7 @@ impl<'c> World<'c> {
                     dynamic,
                 } => {
                     let lock = self.lock_instance(t, lock, dynamic);
-                    if self.line_atomic(t, lock) > 0 {
+                    if self.line_atomic(t, lock) > Dur::ZERO {
                         self.tasks[t].pc = pc;
                         return Ok(());
                     }

@@ -139,12 +139,12 @@ impl<'c> World<'c> {
     /// `t` does an atomic on `lock`'s word. It waits for the line to be free,
     /// then pays a transfer if another CPU wrote it last (a local cost
     /// otherwise); atomics on one line complete one at a time. Returns how
-    /// long `t` spends on it; 0 for locks without the model or after the
-    /// atomic is done (then the step takes effect).
+    /// long `t` spends on it; zero for locks without the model or after
+    /// the atomic is done (then the step takes effect).
     #[inline(always)]
-    pub(super) fn line_atomic(&mut self, t: TaskId, lock: LockId) -> u64 {
+    pub(super) fn line_atomic(&mut self, t: TaskId, lock: LockId) -> Dur {
         match self.line_costs.get(lock) {
-            None | Some(None) => 0,
+            None | Some(None) => Dur::ZERO,
             Some(&Some((transfer, local))) => self.line_atomic_slow(t, lock, transfer, local),
         }
     }
@@ -155,10 +155,10 @@ impl<'c> World<'c> {
         lock: LockId,
         transfer: Dur,
         local: Dur,
-    ) -> u64 {
+    ) -> Dur {
         let task = &mut self.tasks[t];
         if std::mem::take(&mut task.atomic_done) {
-            return 0;
+            return Dur::ZERO;
         }
         // With unlimited CPUs each task is its own CPU.
         let cpu = if task.cpu == CpuId::ANY {
@@ -174,9 +174,9 @@ impl<'c> World<'c> {
         }
         let done = start + cost;
         self.lines[lock] = (cpu, done);
-        let d = done.since(self.now).0;
-        self.line_wait_ns[lock] += start.since(self.now).0;
-        if d > 0 {
+        let d = done.since(self.now);
+        self.line_wait[lock] += start.since(self.now);
+        if d > Dur::ZERO {
             let task = &mut self.tasks[t];
             task.atomic_done = true;
             task.in_burst = true;

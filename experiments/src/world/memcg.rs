@@ -18,6 +18,19 @@ pub(super) enum MidReclaim {
     Freed { pages: u64 },
 }
 
+/// What a memcg's charges cost its tasks, counted for the results.
+#[derive(Copy, Clone, Debug, Default)]
+pub(super) struct MemStats {
+    /// Time in direct reclaim attempts (R45).
+    pub reclaim: Dur,
+    /// Time throttled over memory.high (R48).
+    pub throttle: Dur,
+    /// Tasks the OOM killer killed that exited.
+    pub oom_exits: u64,
+    /// Victims the OOM reaper freed before they exited (R47).
+    pub oom_reaps: u64,
+}
+
 impl<'c> World<'c> {
     /// Runs the charge step at `pc` for `t` (R45-R48). Returns true if the
     /// task now sleeps (a reclaim attempt or a memory.high throttle) and
@@ -81,13 +94,13 @@ impl<'c> World<'c> {
                     // jiffies + penalty, on the timer wheel.
                     let wakes = models::timer::fires_after_jiffies(self.now, jiffies, self.c.hz);
                     let d = wakes.since(self.now);
-                    self.mem_stats[m][1] += d.ns();
+                    self.mem_stats[m].throttle += d;
                     return self.delay(t, d, true, pc + 1);
                 }
                 ChargeStep::Reclaim => {
                     let rng = self.tasks[t].mem_rng.as_mut().expect("memcg stream");
                     let d = spec.reclaim.sample(rng);
-                    self.mem_stats[m][0] += d.ns();
+                    self.mem_stats[m].reclaim += d;
                     if d == Dur::ZERO {
                         let (freed, taken) = reclaim_outcome(spec, rng);
                         step = self.memcgs[m].after_reclaim(&mut ch, freed, taken);
@@ -227,7 +240,7 @@ impl<'c> World<'c> {
             self.memcgs[m].victim_gone(t, pages);
         }
         if let Some(m) = self.tasks[t].killed {
-            self.mem_stats[m][2] += 1;
+            self.mem_stats[m].oom_exits += 1;
             if self.memcgs[m].pending_victim().is_none() {
                 self.queue.clear(self.reap_slot(m));
             }
@@ -280,7 +293,7 @@ impl<'c> World<'c> {
         let i = self.page_slot(v, m);
         let pages = std::mem::take(&mut self.task_pages[i]);
         self.memcgs[m].victim_gone(v, pages);
-        self.mem_stats[m][3] += 1;
+        self.mem_stats[m].oom_reaps += 1;
     }
 }
 

@@ -303,7 +303,7 @@ pub struct Limits {
     /// livelock.
     pub max_steps_per_instant: u64,
     /// Longest simulated duration of one run.
-    pub max_sim_time: SimTime,
+    pub max_sim_time: Dur,
     /// Largest memory a run's world may be estimated to need, in bytes.
     pub max_memory: u64,
     /// Most tasks, kworkers and work items together: each can have one
@@ -317,7 +317,7 @@ impl Default for Limits {
         Limits {
             max_events: 20_000_000_000,
             max_steps_per_instant: 10_000_000,
-            max_sim_time: SimTime(366 * 24 * 3600 * 1_000_000_000),
+            max_sim_time: Dur::from_secs(366 * 24 * 3600),
             max_memory: 8 << 30,
             max_tasks: sim::SlotQueue::<(), 20>::MAX_SLOTS as u64,
         }
@@ -366,10 +366,10 @@ fn mib(bytes: u64) -> String {
 /// Checks a compiled scenario against the limits before anything is
 /// allocated for it.
 pub fn check_limits(c: &Compiled, limits: &Limits) -> Result<(), RunError> {
-    if c.duration.0 > limits.max_sim_time.0 {
+    if c.duration > limits.max_sim_time {
         return Err(RunError::TooLarge {
             what: "simulated duration".into(),
-            value: format!("{}", SimTime(c.duration.0)),
+            value: c.duration.to_string(),
             limit: format!("{} (--max-sim-time)", limits.max_sim_time),
         });
     }
@@ -522,8 +522,8 @@ pub struct World<'c> {
     /// Pages each task has charged to each memcg, at
     /// [`World::page_slot`]: `task * memcgs + m`.
     task_pages: Vec<u64>,
-    /// Per memcg: reclaim time, throttle time, OOM exits, OOM reaps.
-    mem_stats: TiVec<MemcgId, [u64; 4]>,
+    /// Per memcg: time in reclaim and throttled, OOM exits and reaps.
+    mem_stats: TiVec<MemcgId, MemStats>,
     /// Per task, where its reclaim attempt is when a memcg returns pages
     /// at an attempt's midpoint (`reclaim_frees = "during"`); empty if
     /// none does.
@@ -536,8 +536,10 @@ pub struct World<'c> {
     /// Empty when no lock has the model: then every atomic reads only the
     /// length, not an entry of an array as long as the lock instances.
     line_costs: TiVec<LockId, Option<(Dur, Dur)>>,
+    /// Per lock, atomics on its word that moved the line from another
+    /// CPU, and the time atomics waited for the line to be free.
     line_transfers: TiVec<LockId, u64>,
-    line_wait_ns: TiVec<LockId, u64>,
+    line_wait: TiVec<LockId, Dur>,
     /// Tasks spinning on some lock right now.
     spinning: u32,
     /// Whether a task on a CPU can ever be asked to reschedule: time
@@ -594,7 +596,7 @@ pub struct World<'c> {
     horizon: SimTime,
     events: u64,
     limits: Limits,
-    draw_log: Option<Vec<(TaskId, u64)>>,
+    draw_log: Option<Vec<(TaskId, Dur)>>,
 }
 
 /// A woken task's pending acquisition: granted, or to be retried.
@@ -678,7 +680,7 @@ mod cpu;
 mod interp;
 mod locks;
 mod memcg;
-use memcg::MidReclaim;
+use memcg::{MemStats, MidReclaim};
 mod cycle;
 mod observe;
 pub mod recorder;
@@ -819,7 +821,7 @@ impl<'c> World<'c> {
             cpu.set_percpu();
         }
         let tick = Dur(1_000_000_000 / u64::from(c.hz.max(1)));
-        let timeslice = c.timeslice.map(Dur);
+        let timeslice = c.timeslice;
         let slice = match c.wake_placement {
             WakePlacement::Eevdf | WakePlacement::Eevdf66 | WakePlacement::Cfs => {
                 Some(timeslice.unwrap_or(tick))
@@ -881,7 +883,7 @@ impl<'c> World<'c> {
             } else {
                 TiVec::new()
             },
-            mem_stats: ti_vec![[0; 4]; c.memcgs.len()],
+            mem_stats: ti_vec![MemStats::default(); c.memcgs.len()],
             lines: ti_vec![(LineOwner::Nobody, SimTime::ZERO); c.locks.len()],
             line_costs: if c.locks.iter().any(|l| l.line.is_some()) {
                 c.locks.iter().map(|l| l.line).collect()
@@ -889,7 +891,7 @@ impl<'c> World<'c> {
                 TiVec::new()
             },
             line_transfers: ti_vec![0; c.locks.len()],
-            line_wait_ns: ti_vec![0; c.locks.len()],
+            line_wait: ti_vec![Dur::ZERO; c.locks.len()],
             spinning: 0,
             slice,
             may_resched: slice.is_some()
@@ -953,7 +955,7 @@ impl<'c> World<'c> {
                 })
                 .collect(),
             wakes: Vec::new(),
-            horizon: SimTime(c.duration.0),
+            horizon: SimTime::ZERO + c.duration,
             events: 0,
             limits,
             draw_log: None,
@@ -966,7 +968,7 @@ impl<'c> World<'c> {
         self.draw_log = Some(Vec::new());
     }
 
-    pub fn draws(&self) -> &[(TaskId, u64)] {
+    pub fn draws(&self) -> &[(TaskId, Dur)] {
         self.draw_log.as_deref().unwrap_or(&[])
     }
 

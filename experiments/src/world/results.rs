@@ -57,7 +57,7 @@ impl<'c> World<'c> {
             }
             if l.line.is_some() {
                 add(class, "line_transfers", self.line_transfers[i]);
-                add(class, "line_wait_ns", self.line_wait_ns[i]);
+                add(class, "line_wait_ns", self.line_wait[i].ns());
             }
             for (name, v) in self.locks[i].counters() {
                 add(class, name, v);
@@ -101,12 +101,12 @@ impl<'c> World<'c> {
                     value: v,
                 });
             }
-            let [reclaim, throttle, exits, reaps] = self.mem_stats[m];
+            let s = self.mem_stats[m];
             for (k, v) in [
-                ("reclaim_ns", reclaim),
-                ("throttle_ns", throttle),
-                ("oom_exits", exits),
-                ("oom_reaps", reaps),
+                ("reclaim_ns", s.reclaim.ns()),
+                ("throttle_ns", s.throttle.ns()),
+                ("oom_exits", s.oom_exits),
+                ("oom_reaps", s.oom_reaps),
             ] {
                 counters.push(Counter {
                     subject: format!("memcg/{name}/{k}"),
@@ -137,7 +137,7 @@ impl<'c> World<'c> {
                     value: self.slice_yields,
                 });
             }
-            if self.c.switch_cost > 0 {
+            if self.c.switch_cost > Dur::ZERO {
                 counters.push(Counter {
                     subject: "cpu/context_switches".into(),
                     value: self.switches,

@@ -8,7 +8,7 @@ use models::TaskId;
 use output::{Metric, VariantResult};
 use sim::Dur;
 
-fn run_variant(text: &str, variant: &str, seed: u64) -> (VariantResult, Vec<(TaskId, u64)>) {
+fn run_variant(text: &str, variant: &str, seed: u64) -> (VariantResult, Vec<(TaskId, Dur)>) {
     let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
     let loaded = file.load(variant).unwrap();
     let c = compile(&file.source, &loaded.doc, variant).unwrap();
@@ -211,7 +211,7 @@ fn common_random_numbers_a_variant_leaves_other_tasks_draws_unchanged() {
     let (before, d0) = run_variant(CRN, "base", 3);
     let (after, d1) = run_variant(CRN, "after", 3);
     // The patch changes what the churners draw ...
-    let churn = |d: &[(TaskId, u64)], t: u32| {
+    let churn = |d: &[(TaskId, Dur)], t: u32| {
         d.iter()
             .filter(|x| x.0 == TaskId(t))
             .map(|x| x.1)
@@ -244,7 +244,7 @@ fn adding_a_task_group_does_not_shift_other_groups_draws() {
     );
     let (_, d0) = run_variant(CRN, "base", 3);
     let (_, d1) = run_variant(&extra, "base", 3);
-    let of = |d: &[(TaskId, u64)], t: u32| {
+    let of = |d: &[(TaskId, Dur)], t: u32| {
         d.iter()
             .filter(|x| x.0 == TaskId(t))
             .map(|x| x.1)

@@ -116,7 +116,7 @@ impl<'l> Lowering<'l> {
                 let next = self.code.len() as u32 + 1;
                 let instr = match self.dists[dist] {
                     Dist::Const(d) => Instr::DelayConst {
-                        ns: d.ns(),
+                        dur: d,
                         sleep,
                         next,
                     },
@@ -288,8 +288,8 @@ impl<'l> Lowering<'l> {
                         sleep,
                         next: begin + 1,
                     },
-                    Instr::DelayConst { ns, sleep, .. } => Instr::DelayConst {
-                        ns,
+                    Instr::DelayConst { dur, sleep, .. } => Instr::DelayConst {
+                        dur,
                         sleep,
                         next: begin + 1,
                     },

@@ -24,10 +24,10 @@ pub(super) struct Settings {
     pub wake_latency: Option<sim::dist::Dist>,
     pub preempt_full: bool,
     pub voluntary: bool,
-    pub timeslice: Option<u64>,
+    pub timeslice: Option<Dur>,
     /// What a `cpu` step's time is multiplied by: 1 / `scenario.cpu_speed`.
     pub cpu_scale: f64,
-    pub switch_cost: u64,
+    pub switch_cost: Dur,
     pub wake_placement: WakePlacement,
     pub percpu_runqueues: bool,
 }
@@ -148,7 +148,7 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
                     "a time slice must be longer than 0",
                 ))
             }
-            Dur(ns) => Some(ns),
+            d => Some(d),
         },
     };
     let cpu_speed = match &h.cpu_speed {
@@ -169,7 +169,7 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
     // Every `cpu` step's distribution is scaled by this at compile time.
     let cpu_scale = 1.0 / cpu_speed;
     let switch_cost = match &h.switch_cost {
-        None => 0,
+        None => Dur::ZERO,
         Some(v) => {
             let Dur(ns) = dur_field(src, "scenario.switch_cost", v)?;
             if ns > 0 && cpus.is_none() {
@@ -181,9 +181,9 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
                 ));
             }
             if ns == 0 {
-                0
+                Dur::ZERO
             } else {
-                sim::dist::to_ns(ns as f64 * cpu_scale).max(Dur(1)).ns()
+                sim::dist::to_ns(ns as f64 * cpu_scale).max(Dur(1))
             }
         }
     };
