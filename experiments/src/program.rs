@@ -94,6 +94,33 @@ id! {
     KeyCounterId
 }
 
+id! {
+    /// An instruction's index in its program: where a task is (its
+    /// program counter) and where a block's jump goes.
+    Pc
+}
+
+impl Pc {
+    /// A program's first instruction.
+    pub const START: Pc = Pc(0);
+}
+
+/// The instruction `n` after this one.
+impl std::ops::Add<u32> for Pc {
+    type Output = Pc;
+    #[inline(always)]
+    fn add(self, n: u32) -> Pc {
+        Pc(self.0 + n)
+    }
+}
+
+impl std::ops::AddAssign<u32> for Pc {
+    #[inline(always)]
+    fn add_assign(&mut self, n: u32) {
+        self.0 += n;
+    }
+}
+
 /// One instruction of a compiled program.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Instr {
@@ -103,13 +130,13 @@ pub enum Instr {
     Delay {
         dist: DistId,
         sleep: bool,
-        next: u32,
+        next: Pc,
     },
     /// `Delay` of a constant: draws nothing.
     DelayConst {
         dur: Dur,
         sleep: bool,
-        next: u32,
+        next: Pc,
     },
     /// `Delay` of an exponential with mean `mean` ns (the commonest case,
     /// specialised to skip a second dispatch on the distribution); the
@@ -118,7 +145,7 @@ pub enum Instr {
     DelayExp {
         mean: f64,
         sleep: bool,
-        next: u32,
+        next: Pc,
     },
     /// `dynamic`: `lock` is a family's first lock and the task's own key
     /// (`self`) picks the instance at run time.
@@ -157,18 +184,18 @@ pub enum Instr {
     /// Start `count` passes; skip to `end` if zero.
     RepeatBegin {
         count: u64,
-        end: u32,
+        end: Pc,
         depth: u8,
     },
     /// Count a pass down; go back to `begin + 1` while passes remain.
     RepeatEnd {
-        begin: u32,
+        begin: Pc,
         depth: u8,
     },
     /// With probability `p` run the body; otherwise jump to `end`.
     WithProb {
         p: f64,
-        end: u32,
+        end: Pc,
     },
     /// `if_work_busy`: run the body if the item is pending or executing;
     /// otherwise jump to `end`.
@@ -176,10 +203,10 @@ pub enum Instr {
         wq: WqId,
         work: WorkTypeId,
         key: WorkKey,
-        end: u32,
+        end: Pc,
     },
     Jump {
-        to: u32,
+        to: Pc,
     },
     /// `charge`: `pages` to memcg `memcg` (R45-R48).
     Charge {
@@ -317,9 +344,9 @@ pub struct StatSpec {
 pub struct GroupProg {
     pub name: String,
     pub count: u32,
-    pub code: Vec<Instr>,
-    /// Where each instruction came from (same index as `code`).
-    pub origins: Vec<Origin>,
+    pub code: TiVec<Pc, Instr>,
+    /// Where each instruction came from.
+    pub origins: TiVec<Pc, Origin>,
     pub hold_slots: u8,
     pub span_slots: u8,
     pub repeat_slots: u8,

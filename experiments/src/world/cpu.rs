@@ -276,7 +276,7 @@ impl<'c> World<'c> {
     }
 
     /// `t` gives up its CPU to the run queue's tail and resumes at `pc`.
-    pub(super) fn yield_cpu(&mut self, t: TaskId, pc: u32) {
+    pub(super) fn yield_cpu(&mut self, t: TaskId, pc: Pc) {
         self.slice_yields += 1;
         let task = &mut self.tasks[t];
         task.pc = pc;

@@ -8,7 +8,7 @@ impl<'c> World<'c> {
     /// asleep, and will go on at `next`. Returns false for a zero delay (the
     /// task goes on at once).
     #[inline(always)]
-    pub(super) fn delay(&mut self, t: TaskId, d: Dur, sleep: bool, next: u32) -> bool {
+    pub(super) fn delay(&mut self, t: TaskId, d: Dur, sleep: bool, next: Pc) -> bool {
         let task = &mut self.tasks[t];
         task.pc = next;
         if let Some(log) = &mut self.draw_log {
@@ -57,13 +57,13 @@ impl<'c> World<'c> {
     /// instant, now at `pc`.
     #[cold]
     #[inline(never)]
-    fn livelock(&self, t: TaskId, pc: u32) -> RunError {
+    fn livelock(&self, t: TaskId, pc: Pc) -> RunError {
         let g = &self.c.groups[self.tasks[t].group];
         RunError::Livelock {
             task: self.task_name(t),
             location: g
                 .origins
-                .get(pc as usize)
+                .get(pc)
                 .map(|o| o.location.clone())
                 .unwrap_or_default(),
             at: self.now,
@@ -84,7 +84,7 @@ impl<'c> World<'c> {
             task: self.task_name(t),
             location: g
                 .origins
-                .get(task.pc as usize)
+                .get(task.pc)
                 .map(|o| o.location.clone())
                 .unwrap_or_default(),
         }
@@ -213,7 +213,7 @@ impl<'c> World<'c> {
             };
         }
         loop {
-            match code[pc as usize] {
+            match code[pc] {
                 Instr::QueueWork {
                     wq,
                     work,

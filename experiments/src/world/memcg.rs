@@ -38,7 +38,7 @@ impl<'c> World<'c> {
     pub(super) fn charge(
         &mut self,
         t: TaskId,
-        pc: u32,
+        pc: Pc,
         m: MemcgId,
         pages: u64,
         gfp: crate::program::GfpWord,

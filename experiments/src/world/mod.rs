@@ -33,7 +33,7 @@
 use crate::program::{
     Compiled, CounterId, DistId, GroupId, GroupProg, Instr, KeyCounterId, StatId,
 };
-use crate::program::{WakePlacement, WorkTypeId};
+use crate::program::{Pc, WakePlacement, WorkTypeId};
 use models::locks::AnyLock;
 use models::sched::CpuPool;
 use models::sched::NICE_0_WEIGHT;
@@ -155,7 +155,7 @@ impl Resume {
 struct Task {
     group: GroupId,
     index: u32,
-    pc: u32,
+    pc: Pc,
     cpu: CpuId,
     state: State,
     resume: Resume,
@@ -251,7 +251,7 @@ impl Task {
         Task {
             group,
             index,
-            pc: 0,
+            pc: Pc::START,
             cpu: CpuId::ANY,
             state: State::Runnable,
             resume: Resume::Nothing,
@@ -1151,7 +1151,7 @@ impl<'c> World<'c> {
     fn stuck_line(&self, t: TaskId) -> String {
         let task = &self.tasks[t];
         let g = &self.c.groups[task.group];
-        let at = g.origins.get(task.pc.saturating_sub(1) as usize);
+        let at = g.origins.get(Pc(task.pc.0.saturating_sub(1)));
         let what = match task.resume {
             Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
                 let l = &self.c.locks[lock];

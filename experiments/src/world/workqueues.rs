@@ -61,7 +61,7 @@ impl<'c> World<'c> {
     }
 
     /// `t` sleeps until a flush or a work item it waits for completes.
-    pub(super) fn block_waiting(&mut self, t: TaskId, pc: u32, why: Doing) {
+    pub(super) fn block_waiting(&mut self, t: TaskId, pc: Pc, why: Doing) {
         let task = &mut self.tasks[t];
         task.pc = pc;
         task.off = why;
@@ -233,7 +233,7 @@ impl<'c> World<'c> {
         let spec = self.work_spec(id);
         let task = &mut self.tasks[w];
         task.group = spec.group;
-        task.pc = 0;
+        task.pc = Pc::START;
         task.self_key = spec.instance(id).expect("an item of its work type");
         task.work = Some(id);
         task.item_wq = q;

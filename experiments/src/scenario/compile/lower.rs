@@ -11,7 +11,7 @@
 
 use super::names::{Kind, Resolved};
 use crate::program::{
-    mode_label, CounterId, DistId, Instr, KeyCounterId, Origin, StatId, StatSpec,
+    mode_label, CounterId, DistId, Instr, KeyCounterId, Origin, Pc, StatId, StatSpec,
 };
 use crate::scenario::steps::LockOp;
 use indexmap::IndexMap;
@@ -68,13 +68,13 @@ pub(super) fn lower(
     end: Origin,
     dists: &TiSlice<DistId, Dist>,
     tables: &mut Tables,
-) -> (Vec<Instr>, Vec<Origin>) {
+) -> (TiVec<Pc, Instr>, TiVec<Pc, Origin>) {
     let mut l = Lowering {
         group,
         dists,
         tables,
-        code: Vec::new(),
-        origins: Vec::new(),
+        code: TiVec::new(),
+        origins: TiVec::new(),
         calls: Vec::new(),
         depth: 0,
     };
@@ -87,8 +87,8 @@ struct Lowering<'l> {
     group: &'l str,
     dists: &'l TiSlice<DistId, Dist>,
     tables: &'l mut Tables,
-    code: Vec<Instr>,
-    origins: Vec<Origin>,
+    code: TiVec<Pc, Instr>,
+    origins: TiVec<Pc, Origin>,
     /// The operations the current step is in, innermost last.
     calls: Vec<&'l str>,
     /// `repeat` blocks around the current step.
@@ -96,10 +96,9 @@ struct Lowering<'l> {
 }
 
 impl<'l> Lowering<'l> {
-    fn push(&mut self, i: Instr, o: &Origin) -> u32 {
-        self.code.push(i);
+    fn push(&mut self, i: Instr, o: &Origin) -> Pc {
         self.origins.push(o.clone());
-        (self.code.len() - 1) as u32
+        self.code.push_and_get_key(i)
     }
 
     fn nodes(&mut self, nodes: &'l [Resolved<'l>]) {
@@ -113,7 +112,7 @@ impl<'l> Lowering<'l> {
         let group = self.group;
         match &n.kind {
             &Kind::Delay { dist, sleep, .. } => {
-                let next = self.code.len() as u32 + 1;
+                let next = self.code.next_key() + 1;
                 let instr = match self.dists[dist] {
                     Dist::Const(d) => Instr::DelayConst {
                         dur: d,
@@ -264,25 +263,25 @@ impl<'l> Lowering<'l> {
                 let begin = self.push(
                     Instr::RepeatBegin {
                         count,
-                        end: 0,
+                        end: Pc::START,
                         depth,
                     },
                     o,
                 );
                 self.nodes(body);
                 self.push(Instr::RepeatEnd { begin, depth }, o);
-                let end = self.code.len() as u32;
-                self.code[begin as usize] = Instr::RepeatBegin { count, end, depth };
+                let end = self.code.next_key();
+                self.code[begin] = Instr::RepeatBegin { count, end, depth };
                 self.depth -= 1;
             }
             Kind::Loop { body } => {
-                let begin = self.code.len() as u32;
+                let begin = self.code.next_key();
                 self.nodes(body);
                 // Loop rotation: when the body starts with a delay (the usual
                 // `sleep` between iterations), the back edge is a copy of that
                 // delay continuing at the second step, which saves the
                 // interpreter one dispatch per pass. Same draws, same order.
-                let back = match self.code[begin as usize].clone() {
+                let back = match self.code[begin].clone() {
                     Instr::Delay { dist, sleep, .. } => Instr::Delay {
                         dist,
                         sleep,
@@ -300,14 +299,14 @@ impl<'l> Lowering<'l> {
                     },
                     _ => Instr::Jump { to: begin },
                 };
-                let origin = self.origins[begin as usize].clone();
+                let origin = self.origins[begin].clone();
                 self.push(back, &origin);
             }
             &Kind::WithProb { p, ref body } => {
-                let at = self.push(Instr::WithProb { p, end: 0 }, o);
+                let at = self.push(Instr::WithProb { p, end: Pc::START }, o);
                 self.nodes(body);
-                let end = self.code.len() as u32;
-                self.code[at as usize] = Instr::WithProb { p, end };
+                let end = self.code.next_key();
+                self.code[at] = Instr::WithProb { p, end };
             }
             Kind::IfWorkBusy { work, body } => {
                 let (wq, w, key) = (work.wq, work.work, work.key);
@@ -316,13 +315,13 @@ impl<'l> Lowering<'l> {
                         wq,
                         work: w,
                         key,
-                        end: 0,
+                        end: Pc::START,
                     },
                     o,
                 );
                 self.nodes(body);
-                let end = self.code.len() as u32;
-                self.code[at as usize] = Instr::IfWorkBusy {
+                let end = self.code.next_key();
+                self.code[at] = Instr::IfWorkBusy {
                     wq,
                     work: w,
                     key,
