@@ -398,10 +398,10 @@ impl<'c> World<'c> {
                         return Ok(());
                     }
                     pc += 1;
-                    let base = self.tasks[t].hold_base as usize;
-                    let start = self.holds[base + slot as usize];
+                    let i = self.tasks[t].slots.hold.at(slot);
+                    let start = self.holds[i];
                     let held = self.now.since(start);
-                    self.held[base + slot as usize] = 0;
+                    self.held[i] = 0;
                     self.record(hold, held);
                     if self.trace.is_some() {
                         self.trace_lock(t, "hold", lock, mode, start);
@@ -420,26 +420,25 @@ impl<'c> World<'c> {
                 } => {
                     let lock = self.lock_instance(t, lock, dynamic);
                     pc += 1;
-                    let base = self.tasks[t].hold_base as usize;
-                    let start = self.holds[base + slot as usize];
+                    let i = self.tasks[t].slots.hold.at(slot);
+                    let start = self.holds[i];
                     self.record(hold, self.now.since(start));
                     if self.trace.is_some() {
                         self.trace_lock(t, "hold", lock, Mode::Write, start);
                     }
-                    self.holds[base + slot as usize] = self.now;
-                    self.held[base + slot as usize] = held_code(lock, Mode::Read);
+                    self.holds[i] = self.now;
+                    self.held[i] = held_code(lock, Mode::Read);
                     with_lock!(self, lock, |l, ctx, wakes| l.downgrade(ctx, t, wakes));
                     self.apply_wakes(lock);
                 }
                 Instr::SpanBegin { slot } => {
-                    let base = self.tasks[t].span_base as usize;
-                    self.spans[base + slot as usize] = self.now;
+                    let i = self.tasks[t].slots.span.at(slot);
+                    self.spans[i] = self.now;
                     pc += 1;
                 }
                 Instr::SpanEnd { stat, slot } => {
                     pc += 1;
-                    let base = self.tasks[t].span_base as usize;
-                    let start = self.spans[base + slot as usize];
+                    let start = self.spans[self.tasks[t].slots.span.at(slot)];
                     self.record(stat, self.now.since(start));
                     if let Some(tr) = self.trace.as_mut() {
                         let name = self.c.stats[stat].subject.clone();
@@ -450,14 +449,14 @@ impl<'c> World<'c> {
                     if count == 0 {
                         pc = end;
                     } else {
-                        let base = self.tasks[t].rep_base as usize;
-                        self.reps[base + depth as usize] = count;
+                        let i = self.tasks[t].slots.rep.at(depth);
+                        self.reps[i] = count;
                         pc += 1;
                     }
                 }
                 Instr::RepeatEnd { begin, depth } => {
-                    let base = self.tasks[t].rep_base as usize;
-                    let left = &mut self.reps[base + depth as usize];
+                    let i = self.tasks[t].slots.rep.at(depth);
+                    let left = &mut self.reps[i];
                     *left -= 1;
                     pc = if *left > 0 { begin + 1 } else { pc + 1 };
                     back_edge!();

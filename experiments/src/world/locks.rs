@@ -7,8 +7,7 @@ impl<'c> World<'c> {
     /// The indices of `t`'s hold slots in `holds` and `held`.
     pub(super) fn hold_slots(&self, t: TaskId) -> std::ops::Range<usize> {
         let task = &self.tasks[t];
-        let base = task.hold_base as usize;
-        base..base + self.c.groups[task.group].hold_slots as usize
+        task.slots.hold.range(self.c.groups[task.group].hold_slots)
     }
 
     /// `t` leaves its CPU holding locks: locks with spinners are told, since
@@ -196,9 +195,9 @@ impl<'c> World<'c> {
         if waited > Dur::ZERO && (self.trace.is_some() || self.picker.is_some()) {
             self.observe_wait(t, lock, mode, wait, since);
         }
-        let base = self.tasks[t].hold_base as usize;
-        self.holds[base + slot as usize] = self.now;
-        self.held[base + slot as usize] = held_code(lock, mode);
+        let i = self.tasks[t].slots.hold.at(slot);
+        self.holds[i] = self.now;
+        self.held[i] = held_code(lock, mode);
         self.acquisitions[lock][mode_index(mode)] += 1;
     }
 }

@@ -214,14 +214,15 @@ impl<'c> World<'c> {
     /// A killed task exits: it releases its locks (as the syscall unwinds),
     /// frees the pages it charged, and is gone.
     pub(super) fn exit_killed(&mut self, t: TaskId) {
-        let base = self.tasks[t].hold_base as usize;
-        for i in self.hold_slots(t) {
+        let base = self.tasks[t].slots.hold;
+        for slot in 0..self.c.groups[self.tasks[t].group].hold_slots {
+            let i = base.at(slot);
             if let Some((lock, mode)) = held_decode(self.held[i]) {
                 self.held[i] = 0;
                 // The hold ends here, and counts as the program's release
                 // of that slot would have counted it.
                 let start = self.holds[i];
-                if let Some(hold) = self.hold_stat_of_slot(t, (i - base) as u8, mode) {
+                if let Some(hold) = self.hold_stat_of_slot(t, slot, mode) {
                     self.record(hold, self.now.since(start));
                 }
                 if self.trace.is_some() {

@@ -218,11 +218,72 @@ struct Task {
     /// The atomic on the current lock step's cache line is done (the step
     /// waited for the line and now takes effect).
     atomic_done: bool,
-    /// This task's hold starts are `World::holds[hold_base..]` (one per
-    /// lock its program can hold at once), likewise spans and repeats.
-    hold_base: u32,
-    span_base: u32,
-    rep_base: u32,
+    /// Where this task's hold, span and repeat slots are in the world's
+    /// slot tables.
+    slots: SlotBases,
+}
+
+/// Where a task's slots begin in one of the world's per-task slot tables
+/// (`holds` and `held`, `spans`, `reps`): slot `s` of its program is
+/// entry `base + s`. Each task has a run of each table of its own, one
+/// entry per lock its program can hold at once, per span open at once
+/// and per repeat nested (the compiler's counts, at most 255 each; a
+/// kworker's are the largest of the work programs').
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct SlotBase(u32);
+
+impl SlotBase {
+    /// The table entry of the task's slot `slot`.
+    #[inline(always)]
+    fn at(self, slot: u8) -> usize {
+        self.index() + usize::from(slot)
+    }
+
+    /// The table entries of the task's first `n` slots.
+    #[inline]
+    fn range(self, n: u8) -> std::ops::Range<usize> {
+        self.index()..self.at(n)
+    }
+
+    /// The task's first entry (the only cast of slot arithmetic: a u32
+    /// keeps the task small, and every table index fits one).
+    #[inline(always)]
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// Where the next task's slots begin, after this task's `n`.
+    fn after(self, n: u8) -> SlotBase {
+        SlotBase(
+            (self.0.checked_add(u32::from(n))).expect("slot tables are bounded by the task limit"),
+        )
+    }
+}
+
+/// A task's slot bases in the three tables.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct SlotBases {
+    hold: SlotBase,
+    span: SlotBase,
+    rep: SlotBase,
+}
+
+impl SlotBases {
+    const ZERO: SlotBases = SlotBases {
+        hold: SlotBase(0),
+        span: SlotBase(0),
+        rep: SlotBase(0),
+    };
+
+    /// The next task's bases, after a task with `hold`, `span` and `rep`
+    /// slots.
+    fn after(self, (hold, span, rep): (u8, u8, u8)) -> SlotBases {
+        SlotBases {
+            hold: self.hold.after(hold),
+            span: self.span.after(span),
+            rep: self.rep.after(rep),
+        }
+    }
 }
 
 /// Whether workqueue `wq`'s items run on the per-CPU worker pools (R37):
@@ -243,7 +304,7 @@ impl Task {
         name: &str,
         group: GroupId,
         index: u32,
-        (hold_base, span_base, rep_base): (usize, usize, usize),
+        slots: SlotBases,
         rngs: &mut TiVec<TaskId, Stream>,
     ) -> Task {
         let own = |kind: &str| stream(seed, rep, &format!("{kind}/{name}"), u64::from(index));
@@ -281,9 +342,7 @@ impl Task {
             cold: false,
             seq: 0,
             work: None,
-            hold_base: hold_base as u32,
-            span_base: span_base as u32,
-            rep_base: rep_base as u32,
+            slots,
         }
     }
 }
@@ -739,7 +798,7 @@ impl<'c> World<'c> {
     pub fn new(c: &'c Compiled, seed: u64, replication: u64, limits: Limits) -> Self {
         let mut tasks: TiVec<TaskId, Task> = TiVec::new();
         let mut rngs = TiVec::new();
-        let (mut holds, mut spans, mut reps) = (0usize, 0usize, 0usize);
+        let mut slots = SlotBases::ZERO;
         for (g, group) in c.groups.iter_enumerated() {
             for i in 0..group.count {
                 tasks.push(Task::new(
@@ -748,25 +807,21 @@ impl<'c> World<'c> {
                     &group.name,
                     g,
                     i,
-                    (holds, spans, reps),
+                    slots,
                     &mut rngs,
                 ));
-                holds += group.hold_slots as usize;
-                spans += group.span_slots as usize;
-                reps += group.repeat_slots as usize;
+                slots = slots.after((group.hold_slots, group.span_slots, group.repeat_slots));
             }
         }
         // kworkers: tasks of no group until they run an item, with slots
         // for the largest work program.
-        let wslots = |f: fn(&GroupProg) -> u8| {
-            usize::from(c.work_programs().iter().map(f).max().unwrap_or(0))
-        };
+        let wslots = |f: fn(&GroupProg) -> u8| c.work_programs().iter().map(f).max().unwrap_or(0);
         // A kworker names the first work program until its first item
         // (the last task group's, when there is none).
         let kworker_group = (c.groups.last_key())
             .expect("a scenario has a task group")
             .min(GroupId(c.task_groups));
-        let (wh, ws, wr) = (
+        let kworker_slots = (
             wslots(|g| g.hold_slots),
             wslots(|g| g.span_slots),
             wslots(|g| g.repeat_slots),
@@ -795,7 +850,7 @@ impl<'c> World<'c> {
                     &format!("kworker/{}", wq.name),
                     kworker_group,
                     i,
-                    (holds, spans, reps),
+                    slots,
                     &mut rngs,
                 );
                 w.state = State::Idle;
@@ -804,9 +859,7 @@ impl<'c> World<'c> {
                 w.worker_of = Some(q);
                 w.cold = i >= wq.warm_workers;
                 tasks.push(w);
-                holds += wh;
-                spans += ws;
-                reps += wr;
+                slots = slots.after(kworker_slots);
             }
         }
         let ntasks = tasks.len();
@@ -862,8 +915,8 @@ impl<'c> World<'c> {
             .then(|| WorkerPools::new(c.cpus.unwrap_or(0) as usize, pool_idle));
         World {
             c,
-            holds: vec![SimTime::ZERO; holds],
-            held: vec![0; holds],
+            holds: vec![SimTime::ZERO; slots.hold.index()],
+            held: vec![0; slots.hold.index()],
             memcgs: (c.memcgs.iter())
                 .map(|m| {
                     let mut g = models::memcg::Memcg::new(models::memcg::MemcgConfig {
@@ -909,8 +962,8 @@ impl<'c> World<'c> {
             check_from: 0,
             slice_yields: 0,
             spin_resched_stops: 0,
-            spans: vec![SimTime::ZERO; spans],
-            reps: vec![0; reps],
+            spans: vec![SimTime::ZERO; slots.span.index()],
+            reps: vec![0; slots.rep.index()],
             queue: SlotQueue::with_bounds(
                 ntasks + c.memcgs.len() + nitems + c.memcgs.len(),
                 &bounds,
