@@ -21,7 +21,7 @@
 use crate::program::WorkTypeId;
 use crate::world::recorder::{Doing, Focus, Names, Recorder};
 use models::{LockId, Mode, TaskId};
-use sim::SimTime;
+use sim::{Dur, SimTime};
 
 pub use crate::world::recorder::{Wait, Wanted};
 
@@ -44,8 +44,9 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn ns(&self) -> u64 {
-        self.end.0 - self.start.0
+    /// How long the stretch lasted.
+    pub fn dur(&self) -> Dur {
+        self.end - self.start
     }
 }
 
@@ -286,9 +287,9 @@ fn state_label(d: Doing, names: &dyn Names) -> String {
     }
 }
 
-/// A duration for people: `72.1 s`, `3.40 ms`, `812 us`, `45 ns`.
-pub fn human(ns: u64) -> String {
-    let f = ns as f64;
+/// A duration for people: `72.100 s`, `3.400 ms`, `812.000 us`, `45 ns`.
+pub fn human(d: Dur) -> String {
+    let (ns, f) = (d.ns(), d.as_nanos_f64());
     if ns >= 1_000_000_000 {
         format!("{:.3} s", f / 1e9)
     } else if ns >= 1_000_000 {
@@ -327,7 +328,7 @@ pub fn render(chains: &[Chain]) -> String {
             "#{} {} waited {} ({}), {:.6} s .. {:.6} s",
             i + 1,
             c.waiter,
-            human(c.wait.ns()),
+            human(c.wait.dur()),
             c.subject,
             c.wait.start.0 as f64 / 1e9,
             c.wait.end.0 as f64 / 1e9,
@@ -352,7 +353,7 @@ pub fn render(chains: &[Chain]) -> String {
             let _ = writeln!(
                 s,
                 "{pad}{:<11} {} {}{items}{detail}",
-                human(l.ns()),
+                human(l.dur()),
                 l.task,
                 l.state
             );
@@ -363,24 +364,24 @@ pub fn render(chains: &[Chain]) -> String {
                 "  ... {} more links in blame.csv; root causes summed:",
                 c.links.len() - shown
             );
-            let mut sums: Vec<(String, u64, u32)> = Vec::new();
+            let mut sums: Vec<(String, Dur, u32)> = Vec::new();
             for l in c.links.iter().filter(|l| l.root) {
                 let key = format!("{} {}", group_of(&l.task), l.state);
                 match sums.iter_mut().find(|x| x.0 == key) {
                     Some(x) => {
-                        x.1 += l.ns();
+                        x.1 += l.dur();
                         x.2 += l.items;
                     }
-                    None => sums.push((key, l.ns(), l.items)),
+                    None => sums.push((key, l.dur(), l.items)),
                 }
             }
             sums.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            for (key, ns, n) in sums.iter().take(6) {
-                let share = 100.0 * *ns as f64 / c.wait.ns().max(1) as f64;
-                let _ = writeln!(s, "    {:<11} {share:>5.1}%  {key} x{n}", human(*ns));
+            for &(ref key, d, n) in sums.iter().take(6) {
+                let share = 100.0 * d.as_nanos_f64() / c.wait.dur().max(Dur(1)).as_nanos_f64();
+                let _ = writeln!(s, "    {:<11} {share:>5.1}%  {key} x{n}", human(d));
             }
             if sums.len() > 6 {
-                let rest: u64 = sums[6..].iter().map(|x| x.1).sum();
+                let rest = sums[6..].iter().fold(Dur::ZERO, |sum, x| sum + x.1);
                 let _ = writeln!(
                     s,
                     "    {:<11} in {} other kinds",
@@ -420,13 +421,13 @@ pub fn csv(chains: &[Chain]) -> Vec<u8> {
                 c.waiter.clone(),
                 c.subject.clone(),
                 c.wait.start.0.to_string(),
-                c.wait.ns().to_string(),
+                c.wait.dur().ns().to_string(),
                 l.depth.to_string(),
                 l.task.clone(),
                 l.state.clone(),
                 l.detail.clone(),
                 l.start.0.to_string(),
-                l.ns().to_string(),
+                l.dur().ns().to_string(),
                 l.items.to_string(),
                 u8::from(l.root).to_string(),
             ])
@@ -522,11 +523,11 @@ pub fn blame_run(
         }
         let trace = match (worst, trace_worst) {
             (Some(x), true) => {
-                let margin = (x.ns() / 10).max(1_000);
+                let margin = (x.dur() / 10).max(Dur::from_us(1));
                 let mut w = World::new(c, seed, rep, limits);
                 w.enable_trace(
-                    SimTime(x.start.0.saturating_sub(margin)),
-                    SimTime(x.end.0.saturating_add(margin)),
+                    SimTime(x.start.ns().saturating_sub(margin.ns())),
+                    x.end + margin,
                 );
                 w.limit_trace(TRACE_EVENTS);
                 w.run(&mut |_| {})?;

@@ -120,7 +120,7 @@ fn check_blame(
     );
     // The figure counts a wait the horizon cut off; blame explains waits
     // that ended. Say so when the representative value is such a wait.
-    let longest_ended = b.chains.first().map_or(0, |ch| ch.wait.ns());
+    let longest_ended = b.chains.first().map_or(0, |ch| ch.wait.dur().ns());
     if f.metric == output::Metric::Wait && !count && longest_ended < value {
         if b.chains.is_empty() {
             s.push_str("  (still going on when the run ended: no finished wait to explain)\n");

@@ -23,7 +23,7 @@ pub(super) struct RunPlan {
     trace: Option<(PathBuf, sim::SimTime, sim::SimTime)>,
     format: Option<output::formats::Format>,
     /// `--blame`: the worst N, the threshold, the subject.
-    blame: Option<(usize, Option<u64>, Option<String>)>,
+    blame: Option<(usize, Option<sim::Dur>, Option<String>)>,
 }
 
 /// `A..B` of durations, either end optional.
@@ -273,9 +273,7 @@ pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
         let th = match &a.blame_threshold {
             None => None,
             Some(d) => Some(
-                sim::time::parse_duration(d)
-                    .with_context(|| format!("--blame-threshold {d}"))?
-                    .0,
+                sim::time::parse_duration(d).with_context(|| format!("--blame-threshold {d}"))?,
             ),
         };
         if a.blame_top == 0 && th.is_none() {

@@ -6,7 +6,7 @@
 
 use crate::program::{StatId, WorkTypeId};
 use models::{LockId, MemcgId, Mode, TaskId, WqId};
-use sim::SimTime;
+use sim::{Dur, SimTime};
 use typed_index_collections::{ti_vec, TiVec};
 
 /// What a task is doing between two scheduling changes.
@@ -70,13 +70,14 @@ pub struct Wait {
 }
 
 impl Wait {
-    pub fn ns(&self) -> u64 {
-        self.end.0 - self.start.0
+    /// How long it lasted.
+    pub fn dur(&self) -> Dur {
+        self.end - self.start
     }
 
     /// Worst first; ties by start, then task, so the choice is stable.
-    fn rank_key(&self) -> (std::cmp::Reverse<u64>, SimTime, TaskId) {
-        (std::cmp::Reverse(self.ns()), self.start, self.task)
+    fn rank_key(&self) -> (std::cmp::Reverse<Dur>, SimTime, TaskId) {
+        (std::cmp::Reverse(self.dur()), self.start, self.task)
     }
 }
 
@@ -85,8 +86,8 @@ impl Wait {
 pub struct Wanted {
     /// The worst this many.
     pub top: usize,
-    /// And every wait at least this long (nanoseconds).
-    pub threshold: Option<u64>,
+    /// And every wait at least this long.
+    pub threshold: Option<Dur>,
     /// Only waits of these statistics (all if `None`).
     pub stats: Option<Vec<StatId>>,
 }
@@ -120,7 +121,7 @@ impl Picker {
                 return;
             }
         }
-        if self.wanted.threshold.is_some_and(|th| w.ns() >= th) {
+        if self.wanted.threshold.is_some_and(|th| w.dur() >= th) {
             self.above_count += 1;
             if self.above.len() < MAX_ABOVE {
                 self.above.push(w);
@@ -384,7 +385,7 @@ mod tests {
     fn picker_keeps_the_worst_and_those_over_the_threshold() {
         let mut p = Picker::new(Wanted {
             top: 2,
-            threshold: Some(50),
+            threshold: Some(Dur(50)),
             stats: None,
         });
         for (i, d) in (0..).zip([10, 90, 60, 30, 90, 70]) {

@@ -53,7 +53,7 @@ fn r49_reader_in_reclaim_queued_writer_parked_readers_chain() {
             "walkers[3]"
         ]
     );
-    assert_eq!(ch[0].wait.ns(), 49 * MS);
+    assert_eq!(ch[0].wait.dur().ns(), 49 * MS);
     assert_eq!(ch[0].subject, "wait kernfs_rwsem/write/mkdir");
     // The writer first spins on the reader-owned lock for its budget
     // (R10: (20 + 1) / 2 us), then sleeps until the reader's up_read.
@@ -93,7 +93,7 @@ fn r49_reader_in_reclaim_queued_writer_parked_readers_chain() {
     // A parked reader: behind the writer, which was behind the reader in
     // reclaim, then held the lock on its CPU for 20 us.
     let w = &ch[1];
-    assert_eq!(w.wait.ns(), 48 * MS + 20 * US);
+    assert_eq!(w.wait.dur().ns(), 48 * MS + 20 * US);
     assert_eq!(w.subject, "wait kernfs_rwsem/read/walkers");
     assert_eq!(
         links(w),
@@ -137,17 +137,22 @@ fn r49_reader_in_reclaim_queued_writer_parked_readers_chain() {
         ]
     );
     for c in &ch {
-        let roots: u64 = c.links.iter().filter(|l| l.root).map(|l| l.ns()).sum();
-        assert_eq!(roots, c.wait.ns(), "{}: root causes add up", c.waiter);
+        let roots: u64 = c
+            .links
+            .iter()
+            .filter(|l| l.root)
+            .map(|l| l.dur().ns())
+            .sum();
+        assert_eq!(roots, c.wait.dur().ns(), "{}: root causes add up", c.waiter);
         // Each explained link is the sum of the links under it.
         for (i, l) in c.links.iter().enumerate().filter(|(_, l)| !l.root) {
             let under: u64 = c.links[i + 1..]
                 .iter()
                 .take_while(|m| m.depth > l.depth)
                 .filter(|m| m.root)
-                .map(|m| m.ns())
+                .map(|m| m.dur().ns())
                 .sum();
-            assert_eq!(under, l.ns(), "{}: link {i}", c.waiter);
+            assert_eq!(under, l.dur().ns(), "{}: link {i}", c.waiter);
         }
         assert!(c.wait.start < c.wait.end && c.wait.end <= SimTime(SimTime::ZERO.0 + 1_000 * MS));
     }
@@ -165,8 +170,13 @@ fn blame_on_a_single_cpu_shows_the_wait_for_the_cpu() {
     };
     let b = blame_run(&c, (1, 0), Limits::default(), wanted, false).unwrap();
     for ch in &b.chains {
-        let roots: u64 = ch.links.iter().filter(|l| l.root).map(|l| l.ns()).sum();
-        assert_eq!(roots, ch.wait.ns(), "{}", ch.waiter);
+        let roots: u64 = ch
+            .links
+            .iter()
+            .filter(|l| l.root)
+            .map(|l| l.dur().ns())
+            .sum();
+        assert_eq!(roots, ch.wait.dur().ns(), "{}", ch.waiter);
     }
     // The last walker to get the CPU waited for the three before it.
     let last = b.chains.iter().find(|c| c.waiter == "walkers[3]").unwrap();
@@ -176,7 +186,7 @@ fn blame_on_a_single_cpu_shows_the_wait_for_the_cpu() {
         .filter(|l| l.depth == 0 && l.state == "runnable, waiting for a CPU")
         .collect();
     assert_eq!(runnable.len(), 1, "{:#?}", last.links);
-    assert!(runnable[0].ns() >= 3 * US, "{:#?}", last.links);
+    assert!(runnable[0].dur().ns() >= 3 * US, "{:#?}", last.links);
 }
 
 #[test]
