@@ -3,6 +3,151 @@
 
 use super::*;
 
+/// The CPUs: the scheduler's [`CpuPool`] (run queues, fair order, RT
+/// first) and what the world keeps beside it to decide what the pool
+/// does not: who runs where (preemption's victims, switch costs), the
+/// time slice, whether anything can ever ask a running task to
+/// reschedule, how many tasks spin on their CPU (need_resched stops
+/// them), and what the results count of it.
+pub(super) struct Cpus {
+    pub(super) pool: CpuPool,
+    /// The task on each CPU (`NONE` for an idle one), with limited CPUs:
+    /// where preemption looks for a victim.
+    pub(super) running_on: TiVec<CpuId, TaskId>,
+    /// The task that ran last on each CPU (`NONE` before the first): a
+    /// task given a CPU that another task ran on last is switched in
+    /// (`scenario.switch_cost`).
+    pub(super) last_on: TiVec<CpuId, TaskId>,
+    /// How long a fair task runs while others wait before the tick ends
+    /// its slice: `scenario.timeslice`, or one tick under the orders that
+    /// always have a slice (EEVDF's base slice, CFS's granularity).
+    pub(super) slice: Option<Dur>,
+    /// Whether a task on a CPU can ever be asked to reschedule: time
+    /// slices, `preempt` placement, RT tasks or per-CPU queues (EEVDF's
+    /// wakeup preemption). Without, `resched_due` costs one test.
+    pub(super) may_resched: bool,
+    /// Tasks spinning on some lock right now (each keeps its CPU).
+    pub(super) spinning: u32,
+    /// Wakeup preemptions.
+    pub(super) preemptions: u64,
+    /// Context switches that cost CPU time (`scenario.switch_cost`).
+    pub(super) switches: u64,
+    /// Tasks that yielded their CPU at a preemption point.
+    pub(super) slice_yields: u64,
+    /// Spins ended by need_resched: a task came to wait for the spinner's
+    /// CPU.
+    pub(super) spin_resched_stops: u64,
+}
+
+impl Cpus {
+    /// The CPUs of `c`, for `tasks` (their class and weight).
+    pub(super) fn new(c: &Compiled, tasks: &Tasks) -> Cpus {
+        let mut pool = match c.cpus {
+            Some(n) => CpuPool::with_cpus(n),
+            None => CpuPool::unlimited(),
+        };
+        pool.set_wake_first(c.wake_placement.woken_first());
+        if c.percpu_runqueues {
+            pool.set_percpu();
+        }
+        let tick = Dur(1_000_000_000 / u64::from(c.hz.max(1)));
+        let timeslice = c.timeslice;
+        let slice = match c.wake_placement {
+            WakePlacement::Eevdf | WakePlacement::Eevdf66 | WakePlacement::Cfs => {
+                Some(timeslice.unwrap_or(tick))
+            }
+            _ => timeslice,
+        };
+        match c.wake_placement {
+            WakePlacement::Eevdf | WakePlacement::Eevdf66 => pool.set_eevdf(
+                timeslice.unwrap_or(tick),
+                tick,
+                c.wake_placement == WakePlacement::Eevdf,
+            ),
+            WakePlacement::Cfs => pool.set_cfs(timeslice.unwrap_or(tick)),
+            _ => {}
+        }
+        for (i, task) in tasks.iter() {
+            if task.rt {
+                pool.set_rt(i);
+            }
+            // A program task has its group's nice level; kworkers are
+            // nice 0 (their group index only names a work program).
+            let weight = match task.worker_of {
+                None => c.groups[task.group].weight,
+                Some(_) => NICE_0_WEIGHT,
+            };
+            if weight != NICE_0_WEIGHT {
+                // The compiler accepts a nice level only for an order
+                // that weighs tasks.
+                let weighed = pool.set_weight(i, weight);
+                debug_assert!(weighed);
+            }
+        }
+        let running_on = ti_vec![NONE; c.cpus.unwrap_or(0) as usize];
+        Cpus {
+            pool,
+            last_on: running_on.clone(),
+            running_on,
+            slice,
+            may_resched: slice.is_some()
+                || c.wake_placement.preempts()
+                || c.percpu_runqueues
+                || tasks.iter().any(|(_, t)| t.rt),
+            spinning: 0,
+            preemptions: 0,
+            switches: 0,
+            slice_yields: 0,
+            spin_resched_stops: 0,
+        }
+    }
+
+    /// `t` runs on `cpu` now: whether another task ran there last (a
+    /// context switch, `scenario.switch_cost`).
+    #[inline]
+    fn switched_in(&mut self, cpu: CpuId, t: TaskId) -> bool {
+        let last = &mut self.last_on[cpu];
+        let switched = *last != t;
+        *last = t;
+        switched
+    }
+
+    /// The CPU counters for the results (limited CPUs only).
+    pub(super) fn counters(&self, c: &Compiled, out: &mut Vec<Counter>) {
+        if self.pool.is_unlimited() {
+            return;
+        }
+        for (name, v) in self.pool.counters() {
+            out.push(Counter {
+                subject: format!("cpu/{name}"),
+                value: v,
+            });
+        }
+        if c.preempt_full || c.wake_placement.preempts() {
+            out.push(Counter {
+                subject: "cpu/preemptions".into(),
+                value: self.preemptions,
+            });
+        }
+        if self.slice.is_some() || c.wake_placement.preempts() {
+            out.push(Counter {
+                subject: "cpu/resched_yields".into(),
+                value: self.slice_yields,
+            });
+        }
+        if c.switch_cost > Dur::ZERO {
+            out.push(Counter {
+                subject: "cpu/context_switches".into(),
+                value: self.switches,
+            });
+        }
+        out.push(Counter {
+            subject: "cpu/spin_resched_stops".into(),
+            value: self.spin_resched_stops,
+        });
+    }
+}
+
 impl<'c> World<'c> {
     /// `t` becomes runnable now: it runs at once (as an event at this
     /// instant) if a CPU is free, else it waits in the run queue.
@@ -10,7 +155,7 @@ impl<'c> World<'c> {
     pub(super) fn make_runnable(&mut self, t: TaskId) {
         if let Some(cpu) = self.take_cpu(t) {
             self.give_cpu(t, cpu);
-            self.schedule(t, self.now, Ev::Run);
+            self.clock.schedule(t, self.clock.now, Ev::Run);
         }
     }
 
@@ -20,7 +165,7 @@ impl<'c> World<'c> {
     #[inline]
     pub(super) fn take_cpu(&mut self, t: TaskId) -> Option<CpuId> {
         self.tasks[t].state = State::Runnable;
-        if self.cpu.is_unlimited() {
+        if self.cpus.pool.is_unlimited() {
             return Some(CpuId::ANY);
         }
         self.take_limited_cpu(t)
@@ -30,18 +175,18 @@ impl<'c> World<'c> {
     #[inline(never)]
     pub(super) fn take_limited_cpu(&mut self, t: TaskId) -> Option<CpuId> {
         match self.tasks[t].bound {
-            Some(cpu) => self.cpu.wake_on(self.now, t, cpu),
-            None => self.cpu.wake(self.now, t),
+            Some(cpu) => self.cpus.pool.wake_on(self.clock.now, t, cpu),
+            None => self.cpus.pool.wake(self.clock.now, t),
         }
         if let Some(cpu) = self.tasks[t].bound {
-            let got = self.cpu.make_runnable_on(self.now, t, cpu);
+            let got = self.cpus.pool.make_runnable_on(self.clock.now, t, cpu);
             if got.is_none() {
                 // A bound kworker waits for its own CPU.
                 self.waits_for_cpu(t, Some(cpu));
             }
             return got;
         }
-        if let Some(cpu) = self.cpu.try_take_for(t) {
+        if let Some(cpu) = self.cpus.pool.try_take_for(t) {
             return Some(cpu);
         }
         if self.c.preempt_full || self.c.wake_placement.preempts() {
@@ -49,8 +194,8 @@ impl<'c> World<'c> {
                 return Some(cpu);
             }
         }
-        self.cpu.enqueue_woken(self.now, t);
-        let on = self.cpu.queued_on(t);
+        self.cpus.pool.enqueue_woken(self.clock.now, t);
+        let on = self.cpus.pool.queued_on(t);
         self.waits_for_cpu(t, on);
         None
     }
@@ -59,9 +204,9 @@ impl<'c> World<'c> {
     /// queue or RT): traced as runnable, and need_resched there stops the
     /// spinner it waits for (R8/R9, R28).
     fn waits_for_cpu(&mut self, t: TaskId, on: Option<CpuId>) {
-        self.tasks[t].queued_at = Some(self.now);
+        self.tasks[t].queued_at = Some(self.clock.now);
         self.blame_switch(t, Doing::Runnable);
-        if self.spinning > 0 {
+        if self.cpus.spinning > 0 {
             match on {
                 Some(cpu) => self.resched_cpu(cpu),
                 None => self.resched(),
@@ -80,10 +225,8 @@ impl<'c> World<'c> {
     /// victim there. Returns the CPU, if a victim was found.
     pub(super) fn preempt_for(&mut self, t: TaskId) -> Option<CpuId> {
         let wakee_rt = self.tasks[t].rt;
-        let now = self.now;
-        let victim = self
-            .running_on
-            .iter()
+        let now = self.clock.now;
+        let victim = (self.cpus.running_on.iter())
             .filter(|&&v| v != NONE)
             .map(|&v| (v, &self.tasks[v]))
             .filter(|(_, v)| v.state == State::Running && v.in_burst && v.burst_end > now)
@@ -96,14 +239,14 @@ impl<'c> World<'c> {
         v.in_burst = false;
         v.state = State::Runnable;
         let cpu = v.cpu;
-        self.running_on[cpu] = NONE;
-        self.queue.clear(victim.index());
-        self.preemptions += 1;
+        self.cpus.running_on[cpu] = NONE;
+        self.clock.queue.clear(victim.index());
+        self.cpus.preemptions += 1;
         self.blame_switch(victim, Doing::Runnable);
-        if self.spinning > 0 {
+        if self.cpus.spinning > 0 {
             self.holder_off_cpu(victim);
         }
-        self.cpu.stopped(now, victim, true);
+        self.cpus.pool.stopped(now, victim, true);
         self.requeue(victim);
         Some(cpu)
     }
@@ -117,7 +260,8 @@ impl<'c> World<'c> {
         // waker itself (no IPI, no idle exit): the latency is drawn, to
         // keep the stream in step, but not applied.
         if let Some(l) = self.c.wake_latency.as_ref() {
-            let waker_cpu = (self.current != NONE).then(|| self.tasks[self.current].cpu);
+            let waker_cpu =
+                (self.clock.current != NONE).then(|| self.tasks[self.clock.current].cpu);
             let local = waker_cpu.is_some() && self.tasks[t].bound == waker_cpu;
             let s = self.tasks[t]
                 .sched
@@ -127,7 +271,7 @@ impl<'c> World<'c> {
             if d > Dur::ZERO && !local {
                 self.tasks[t].state = State::Runnable;
                 self.blame_switch(t, Doing::Waking);
-                self.schedule(t, self.now + d, Ev::Ready);
+                self.clock.schedule(t, self.clock.now + d, Ev::Ready);
                 return false;
             }
         }
@@ -149,12 +293,11 @@ impl<'c> World<'c> {
     /// while others spin: need_resched makes one spinner give up (R8/R9
     /// stop on need_resched), freeing its CPU.
     pub(super) fn resched(&mut self) {
-        for lock in (0..self.locks.len()).map(LockId::from) {
-            if self.locks[lock].has_spinners() {
-                let stopped = with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, None, wakes));
-                self.apply_wakes(lock);
+        for lock in (0..self.locks.policies.len()).map(LockId::from) {
+            if self.locks.policies[lock].has_spinners() {
+                let stopped = self.lock_op(lock, |l, ctx, wakes| l.resched(ctx, None, wakes));
                 if stopped {
-                    self.spin_resched_stops += 1;
+                    self.cpus.spin_resched_stops += 1;
                     return;
                 }
             }
@@ -165,7 +308,7 @@ impl<'c> World<'c> {
     /// need_resched there makes the task spinning on it, if any, give up
     /// (R8/R9, R28). Spinners on other CPUs go on.
     pub(super) fn resched_cpu(&mut self, cpu: CpuId) {
-        let Some(&v) = self.running_on.get(cpu) else {
+        let Some(&v) = self.cpus.running_on.get(cpu) else {
             return;
         };
         if v == NONE || self.tasks[v].state != State::Spinning {
@@ -174,10 +317,9 @@ impl<'c> World<'c> {
         let Resume::Acquired { lock, .. } = self.tasks[v].resume else {
             unreachable!("a spinner has a pending acquisition")
         };
-        if with_lock!(self, lock, |l, ctx, wakes| l.resched(ctx, Some(v), wakes)) {
-            self.spin_resched_stops += 1;
+        if self.lock_op(lock, |l, ctx, wakes| l.resched(ctx, Some(v), wakes)) {
+            self.cpus.spin_resched_stops += 1;
         }
-        self.apply_wakes(lock);
     }
 
     /// `t` runs on `cpu` from now; its time slice starts.
@@ -185,9 +327,9 @@ impl<'c> World<'c> {
     pub(super) fn give_cpu(&mut self, t: TaskId, cpu: CpuId) {
         let task = &mut self.tasks[t];
         task.cpu = cpu;
-        task.on_cpu_since = self.now;
+        task.on_cpu_since = self.clock.now;
         // Unlimited CPUs with nothing observed: no more to do.
-        if cpu != CpuId::ANY || self.recorder.is_some() || self.trace.is_some() {
+        if cpu != CpuId::ANY || self.obs.recorder.is_some() || self.obs.trace.is_some() {
             self.give_cpu_rest(t, cpu);
         }
     }
@@ -195,32 +337,28 @@ impl<'c> World<'c> {
     /// The rest of [`World::give_cpu`]: the pool, blame and the trace.
     #[inline(never)]
     fn give_cpu_rest(&mut self, t: TaskId, cpu: CpuId) {
-        if let Some(r) = self.running_on.get_mut(cpu) {
+        if let Some(r) = self.cpus.running_on.get_mut(cpu) {
             *r = t;
-            self.cpu.started(self.now, t, cpu);
+            self.cpus.pool.started(self.clock.now, t, cpu);
             // context_switch: a task that another one follows on this CPU
             // first spends the switch's CPU time, as the rest of a burst
             // (an idle spell in between does not count: the same task
             // coming back finds its context in place).
-            let last = &mut self.last_on[cpu];
-            if *last != t {
-                *last = t;
-                if self.c.switch_cost > Dur::ZERO {
-                    self.switches += 1;
-                    self.tasks[t].remaining += self.c.switch_cost;
-                }
+            if self.cpus.switched_in(cpu, t) && self.c.switch_cost > Dur::ZERO {
+                self.cpus.switches += 1;
+                self.tasks[t].remaining += self.c.switch_cost;
             }
         }
-        if self.recorder.is_some() {
+        if self.obs.recorder.is_some() {
             self.blame_on_cpu(t);
         }
-        if let Some(tr) = self.trace.as_mut() {
+        if let Some(tr) = self.obs.trace.as_mut() {
             // Runnable since it was queued, if it waited for this CPU.
             let task = &mut self.tasks[t];
             if let Some(since) = task.queued_at.take() {
-                if since < self.now {
+                if since < self.clock.now {
                     let on = (cpu != CpuId::ANY).then_some(cpu);
-                    tr.slice_on_cpu(t, "runnable".into(), since, self.now, on);
+                    tr.slice_on_cpu(t, "runnable".into(), since, self.clock.now, on);
                 }
             }
         }
@@ -229,12 +367,7 @@ impl<'c> World<'c> {
     /// Whether a step boundary of `t` stands for a return to user space:
     /// a task (not a kworker) that holds no lock.
     pub(super) fn at_user_boundary(&self, t: TaskId) -> bool {
-        self.tasks[t].worker_of.is_none() && !self.holds_lock(t)
-    }
-
-    /// Whether `t` holds any lock now.
-    pub(super) fn holds_lock(&self, t: TaskId) -> bool {
-        self.held[self.hold_slots(t)].iter().any(|&h| h != 0)
+        self.tasks[t].worker_of.is_none() && !self.tasks.holds_lock(self.c, t)
     }
 
     /// Whether a reschedule is due for `t`, on a CPU: others wait for a
@@ -245,7 +378,7 @@ impl<'c> World<'c> {
     /// event of a task.
     #[inline(always)]
     pub(super) fn resched_due(&self, t: TaskId) -> bool {
-        self.may_resched && self.resched_due_slow(t)
+        self.cpus.may_resched && self.resched_due_slow(t)
     }
 
     /// [`World::resched_due`] when a reschedule can happen at all.
@@ -263,38 +396,38 @@ impl<'c> World<'c> {
         // at HZ 300 they do not drift from the timers' by 1/3 ns a tick.
         let over = |slice: Dur| {
             let end = task.on_cpu_since + slice;
-            if self.now < end {
+            if self.clock.now < end {
                 return false;
             }
-            self.now >= models::timer::tick_at_or_after(end, self.c.hz)
+            self.clock.now >= models::timer::tick_at_or_after(end, self.c.hz)
         };
-        let asked = self.cpu.rt_waiting() > 0
-            || self.cpu.resched_set(task.cpu)
-            || (self.c.wake_placement.preempts() && self.cpu.woken_waiting() > 0)
-            || self.slice.is_some_and(over);
-        asked && self.cpu.waiting_for(task.cpu) > 0
+        let asked = self.cpus.pool.rt_waiting() > 0
+            || self.cpus.pool.resched_set(task.cpu)
+            || (self.c.wake_placement.preempts() && self.cpus.pool.woken_waiting() > 0)
+            || self.cpus.slice.is_some_and(over);
+        asked && self.cpus.pool.waiting_for(task.cpu) > 0
     }
 
     /// `t` gives up its CPU to the run queue's tail and resumes at `pc`.
     pub(super) fn yield_cpu(&mut self, t: TaskId, pc: Pc) {
-        self.slice_yields += 1;
+        self.cpus.slice_yields += 1;
         let task = &mut self.tasks[t];
         task.pc = pc;
         task.state = State::Runnable;
         // Back in the queue before its CPU is handed on: the pick sees it
         // (EEVDF may choose it again), and a CPU nobody else wants is not
         // left free while it waits.
-        self.cpu.stopped(self.now, t, true);
+        self.cpus.pool.stopped(self.clock.now, t, true);
         self.requeue(t);
         self.leave_cpu(t);
     }
 
     /// `t`, preempted, waits at the tail: of its CPU's queue if bound.
     pub(super) fn requeue(&mut self, t: TaskId) {
-        self.tasks[t].queued_at = Some(self.now);
+        self.tasks[t].queued_at = Some(self.clock.now);
         match self.tasks[t].bound {
-            Some(cpu) => self.cpu.requeue_on(self.now, t, cpu),
-            None => self.cpu.requeue(self.now, t),
+            Some(cpu) => self.cpus.pool.requeue_on(self.clock.now, t, cpu),
+            None => self.cpus.pool.requeue(self.clock.now, t),
         }
     }
 
@@ -303,9 +436,9 @@ impl<'c> World<'c> {
     pub(super) fn leave_cpu(&mut self, t: TaskId) {
         // Unlimited CPUs, no spinners, no pool, nothing observed: nothing
         // to hand on or account.
-        if self.recorder.is_some()
-            || self.spinning > 0
-            || !self.cpu.is_unlimited()
+        if self.obs.recorder.is_some()
+            || self.cpus.spinning > 0
+            || !self.cpus.pool.is_unlimited()
             || self.tasks[t].pool != PoolState::No
         {
             self.leave_cpu_rest(t);
@@ -315,10 +448,10 @@ impl<'c> World<'c> {
     /// [`World::leave_cpu`] when there is something to do.
     #[inline(never)]
     fn leave_cpu_rest(&mut self, t: TaskId) {
-        if self.recorder.is_some() {
+        if self.obs.recorder.is_some() {
             self.blame_off_cpu(t);
         }
-        if self.spinning > 0 {
+        if self.cpus.spinning > 0 {
             self.holder_off_cpu(t);
         }
         // A pool kworker that sleeps inside its item (not one preempted)
@@ -330,9 +463,9 @@ impl<'c> World<'c> {
         {
             self.pool_worker_sleeps(t);
         }
-        if !self.cpu.is_unlimited() {
+        if !self.cpus.pool.is_unlimited() {
             let runnable = self.tasks[t].state == State::Runnable;
-            self.cpu.stopped(self.now, t, runnable);
+            self.cpus.pool.stopped(self.clock.now, t, runnable);
             self.release_cpu(t);
         }
     }
@@ -341,10 +474,10 @@ impl<'c> World<'c> {
     #[inline(never)]
     pub(super) fn release_cpu(&mut self, t: TaskId) {
         let cpu = self.tasks[t].cpu;
-        self.running_on[cpu] = NONE;
-        if let Some((next, _waited)) = self.cpu.release(self.now, cpu) {
+        self.cpus.running_on[cpu] = NONE;
+        if let Some((next, _waited)) = self.cpus.pool.release(self.clock.now, cpu) {
             self.give_cpu(next, cpu);
-            self.schedule(next, self.now, Ev::Run);
+            self.clock.schedule(next, self.clock.now, Ev::Run);
         }
     }
 }

@@ -17,12 +17,16 @@ impl World<'_> {
                 at: (cycle.iter())
                     .map(|&t| self.tasks[t].since)
                     .max()
-                    .unwrap_or(self.now),
+                    .unwrap_or(self.clock.now),
                 tasks: cycle
                     .iter()
                     .zip(cycle.iter().cycle().skip(1))
                     .map(|(&t, &next)| {
-                        format!("{}, held by {}", self.stuck_line(t), self.task_name(next))
+                        format!(
+                            "{}, held by {}",
+                            self.stuck_line(t),
+                            self.tasks.name(self.c, next)
+                        )
                     })
                     .collect(),
             }),
@@ -36,10 +40,8 @@ impl World<'_> {
         let waits_for = |t: TaskId| self.waiting_for_lock(t).map(|(l, _)| l);
         let mut owners: HashMap<LockId, Vec<TaskId>> = HashMap::new();
         for t in self.tasks.keys() {
-            for i in self.hold_slots(t) {
-                if let Some((lock, _)) = held_decode(self.held[i]) {
-                    owners.entry(lock).or_default().push(t);
-                }
+            for (lock, _, _) in self.tasks.held_locks(self.c, t) {
+                owners.entry(lock).or_default().push(t);
             }
         }
         // 0: not seen; 1: on the current path; 2: no cycle through it.

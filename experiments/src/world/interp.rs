@@ -11,14 +11,14 @@ impl<'c> World<'c> {
     pub(super) fn delay(&mut self, t: TaskId, d: Dur, sleep: bool, next: Pc) -> bool {
         let task = &mut self.tasks[t];
         task.pc = next;
-        if let Some(log) = &mut self.draw_log {
+        if let Some(log) = &mut self.obs.draws {
             log.push((t, d));
         }
         if d == Dur::ZERO {
             return false;
         }
-        let at = self.now + d;
-        if let Some(tr) = self.trace.as_mut() {
+        let at = self.clock.now + d;
+        if let Some(tr) = self.obs.trace.as_mut() {
             let name = match (sleep, task.off) {
                 (true, Doing::Reclaim { .. }) => "memcg reclaim",
                 (true, Doing::Throttle { .. }) => "memory.high throttle",
@@ -26,17 +26,17 @@ impl<'c> World<'c> {
                 (false, _) => "cpu",
             };
             let on = (!sleep && task.cpu != CpuId::ANY).then_some(task.cpu);
-            tr.slice_on_cpu(t, name.into(), self.now, at, on);
+            tr.slice_on_cpu(t, name.into(), self.clock.now, at, on);
         }
         if sleep {
             task.state = State::Sleeping;
-            self.schedule(t, at, Ev::Wake);
+            self.clock.schedule(t, at, Ev::Wake);
             self.leave_cpu(t);
         } else {
             task.in_burst = true;
-            task.burst_start = self.now;
+            task.burst_start = self.clock.now;
             task.burst_end = at;
-            self.schedule(t, at, Ev::Run);
+            self.clock.schedule(t, at, Ev::Run);
         }
         true
     }
@@ -60,13 +60,13 @@ impl<'c> World<'c> {
     fn livelock(&self, t: TaskId, pc: Pc) -> RunError {
         let g = &self.c.groups[self.tasks[t].group];
         RunError::Livelock {
-            task: self.task_name(t),
+            task: self.tasks.name(self.c, t),
             location: g
                 .origins
                 .get(pc)
                 .map(|o| o.location.clone())
                 .unwrap_or_default(),
-            at: self.now,
+            at: self.clock.now,
             holding: self.held_names(t),
         }
     }
@@ -79,9 +79,9 @@ impl<'c> World<'c> {
         let task = &self.tasks[t];
         let g = &self.c.groups[task.group];
         RunError::InstantLivelock {
-            events: self.limits.max_steps_per_instant,
+            events: self.clock.limits.max_steps_per_instant,
             at,
-            task: self.task_name(t),
+            task: self.tasks.name(self.c, t),
             location: g
                 .origins
                 .get(task.pc)
@@ -93,14 +93,14 @@ impl<'c> World<'c> {
     /// One draw of compiled distribution `dist` from task `t`'s stream.
     #[inline(always)]
     fn draw(&mut self, t: TaskId, dist: DistId) -> Dur {
-        self.c.dists[dist].sample(&mut self.rngs[t])
+        self.c.dists[dist].sample(&mut self.tasks.rngs[t])
     }
 
     /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
     /// time or exits.
     #[inline(always)]
     pub(super) fn run_task(&mut self, t: TaskId) -> Result<(), RunError> {
-        self.current = t;
+        self.clock.current = t;
         let task = &mut self.tasks[t];
         task.state = State::Running;
         task.in_burst = false;
@@ -112,9 +112,9 @@ impl<'c> World<'c> {
             // Back on a CPU after a preemption: finish the burst.
             let d = std::mem::take(&mut task.remaining);
             task.in_burst = true;
-            task.burst_start = self.now;
-            task.burst_end = self.now + d;
-            self.schedule(t, self.now + d, Ev::Run);
+            task.burst_start = self.clock.now;
+            task.burst_end = self.clock.now + d;
+            self.clock.schedule(t, self.clock.now + d, Ev::Run);
             return Ok(());
         }
         match self.tasks[t].resume {
@@ -134,8 +134,7 @@ impl<'c> World<'c> {
                 wait,
                 slot,
             } => {
-                let r = with_lock!(self, lock, |l, ctx, wakes| l.retry(ctx, t, mode, wakes));
-                self.apply_wakes(lock);
+                let r = self.lock_op(lock, |l, ctx, wakes| l.retry(ctx, t, mode, wakes));
                 match r {
                     Acquire::Granted => {
                         self.tasks[t].resume = Resume::Nothing;
@@ -177,7 +176,7 @@ impl<'c> World<'c> {
         // code throughout); under PREEMPT_FULL every boundary is.
         // The boundary test before the slow part of resched_due: it is
         // cheaper, and most steps of a task that holds a lock end there.
-        if self.may_resched
+        if self.cpus.may_resched
             && (self.c.preempt_full || self.at_user_boundary(t))
             && self.resched_due_slow(t)
         {
@@ -191,7 +190,7 @@ impl<'c> World<'c> {
         // Steps taken at this instant, counted and checked on back edges
         // only: a program can only run forever at one instant through a
         // loop or a repeat.
-        let max_steps = self.limits.max_steps_per_instant;
+        let max_steps = self.clock.limits.max_steps_per_instant;
         let mut steps: u64 = 0;
         macro_rules! back_edge {
             () => {
@@ -245,8 +244,8 @@ impl<'c> World<'c> {
                     pc += 1;
                     let id = self.work_id(t, work, key);
                     self.wq_call(wq, |q, now, out| q.cancel_delayed_work(now, id, out));
-                    if self.wqs[wq].work_running(id) {
-                        self.work_waiters.entry((wq, id)).or_default().push(t);
+                    if self.wq.queues[wq].work_running(id) {
+                        self.wq.work_waiters.entry((wq, id)).or_default().push(t);
                         let why = Doing::WorkWait { wq };
                         self.block_waiting(t, pc, why);
                         return Ok(());
@@ -254,7 +253,7 @@ impl<'c> World<'c> {
                 }
                 Instr::Count { counter } => {
                     pc += 1;
-                    self.user_counts[counter] += 1;
+                    self.stats.counts[counter] += 1;
                 }
                 Instr::MightResched => {
                     pc += 1;
@@ -267,21 +266,17 @@ impl<'c> World<'c> {
                     pc += 1;
                     let k = match next {
                         _ if span == 0 => 0,
-                        Some(n) => {
-                            let c = &mut self.key_next[n];
-                            *c = c.wrapping_add(1);
-                            (*c - 1) % span
-                        }
-                        None => sim::rng::below(&mut self.rngs[t], span),
+                        Some(n) => self.stats.next_key(n, span),
+                        None => sim::rng::below(&mut self.tasks.rngs[t], span),
                     };
                     self.tasks[t].self_key = lo + k;
                 }
                 Instr::FlushWorkqueue { wq } => {
                     pc += 1;
-                    match self.wqs[wq].flush_workqueue(self.now) {
+                    match self.wq.queues[wq].flush_workqueue(self.clock.now) {
                         models::workqueue::FlushOutcome::Done => {}
                         models::workqueue::FlushOutcome::Wait(f) => {
-                            self.flushers.entry((wq, f)).or_default().push(t);
+                            self.wq.flushers.entry((wq, f)).or_default().push(t);
                             let why = Doing::Flush { wq };
                             self.block_waiting(t, pc, why);
                             return Ok(());
@@ -296,10 +291,7 @@ impl<'c> World<'c> {
                 }
                 Instr::Uncharge { memcg, pages } => {
                     pc += 1;
-                    let i = self.page_slot(t, memcg);
-                    let n = pages.min(self.task_pages[i]);
-                    self.task_pages[i] -= n;
-                    self.memcgs[memcg].uncharge(n);
+                    self.memcg.uncharge(t, memcg, pages);
                 }
                 Instr::Delay { dist, sleep, next } => {
                     let d = self.draw(t, dist);
@@ -309,7 +301,7 @@ impl<'c> World<'c> {
                     go_to!(next);
                 }
                 Instr::DelayExp { mean, sleep, next } => {
-                    let d = sim::dist::sample_exp(mean, &mut self.rngs[t]);
+                    let d = sim::dist::sample_exp(mean, &mut self.tasks.rngs[t]);
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
@@ -337,24 +329,23 @@ impl<'c> World<'c> {
                     }
                     if let Some(site) = site {
                         if !self.tasks[t].atomic_done {
-                            self.user_counts[site] += 1;
+                            self.stats.counts[site] += 1;
                         }
                     }
                     let lock = self.lock_instance(t, lock, dynamic);
                     if !self.tasks[t].atomic_done {
-                        self.tasks[t].since = self.now;
+                        self.tasks[t].since = self.clock.now;
                     }
                     if self.line_atomic(t, lock) > Dur::ZERO {
                         self.tasks[t].pc = pc;
                         return Ok(());
                     }
                     pc += 1;
-                    let r = with_lock!(self, lock, |l, ctx, wakes| l.acquire(ctx, t, mode, wakes));
-                    self.apply_wakes(lock);
+                    let r = self.lock_op(lock, |l, ctx, wakes| l.acquire(ctx, t, mode, wakes));
                     match r {
                         Acquire::Granted => self.acquired(t, lock, mode, wait, slot),
                         Acquire::Spin { until } => {
-                            self.contentions[lock][mode_index(mode)] += 1;
+                            self.locks.count_contention(lock, mode);
                             let task = &mut self.tasks[t];
                             task.pc = pc;
                             task.resume = Resume::Acquired {
@@ -367,8 +358,8 @@ impl<'c> World<'c> {
                             return Ok(());
                         }
                         Acquire::Queued => {
-                            self.contentions[lock][mode_index(mode)] += 1;
-                            if self.trace.is_some() {
+                            self.locks.count_contention(lock, mode);
+                            if self.obs.trace.is_some() {
                                 self.trace_queue(t, lock, true);
                             }
                             let task = &mut self.tasks[t];
@@ -398,19 +389,16 @@ impl<'c> World<'c> {
                         return Ok(());
                     }
                     pc += 1;
-                    let i = self.tasks[t].slots.hold.at(slot);
-                    let start = self.holds[i];
-                    let held = self.now.since(start);
-                    self.held[i] = 0;
-                    self.record(hold, held);
-                    if self.trace.is_some() {
+                    let start = self.tasks.unhold(t, slot);
+                    self.stats
+                        .record(hold, self.clock.now, self.clock.now.since(start));
+                    if self.obs.trace.is_some() {
                         self.trace_lock(t, "hold", lock, mode, start);
                     }
-                    if let Some(r) = self.recorder.as_mut() {
-                        r.hold(t, lock, mode, start, self.now);
+                    if let Some(r) = self.obs.recorder.as_mut() {
+                        r.hold(t, lock, mode, start, self.clock.now);
                     }
-                    with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
-                    self.apply_wakes(lock);
+                    self.lock_op(lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
                 }
                 Instr::Downgrade {
                     lock,
@@ -420,54 +408,52 @@ impl<'c> World<'c> {
                 } => {
                     let lock = self.lock_instance(t, lock, dynamic);
                     pc += 1;
-                    let i = self.tasks[t].slots.hold.at(slot);
-                    let start = self.holds[i];
-                    self.record(hold, self.now.since(start));
-                    if self.trace.is_some() {
+                    let start = self.tasks.hold_start(t, slot);
+                    self.stats
+                        .record(hold, self.clock.now, self.clock.now.since(start));
+                    if self.obs.trace.is_some() {
                         self.trace_lock(t, "hold", lock, Mode::Write, start);
                     }
-                    self.holds[i] = self.now;
-                    self.held[i] = held_code(lock, Mode::Read);
-                    with_lock!(self, lock, |l, ctx, wakes| l.downgrade(ctx, t, wakes));
-                    self.apply_wakes(lock);
+                    (self.tasks).hold(t, slot, lock, Mode::Read, self.clock.now);
+                    self.lock_op(lock, |l, ctx, wakes| l.downgrade(ctx, t, wakes));
                 }
                 Instr::SpanBegin { slot } => {
-                    let i = self.tasks[t].slots.span.at(slot);
-                    self.spans[i] = self.now;
+                    self.tasks.span_begin(t, slot, self.clock.now);
                     pc += 1;
                 }
                 Instr::SpanEnd { stat, slot } => {
                     pc += 1;
-                    let start = self.spans[self.tasks[t].slots.span.at(slot)];
-                    self.record(stat, self.now.since(start));
-                    if let Some(tr) = self.trace.as_mut() {
+                    let start = self.tasks.span_start(t, slot);
+                    self.stats
+                        .record(stat, self.clock.now, self.clock.now.since(start));
+                    if let Some(tr) = self.obs.trace.as_mut() {
                         let name = self.c.stats[stat].subject.clone();
-                        tr.slice(t, "span", name, start, self.now);
+                        tr.slice(t, "span", name, start, self.clock.now);
                     }
                 }
                 Instr::RepeatBegin { count, end, depth } => {
                     if count == 0 {
                         pc = end;
                     } else {
-                        let i = self.tasks[t].slots.rep.at(depth);
-                        self.reps[i] = count;
+                        self.tasks.repeat_begin(t, depth, count);
                         pc += 1;
                     }
                 }
                 Instr::RepeatEnd { begin, depth } => {
-                    let i = self.tasks[t].slots.rep.at(depth);
-                    let left = &mut self.reps[i];
-                    *left -= 1;
-                    pc = if *left > 0 { begin + 1 } else { pc + 1 };
+                    pc = if self.tasks.repeat_again(t, depth) {
+                        begin + 1
+                    } else {
+                        pc + 1
+                    };
                     back_edge!();
                 }
                 Instr::WithProb { p, end } => {
-                    let u = sim::rng::unit(&mut self.rngs[t]);
+                    let u = sim::rng::unit(&mut self.tasks.rngs[t]);
                     pc = if u < p { pc + 1 } else { end };
                 }
                 Instr::IfWorkBusy { wq, work, key, end } => {
                     let id = self.work_id(t, work, key);
-                    pc = if self.wqs[wq].work_busy(id) {
+                    pc = if self.wq.queues[wq].work_busy(id) {
                         pc + 1
                     } else {
                         end

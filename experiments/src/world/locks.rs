@@ -3,49 +3,229 @@
 
 use super::*;
 
+/// The locks: one [`LockPolicy`] per lock instance, what the results
+/// count per lock and mode, the cache-line model of each lock word, and
+/// the buffer a policy appends its wakes to (kept so that no lock
+/// operation allocates).
+pub(super) struct Locks {
+    pub(super) policies: TiVec<LockId, AnyLock>,
+    /// Per lock and mode ([`mode_index`]): acquisitions, and those that
+    /// waited or spun.
+    acquisitions: TiVec<LockId, [u64; 2]>,
+    contentions: TiVec<LockId, [u64; 2]>,
+    /// Each lock word's cache line: who wrote it last and when the atomic
+    /// in progress on it completes.
+    lines: TiVec<LockId, (LineOwner, SimTime)>,
+    /// Each lock's cache-line costs (transfer, local), if modelled: a
+    /// compact copy of the compiled locks' `line`, read at every atomic.
+    /// Empty when no lock has the model: then every atomic reads only the
+    /// length, not an entry of an array as long as the lock instances.
+    line_costs: TiVec<LockId, Option<(Dur, Dur)>>,
+    /// Per lock, atomics on its word that moved the line from another
+    /// CPU, and the time atomics waited for the line to be free.
+    line_transfers: TiVec<LockId, u64>,
+    line_wait: TiVec<LockId, Dur>,
+    /// What the last policy call issued, applied in order
+    /// ([`World::apply_wakes`]).
+    pub(super) wakes: Vec<Wake>,
+}
+
+impl Locks {
+    pub(super) fn new(c: &Compiled) -> Locks {
+        Locks {
+            policies: (c.locks.iter())
+                .map(|l| {
+                    AnyLock::with_options(l.kind, &l.policy, l.options)
+                        .expect("the compiler accepts only known policies")
+                })
+                .collect(),
+            acquisitions: ti_vec![[0; 2]; c.locks.len()],
+            contentions: ti_vec![[0; 2]; c.locks.len()],
+            lines: ti_vec![(LineOwner::Nobody, SimTime::ZERO); c.locks.len()],
+            line_costs: if c.locks.iter().any(|l| l.line.is_some()) {
+                c.locks.iter().map(|l| l.line).collect()
+            } else {
+                TiVec::new()
+            },
+            line_transfers: ti_vec![0; c.locks.len()],
+            line_wait: ti_vec![Dur::ZERO; c.locks.len()],
+            wakes: Vec::new(),
+        }
+    }
+
+    /// `lock`'s cache-line costs (transfer, local), if it has the model.
+    #[inline(always)]
+    fn line_costs(&self, lock: LockId) -> Option<(Dur, Dur)> {
+        self.line_costs.get(lock).copied().flatten()
+    }
+
+    /// An atomic by `by` on `lock`'s word at `now`, costing `transfer`
+    /// if another CPU wrote the line last and `local` otherwise: it
+    /// starts once the line is free and holds it until it is done.
+    /// Returns (start, done).
+    fn line_atomic(
+        &mut self,
+        lock: LockId,
+        by: LineOwner,
+        now: SimTime,
+        (transfer, local): (Dur, Dur),
+    ) -> (SimTime, SimTime) {
+        let (owner, free_at) = self.lines[lock];
+        let start = free_at.max(now);
+        let cost = if owner == by { local } else { transfer };
+        if owner != by {
+            self.line_transfers[lock] += 1;
+        }
+        let done = start + cost;
+        self.lines[lock] = (by, done);
+        self.line_wait[lock] += start.since(now);
+        (start, done)
+    }
+
+    /// A task took `lock` in `mode`.
+    #[inline(always)]
+    pub(super) fn count_acquisition(&mut self, lock: LockId, mode: Mode) {
+        self.acquisitions[lock][mode_index(mode)] += 1;
+    }
+
+    /// A task asked for `lock` in `mode` and has to wait or spin.
+    #[inline(always)]
+    pub(super) fn count_contention(&mut self, lock: LockId, mode: Mode) {
+        self.contentions[lock][mode_index(mode)] += 1;
+    }
+
+    /// The lock counters per lock class, as /proc/lock_stat shows them:
+    /// the instances of a family (`pidlist_mutex[3]`) add up under its
+    /// name, as `class/counter`.
+    pub(super) fn counters(&self, c: &Compiled) -> Vec<(String, u64)> {
+        let mut by_class: Vec<(String, u64)> = Vec::new();
+        let mut add = |class: &str, name: &str, value: u64| {
+            let subject = format!("{class}/{name}");
+            match by_class.iter_mut().rev().find(|(s, _)| *s == subject) {
+                Some((_, v)) => *v += value,
+                None => by_class.push((subject, value)),
+            }
+        };
+        for (i, l) in c.locks.iter_enumerated() {
+            let class = l.name.split('[').next().unwrap_or(&l.name);
+            let modes: &[(Mode, &str)] = match l.kind {
+                LockKind::Rwsem => &[(Mode::Read, "read_"), (Mode::Write, "write_")],
+                LockKind::Mutex => &[(Mode::Write, "")],
+            };
+            for &(m, prefix) in modes {
+                let acquisitions = self.acquisitions[i][mode_index(m)];
+                let contentions = self.contentions[i][mode_index(m)];
+                add(class, &format!("{prefix}acquisitions"), acquisitions);
+                add(class, &format!("{prefix}contentions"), contentions);
+            }
+            if l.line.is_some() {
+                add(class, "line_transfers", self.line_transfers[i]);
+                add(class, "line_wait_ns", self.line_wait[i].ns());
+            }
+            for (name, v) in self.policies[i].counters() {
+                add(class, name, v);
+            }
+        }
+        by_class
+    }
+}
+
+/// A mode's index in the per-mode counters.
+fn mode_index(m: Mode) -> usize {
+    match m {
+        Mode::Read => 0,
+        Mode::Write => 1,
+    }
+}
+
+/// Who wrote a lock word's cache line last: a CPU or, with unlimited
+/// CPUs, a task (each task its own CPU).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum LineOwner {
+    Nobody,
+    Cpu(CpuId),
+    Task(TaskId),
+}
+
+/// The task table as lock policies see it.
+pub(super) struct TasksView<'a> {
+    tasks: &'a TiSlice<TaskId, Task>,
+    cpu: &'a CpuPool,
+}
+
+impl TaskView for TasksView<'_> {
+    fn is_rt(&self, t: TaskId) -> bool {
+        self.tasks[t].rt
+    }
+    fn on_cpu(&self, t: TaskId) -> bool {
+        matches!(self.tasks[t].state, State::Running | State::Spinning)
+    }
+    /// A task waits for `t`'s CPU: with per-CPU run queues one queued
+    /// there (or an RT task anywhere); with one shared queue, any.
+    fn need_resched(&self, t: TaskId) -> bool {
+        self.cpu.waiting_for(self.tasks[t].cpu) > 0
+    }
+}
+
 impl<'c> World<'c> {
-    /// The indices of `t`'s hold slots in `holds` and `held`.
-    pub(super) fn hold_slots(&self, t: TaskId) -> std::ops::Range<usize> {
-        let task = &self.tasks[t];
-        task.slots.hold.range(self.c.groups[task.group].hold_slots)
+    /// Asks `lock`'s policy (`op`: the lock, the world as a policy sees
+    /// it and the wake buffer), then carries out the wakes it issued, in
+    /// order (the ordering contract, in the module doc).
+    #[inline(always)]
+    pub(super) fn lock_op<R>(
+        &mut self,
+        lock: LockId,
+        op: impl FnOnce(&mut AnyLock, &LockCtx, &mut Vec<Wake>) -> R,
+    ) -> R {
+        let view = TasksView {
+            tasks: &self.tasks.table,
+            cpu: &self.cpus.pool,
+        };
+        let ctx = &LockCtx {
+            now: self.clock.now,
+            hz: self.c.hz,
+            tasks: &view,
+        };
+        let r = op(&mut self.locks.policies[lock], ctx, &mut self.locks.wakes);
+        self.apply_wakes(lock);
+        r
     }
 
     /// `t` leaves its CPU holding locks: locks with spinners are told, since
     /// spinning on an owner that is off CPU is refused (R8/R9, R27).
     pub(super) fn holder_off_cpu(&mut self, t: TaskId) {
-        for i in self.hold_slots(t) {
-            let Some((lock, _)) = held_decode(self.held[i]) else {
+        for i in self.tasks.hold_slots(self.c, t) {
+            let Some((lock, _)) = held_decode(self.tasks.held[i]) else {
                 continue;
             };
-            if self.locks[lock].has_spinners() {
-                with_lock!(self, lock, |l, ctx, wakes| l.owner_off_cpu(ctx, t, wakes));
-                self.apply_wakes(lock);
+            if self.locks.policies[lock].has_spinners() {
+                self.lock_op(lock, |l, ctx, wakes| l.owner_off_cpu(ctx, t, wakes));
             }
         }
     }
 
     #[inline]
     pub(super) fn apply_wakes(&mut self, lock: LockId) {
-        if !self.wakes.is_empty() {
+        if !self.locks.wakes.is_empty() {
             self.apply_wakes_slow(lock);
         }
     }
 
     pub(super) fn apply_wakes_slow(&mut self, lock: LockId) {
-        let mut wakes = std::mem::take(&mut self.wakes);
+        let mut wakes = std::mem::take(&mut self.locks.wakes);
         for w in &wakes {
             match *w {
                 Wake::Granted(t) | Wake::Retry(t) => {
                     let granted = matches!(w, Wake::Granted(_));
                     // No waking task when a timer's wakeup makes a spinner
                     // give up (need_resched): then no flow and no waker.
-                    if self.current != NONE {
-                        if let Some(tr) = self.trace.as_mut() {
+                    if self.clock.current != NONE {
+                        if let Some(tr) = self.obs.trace.as_mut() {
                             let name = &self.c.locks[lock].name;
-                            tr.flow(self.current, t, self.now, name);
+                            tr.flow(self.clock.current, t, self.clock.now, name);
                         }
-                        if let Some(r) = self.recorder.as_mut() {
-                            r.woken_by(t, self.current);
+                        if let Some(r) = self.obs.recorder.as_mut() {
+                            r.woken_by(t, self.clock.current);
                         }
                     }
                     let task = &mut self.tasks[t];
@@ -58,70 +238,68 @@ impl<'c> World<'c> {
                     debug_assert_eq!(task.state, State::Spinning);
                     task.resume = pending(task.resume, lock, true);
                     task.state = State::Running;
-                    self.spinning -= 1;
+                    self.cpus.spinning -= 1;
                     self.blame_switch(t, Doing::OnCpu);
                     // Replaces a pending spin deadline, if any.
-                    self.queue.set(t.index(), self.now, Ev::Run);
+                    self.clock.queue.set(t.index(), self.clock.now, Ev::Run);
                 }
                 Wake::SpinUntil(t, at) => {
                     debug_assert_eq!(self.tasks[t].state, State::Spinning);
                     if at == SimTime::MAX {
-                        self.queue.clear(t.index());
+                        self.clock.queue.clear(t.index());
                     } else {
-                        self.queue.set(t.index(), at, Ev::SpinEnd);
+                        self.clock.queue.set(t.index(), at, Ev::SpinEnd);
                     }
                 }
                 Wake::SpinSlept(t) => {
-                    if self.trace.is_some() {
+                    if self.obs.trace.is_some() {
                         self.trace_queue(t, lock, true);
                     }
                     let task = &mut self.tasks[t];
                     debug_assert_eq!(task.state, State::Spinning);
                     task.state = State::Blocked;
-                    self.spinning -= 1;
-                    self.queue.clear(t.index());
+                    self.cpus.spinning -= 1;
+                    self.clock.queue.clear(t.index());
                     self.leave_cpu(t);
                 }
             }
         }
         wakes.clear();
-        if self.wakes.is_empty() {
-            self.wakes = wakes;
+        if self.locks.wakes.is_empty() {
+            self.locks.wakes = wakes;
         }
     }
 
     /// `t` spins on `lock` (on its CPU) until a wake or `until`.
     pub(super) fn start_spin(&mut self, t: TaskId, until: Option<SimTime>) {
-        if self.recorder.is_some() {
+        if self.obs.recorder.is_some() {
             if let Resume::Acquired { lock, mode, .. } = self.tasks[t].resume {
                 self.blame_switch(t, Doing::Spin { lock, mode });
             }
         }
         self.tasks[t].state = State::Spinning;
-        self.spinning += 1;
+        self.cpus.spinning += 1;
         match until {
-            Some(at) => self.queue.set(t.index(), at, Ev::SpinEnd),
-            None => self.queue.clear(t.index()),
+            Some(at) => self.clock.queue.set(t.index(), at, Ev::SpinEnd),
+            None => self.clock.queue.clear(t.index()),
         }
     }
 
     /// A spinner's deadline passed: ask its lock again.
     pub(super) fn spin_end(&mut self, t: TaskId) -> Result<(), RunError> {
-        self.current = t;
+        self.clock.current = t;
         let Resume::Acquired { lock, mode, .. } = self.tasks[t].resume else {
             unreachable!("a spinner has a pending acquisition")
         };
-        self.spinning -= 1;
+        self.cpus.spinning -= 1;
         self.tasks[t].state = State::Running;
         self.blame_switch(t, Doing::OnCpu);
-        let r = with_lock!(self, lock, |l, ctx, wakes| l
-            .spin_timeout(ctx, t, mode, wakes));
-        self.apply_wakes(lock);
+        let r = self.lock_op(lock, |l, ctx, wakes| l.spin_timeout(ctx, t, mode, wakes));
         match r {
             Acquire::Granted => self.run_task(t),
             Acquire::Queued => {
                 self.tasks[t].state = State::Blocked;
-                if self.trace.is_some() {
+                if self.obs.trace.is_some() {
                     self.trace_queue(t, lock, true);
                 }
                 self.leave_cpu(t);
@@ -142,46 +320,33 @@ impl<'c> World<'c> {
     /// the atomic is done (then the step takes effect).
     #[inline(always)]
     pub(super) fn line_atomic(&mut self, t: TaskId, lock: LockId) -> Dur {
-        match self.line_costs.get(lock) {
-            None | Some(None) => Dur::ZERO,
-            Some(&Some((transfer, local))) => self.line_atomic_slow(t, lock, transfer, local),
+        match self.locks.line_costs(lock) {
+            None => Dur::ZERO,
+            Some(costs) => self.line_atomic_slow(t, lock, costs),
         }
     }
 
-    pub(super) fn line_atomic_slow(
-        &mut self,
-        t: TaskId,
-        lock: LockId,
-        transfer: Dur,
-        local: Dur,
-    ) -> Dur {
+    pub(super) fn line_atomic_slow(&mut self, t: TaskId, lock: LockId, costs: (Dur, Dur)) -> Dur {
         let task = &mut self.tasks[t];
         if std::mem::take(&mut task.atomic_done) {
             return Dur::ZERO;
         }
         // With unlimited CPUs each task is its own CPU.
-        let cpu = if task.cpu == CpuId::ANY {
+        let by = if task.cpu == CpuId::ANY {
             LineOwner::Task(t)
         } else {
             LineOwner::Cpu(task.cpu)
         };
-        let (owner, free_at) = self.lines[lock];
-        let start = free_at.max(self.now);
-        let cost = if owner == cpu { local } else { transfer };
-        if owner != cpu {
-            self.line_transfers[lock] += 1;
-        }
-        let done = start + cost;
-        self.lines[lock] = (cpu, done);
-        let d = done.since(self.now);
-        self.line_wait[lock] += start.since(self.now);
+        let now = self.clock.now;
+        let (_, done) = self.locks.line_atomic(lock, by, now, costs);
+        let d = done.since(now);
         if d > Dur::ZERO {
             let task = &mut self.tasks[t];
             task.atomic_done = true;
             task.in_burst = true;
-            task.burst_start = self.now;
+            task.burst_start = now;
             task.burst_end = done;
-            self.schedule(t, done, Ev::Run);
+            self.clock.schedule(t, done, Ev::Run);
         }
         d
     }
@@ -190,14 +355,12 @@ impl<'c> World<'c> {
     #[inline(always)]
     pub(super) fn acquired(&mut self, t: TaskId, lock: LockId, mode: Mode, wait: StatId, slot: u8) {
         let since = self.tasks[t].since;
-        let waited = self.now.since(since);
-        self.record(wait, waited);
-        if waited > Dur::ZERO && (self.trace.is_some() || self.picker.is_some()) {
+        let waited = self.clock.now.since(since);
+        self.stats.record(wait, self.clock.now, waited);
+        if waited > Dur::ZERO && (self.obs.trace.is_some() || self.obs.picker.is_some()) {
             self.observe_wait(t, lock, mode, wait, since);
         }
-        let i = self.tasks[t].slots.hold.at(slot);
-        self.holds[i] = self.now;
-        self.held[i] = held_code(lock, mode);
-        self.acquisitions[lock][mode_index(mode)] += 1;
+        self.tasks.hold(t, slot, lock, mode, self.clock.now);
+        self.locks.count_acquisition(lock, mode);
     }
 }

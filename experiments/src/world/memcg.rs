@@ -3,6 +3,132 @@
 
 use super::*;
 use crate::program::ReclaimFrees;
+use models::memcg::Memcg;
+
+/// Period of a memcg's background release.
+pub(super) const RELEASE_TICK: sim::Dur = sim::Dur(10_000_000);
+
+/// `OOM_REAPER_DELAY` = 2 HZ jiffies (R47), in seconds.
+pub(super) const OOM_REAPER_DELAY_HZ: u64 = 2;
+
+/// The memory cgroups: each memcg's charge state (usage, limits, the
+/// OOM victim pending), the pages each task charged to each (an OOM
+/// kill or the reaper frees them), the background release owed, the
+/// reclaim attempts that return their pages at a midpoint, and what
+/// the charges cost, for the results.
+pub(super) struct Memcgs {
+    pub(super) groups: TiVec<MemcgId, Memcg>,
+    /// Background release owed but not yet applied (fractional pages).
+    released: TiVec<MemcgId, f64>,
+    /// Pages each task has charged to each memcg, at `task * memcgs + m`
+    /// ([`Memcgs::page_slot`]).
+    task_pages: Vec<u64>,
+    /// Per memcg: time in reclaim and throttled, OOM exits and reaps.
+    pub(super) stats: TiVec<MemcgId, MemStats>,
+    /// Per task, where its reclaim attempt is when a memcg returns pages
+    /// at an attempt's midpoint (`reclaim_frees = "during"`); empty if
+    /// none does.
+    pub(super) mid_reclaim: TiVec<TaskId, MidReclaim>,
+}
+
+impl Memcgs {
+    /// The memcgs of `c`, for `ntasks` tasks.
+    pub(super) fn new(c: &Compiled, ntasks: usize) -> Memcgs {
+        Memcgs {
+            groups: (c.memcgs.iter())
+                .map(|m| {
+                    let mut g = Memcg::new(models::memcg::MemcgConfig {
+                        max: m.max,
+                        high: m.high,
+                        cpus: c.cpus.unwrap_or(1),
+                    });
+                    g.charge_initial(m.initial);
+                    g
+                })
+                .collect(),
+            released: ti_vec![0.0; c.memcgs.len()],
+            task_pages: vec![0; ntasks * c.memcgs.len()],
+            stats: ti_vec![MemStats::default(); c.memcgs.len()],
+            mid_reclaim: if (c.memcgs.iter()).any(|m| m.reclaim_frees == ReclaimFrees::During) {
+                ti_vec![MidReclaim::None; ntasks]
+            } else {
+                TiVec::new()
+            },
+        }
+    }
+
+    /// Where task `t`'s pages charged to memcg `m` are in `task_pages`.
+    #[inline]
+    fn page_slot(&self, t: TaskId, m: MemcgId) -> usize {
+        t.index() * self.groups.len() + m.index()
+    }
+
+    /// The pages task `t` has charged to memcg `m`.
+    pub(super) fn charged(&self, t: TaskId, m: MemcgId) -> u64 {
+        self.task_pages[self.page_slot(t, m)]
+    }
+
+    /// The pages task `t` has charged to memcg `m`, to change.
+    #[inline]
+    pub(super) fn pages(&mut self, t: TaskId, m: MemcgId) -> &mut u64 {
+        let i = self.page_slot(t, m);
+        &mut self.task_pages[i]
+    }
+
+    /// `t` uncharges up to `pages` of what it charged to `m`.
+    pub(super) fn uncharge(&mut self, t: TaskId, m: MemcgId, pages: u64) {
+        let tp = self.pages(t, m);
+        let n = pages.min(*tp);
+        *tp -= n;
+        self.groups[m].uncharge(n);
+    }
+
+    /// Victim `v` of `m`'s OOM killer is gone (exited or reaped): the
+    /// pages it charged to `m` leave it.
+    pub(super) fn victim_gone(&mut self, v: TaskId, m: MemcgId) {
+        let pages = std::mem::take(self.pages(v, m));
+        self.groups[m].victim_gone(v, pages);
+    }
+
+    /// A background release tick of `m`: `rate` pages per second over
+    /// a tick, the whole pages of what is owed.
+    fn release(&mut self, m: MemcgId, rate: f64) {
+        let owed = self.released[m] + rate * RELEASE_TICK.as_secs_f64();
+        let pages = owed.floor();
+        self.released[m] = owed - pages;
+        self.groups[m].uncharge(pages as u64);
+    }
+
+    /// The memcg counters for the results: each memcg's own, what its
+    /// charges cost, and its usage at the end.
+    pub(super) fn counters(&self, c: &Compiled, out: &mut Vec<Counter>) {
+        for (m, g) in self.groups.iter_enumerated() {
+            let name = &c.memcgs[m].name;
+            for (k, v) in g.counters() {
+                out.push(Counter {
+                    subject: format!("memcg/{name}/{k}"),
+                    value: v,
+                });
+            }
+            let s = self.stats[m];
+            for (k, v) in [
+                ("reclaim_ns", s.reclaim.ns()),
+                ("throttle_ns", s.throttle.ns()),
+                ("oom_exits", s.oom_exits),
+                ("oom_reaps", s.oom_reaps),
+            ] {
+                out.push(Counter {
+                    subject: format!("memcg/{name}/{k}"),
+                    value: v,
+                });
+            }
+            out.push(Counter {
+                subject: format!("memcg/{name}/usage_pages_at_end"),
+                value: g.usage(),
+            });
+        }
+    }
+}
 
 /// A reclaim attempt of a memcg that returns its pages at the midpoint
 /// (`reclaim_frees = "during"`).
@@ -50,21 +176,21 @@ impl<'c> World<'c> {
         let (mut ch, mut step) = match self.tasks[t].charging.take() {
             None => {
                 let mut ch = Charge::new(pages, cpu, gfp.flags());
-                let st = self.memcgs[m].try_charge_memcg(&mut ch);
+                let st = self.memcg.groups[m].try_charge_memcg(&mut ch);
                 (ch, st)
             }
             Some((_, mut ch)) => {
-                let st = match self.mid_reclaim.get_mut(t).map(std::mem::take) {
+                let st = match self.memcg.mid_reclaim.get_mut(t).map(std::mem::take) {
                     // Its pages came back at the midpoint; others may have
                     // charged them since.
                     Some(MidReclaim::Freed { pages }) => {
-                        self.memcgs[m].retry_after_reclaim(&mut ch, pages)
+                        self.memcg.groups[m].retry_after_reclaim(&mut ch, pages)
                     }
                     _ => {
                         // Back from a reclaim attempt: did it free a batch?
                         let rng = self.tasks[t].mem_rng.as_mut().expect("memcg stream");
                         let (freed, taken) = reclaim_outcome(spec, rng);
-                        self.memcgs[m].after_reclaim(&mut ch, freed, taken)
+                        self.memcg.groups[m].after_reclaim(&mut ch, freed, taken)
                     }
                 };
                 (ch, st)
@@ -73,18 +199,17 @@ impl<'c> World<'c> {
         loop {
             match step {
                 ChargeStep::Charged { .. } => {
-                    let i = self.page_slot(t, m);
-                    let tp = &mut self.task_pages[i];
+                    let tp = self.memcg.pages(t, m);
                     *tp = tp.saturating_add(pages);
                     // memory.high, handled in the charge above a batch (R48).
-                    let usage_over = spec.high.is_some_and(|h| self.memcgs[m].usage() > h);
+                    let usage_over = spec.high.is_some_and(|h| self.memcg.groups[m].usage() > h);
                     if !usage_over {
                         self.tasks[t].over_high = 0;
                         return false;
                     }
                     self.tasks[t].over_high += pages.max(models::memcg::MEMCG_CHARGE_BATCH);
                     let debt = self.tasks[t].over_high;
-                    let (_, jiffies) = self.memcgs[m].over_high(debt, self.c.hz);
+                    let (_, jiffies) = self.memcg.groups[m].over_high(debt, self.c.hz);
                     if jiffies == 0 {
                         return false;
                     }
@@ -92,18 +217,19 @@ impl<'c> World<'c> {
                     self.tasks[t].off = Doing::Throttle { memcg: m };
                     // schedule_timeout_killable(penalty): a timer at
                     // jiffies + penalty, on the timer wheel.
-                    let wakes = models::timer::fires_after_jiffies(self.now, jiffies, self.c.hz);
-                    let d = wakes.since(self.now);
-                    self.mem_stats[m].throttle += d;
+                    let wakes =
+                        models::timer::fires_after_jiffies(self.clock.now, jiffies, self.c.hz);
+                    let d = wakes.since(self.clock.now);
+                    self.memcg.stats[m].throttle += d;
                     return self.delay(t, d, true, pc + 1);
                 }
                 ChargeStep::Reclaim => {
                     let rng = self.tasks[t].mem_rng.as_mut().expect("memcg stream");
                     let d = spec.reclaim.sample(rng);
-                    self.mem_stats[m].reclaim += d;
+                    self.memcg.stats[m].reclaim += d;
                     if d == Dur::ZERO {
                         let (freed, taken) = reclaim_outcome(spec, rng);
-                        step = self.memcgs[m].after_reclaim(&mut ch, freed, taken);
+                        step = self.memcg.groups[m].after_reclaim(&mut ch, freed, taken);
                         continue;
                     }
                     // The batch of an attempt that returns it at the
@@ -117,12 +243,14 @@ impl<'c> World<'c> {
                         // The batch comes back at the midpoint (an event
                         // of the sleep); the trace and blame see one sleep.
                         let half = d / 2;
-                        self.mid_reclaim[t] = MidReclaim::Freeing {
+                        self.memcg.mid_reclaim[t] = MidReclaim::Freeing {
                             pages,
                             rest: d - half,
                         };
                         let slept = self.delay(t, d, true, pc);
-                        self.queue.set(t.index(), self.now + half, Ev::Wake);
+                        self.clock
+                            .queue
+                            .set(t.index(), self.clock.now + half, Ev::Wake);
                         return slept;
                     }
                     return self.delay(t, d, true, pc);
@@ -131,8 +259,8 @@ impl<'c> World<'c> {
                     // Under oom_lock (instantaneous here: the OOM scan takes no
                     // modelled time, so the lock is never contended).
                     let cands = self.oom_candidates(m);
-                    step = match self.memcgs[m].mem_cgroup_oom(&mut ch, 0, &cands) {
-                        OomOutcome::Retry => self.memcgs[m].try_charge_memcg(&mut ch),
+                    step = match self.memcg.groups[m].mem_cgroup_oom(&mut ch, 0, &cands) {
+                        OomOutcome::Retry => self.memcg.groups[m].try_charge_memcg(&mut ch),
                         OomOutcome::Kill(v) => {
                             self.kill(v, m);
                             if v == t {
@@ -141,9 +269,9 @@ impl<'c> World<'c> {
                                 self.exit_killed(t);
                                 return true;
                             }
-                            self.memcgs[m].try_charge_memcg(&mut ch)
+                            self.memcg.groups[m].try_charge_memcg(&mut ch)
                         }
-                        OomOutcome::NoMem => self.memcgs[m].oom_failed(&ch),
+                        OomOutcome::NoMem => self.memcg.groups[m].oom_failed(&ch),
                     };
                 }
                 ChargeStep::NoMem => return false,
@@ -157,13 +285,11 @@ impl<'c> World<'c> {
     /// kernel threads are unkillable (`oom_unkillable_task`).
     pub(super) fn oom_candidates(&self, m: MemcgId) -> Vec<TaskId> {
         let spec = &self.c.memcgs[m];
-        let mut v: Vec<(usize, std::cmp::Reverse<u64>, TaskId)> = self
-            .tasks
-            .iter_enumerated()
+        let mut v: Vec<(usize, std::cmp::Reverse<u64>, TaskId)> = (self.tasks.iter())
             .filter(|(_, k)| k.state != State::Exited && k.killed.is_none())
             .filter(|(_, k)| k.worker_of.is_none())
             .filter_map(|(i, k)| {
-                let pages = self.task_pages[self.page_slot(i, m)];
+                let pages = self.memcg.charged(i, m);
                 let pref = if spec.oom_victims.is_empty() {
                     (pages > 0).then_some(0)
                 } else {
@@ -185,15 +311,15 @@ impl<'c> World<'c> {
         let task = &mut self.tasks[v];
         task.killed = Some(m);
         if task.state == State::Sleeping {
-            self.queue.set(v.index(), self.now, Ev::Wake);
+            self.clock.queue.set(v.index(), self.clock.now, Ev::Wake);
         }
-        let slot = self.reap_slot(m);
+        let slot = self.clock.slots.reaper(m);
         let reap = models::timer::fires_after_jiffies(
-            self.now,
+            self.clock.now,
             OOM_REAPER_DELAY_HZ * u64::from(self.c.hz),
             self.c.hz,
         );
-        self.queue.set(slot, reap, Ev::Reap);
+        self.clock.queue.set(slot, reap, Ev::Reap);
     }
 
     /// The hold statistic of `t`'s hold slot `slot` held in `mode`: the
@@ -217,37 +343,35 @@ impl<'c> World<'c> {
         let base = self.tasks[t].slots.hold;
         for slot in 0..self.c.groups[self.tasks[t].group].hold_slots {
             let i = base.at(slot);
-            if let Some((lock, mode)) = held_decode(self.held[i]) {
-                self.held[i] = 0;
+            if let Some((lock, mode)) = held_decode(self.tasks.held[i]) {
+                self.tasks.held[i] = 0;
                 // The hold ends here, and counts as the program's release
                 // of that slot would have counted it.
-                let start = self.holds[i];
+                let start = self.tasks.holds[i];
                 if let Some(hold) = self.hold_stat_of_slot(t, slot, mode) {
-                    self.record(hold, self.now.since(start));
+                    self.stats
+                        .record(hold, self.clock.now, self.clock.now.since(start));
                 }
-                if self.trace.is_some() {
+                if self.obs.trace.is_some() {
                     self.trace_lock(t, "hold", lock, mode, start);
                 }
-                if let Some(r) = self.recorder.as_mut() {
-                    r.hold(t, lock, mode, start, self.now);
+                if let Some(r) = self.obs.recorder.as_mut() {
+                    r.hold(t, lock, mode, start, self.clock.now);
                 }
-                with_lock!(self, lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
-                self.apply_wakes(lock);
+                self.lock_op(lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
             }
         }
-        for m in (0..self.memcgs.len()).map(MemcgId::from) {
-            let i = self.page_slot(t, m);
-            let pages = std::mem::take(&mut self.task_pages[i]);
-            self.memcgs[m].victim_gone(t, pages);
+        for m in (0..self.memcg.groups.len()).map(MemcgId::from) {
+            self.memcg.victim_gone(t, m);
         }
         if let Some(m) = self.tasks[t].killed {
-            self.mem_stats[m].oom_exits += 1;
-            if self.memcgs[m].pending_victim().is_none() {
-                self.queue.clear(self.reap_slot(m));
+            self.memcg.stats[m].oom_exits += 1;
+            if self.memcg.groups[m].pending_victim().is_none() {
+                self.clock.queue.clear(self.clock.slots.reaper(m));
             }
         }
         self.tasks[t].charging = None;
-        if let Some(r) = self.mid_reclaim.get_mut(t) {
+        if let Some(r) = self.memcg.mid_reclaim.get_mut(t) {
             *r = MidReclaim::None;
         }
         self.tasks[t].state = State::Exited;
@@ -259,42 +383,45 @@ impl<'c> World<'c> {
     /// charge them before `t` retries (R45), and `t` sleeps on. Returns
     /// whether it was. A task killed before the midpoint freed nothing.
     pub(super) fn reclaim_midpoint(&mut self, t: TaskId) -> bool {
-        let MidReclaim::Freeing { pages, rest } = self.mid_reclaim[t] else {
+        let MidReclaim::Freeing { pages, rest } = self.memcg.mid_reclaim[t] else {
             return false;
         };
         let Some((m, _)) = self.tasks[t].charging else {
             return false;
         };
         if self.tasks[t].killed.is_some() {
-            self.mid_reclaim[t] = MidReclaim::None;
+            self.memcg.mid_reclaim[t] = MidReclaim::None;
             return false;
         }
-        self.memcgs[m].uncharge(pages);
-        self.mid_reclaim[t] = MidReclaim::Freed { pages };
-        self.queue.set(t.index(), self.now + rest, Ev::Wake);
+        self.memcg.groups[m].uncharge(pages);
+        self.memcg.mid_reclaim[t] = MidReclaim::Freed { pages };
+        self.clock
+            .queue
+            .set(t.index(), self.clock.now + rest, Ev::Wake);
         true
     }
 
-    /// Background release of memcg `m`: `release_rate` pages per second,
-    /// applied every tick; the next tick is scheduled in `slot`.
-    pub(super) fn release_tick(&mut self, m: MemcgId, slot: usize) {
-        let owed = self.released[m] + self.c.memcgs[m].release_rate * RELEASE_TICK.as_secs_f64();
-        let pages = owed.floor();
-        self.released[m] = owed - pages;
-        self.memcgs[m].uncharge(pages as u64);
-        self.queue.set(slot, self.now + RELEASE_TICK, Ev::Release);
+    /// Background release of memcg `m` (`Ev::Release`): `release_rate`
+    /// pages per second, applied every tick, and the next tick.
+    pub(super) fn release_tick(&mut self, m: MemcgId) {
+        self.memcg.release(m, self.c.memcgs[m].release_rate);
+        let slot = self.clock.slots.release(m);
+        self.clock
+            .queue
+            .set(slot, self.clock.now + RELEASE_TICK, Ev::Release);
     }
+}
 
-    /// The OOM reaper of memcg `m` (R47): the victim has not exited; its
-    /// memory is freed anyway and a later OOM may choose another victim.
+impl Memcgs {
+    /// The OOM reaper of memcg `m` runs (`Ev::Reap`, R47): the victim has
+    /// not exited; its memory is freed anyway and a later OOM may choose
+    /// another victim.
     pub(super) fn oom_reap(&mut self, m: MemcgId) {
-        let Some(v) = self.memcgs[m].pending_victim() else {
+        let Some(v) = self.groups[m].pending_victim() else {
             return;
         };
-        let i = self.page_slot(v, m);
-        let pages = std::mem::take(&mut self.task_pages[i]);
-        self.memcgs[m].victim_gone(v, pages);
-        self.mem_stats[m].oom_reaps += 1;
+        self.victim_gone(v, m);
+        self.stats[m].oom_reaps += 1;
     }
 }
 

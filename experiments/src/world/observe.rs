@@ -3,6 +3,23 @@
 
 use super::*;
 
+/// Who watches the run: the trace (`--trace`), the blame picker (the
+/// first `--blame` run) and recorder (the later ones), and the log of
+/// random draws (tests of common random numbers). Each is absent unless
+/// asked for, and none changes what happens: the hot paths test them for
+/// `None` and go on.
+#[derive(Default)]
+pub(super) struct Observers {
+    /// `--trace`: what this run looks like, slice by slice.
+    pub(super) trace: Option<Box<Trace>>,
+    /// `--blame`: the waits to explain (first run), and what tasks did
+    /// around them (second run).
+    pub(super) picker: Option<Box<Picker>>,
+    pub(super) recorder: Option<Box<Recorder>>,
+    /// Every random duration drawn, as (task, value).
+    pub(super) draws: Option<Vec<(TaskId, Dur)>>,
+}
+
 impl<'c> World<'c> {
     /// A wait or hold slice of `lock` on `t`'s track, from `start` to now.
     pub(super) fn trace_lock(
@@ -19,8 +36,8 @@ impl<'c> World<'c> {
             l.name,
             crate::program::mode_label(l.kind, mode)
         );
-        if let Some(tr) = self.trace.as_mut() {
-            tr.slice(t, cat, name, start, self.now);
+        if let Some(tr) = self.obs.trace.as_mut() {
+            tr.slice(t, cat, name, start, self.clock.now);
         }
     }
 
@@ -32,9 +49,9 @@ impl<'c> World<'c> {
             return;
         }
         task.in_lock_queue = asleep;
-        if let Some(tr) = self.trace.as_mut() {
+        if let Some(tr) = self.obs.trace.as_mut() {
             let delta = if asleep { 1 } else { -1 };
-            tr.queue(lock, &self.c.locks[lock].name, delta, self.now);
+            tr.queue(lock, &self.c.locks[lock].name, delta, self.clock.now);
         }
     }
 
@@ -44,7 +61,7 @@ impl<'c> World<'c> {
         let task = &self.tasks[t];
         match task.worker_of {
             Some(q) => format!("kworker/{}/{}", self.c.workqueues[q].name, task.index),
-            None => self.task_name(t),
+            None => self.tasks.name(self.c, t),
         }
     }
 
@@ -54,19 +71,19 @@ impl<'c> World<'c> {
         for t in self.tasks.keys() {
             tr.thread(t, &self.track_name(t));
         }
-        self.trace = Some(Box::new(tr));
+        self.obs.trace = Some(Box::new(tr));
     }
 
     /// Keeps at most `n` trace events (a trace beside a blame).
     pub fn limit_trace(&mut self, n: usize) {
-        if let Some(tr) = self.trace.as_mut() {
+        if let Some(tr) = self.obs.trace.as_mut() {
             tr.limit_events(n);
         }
     }
 
     /// The trace recorded so far, if tracing.
     pub fn take_trace(&mut self) -> Option<Trace> {
-        self.trace.take().map(|b| *b)
+        self.obs.trace.take().map(|b| *b)
     }
 
     /// A wait of `t` for `lock` since `since` ended now: traced, and
@@ -80,61 +97,64 @@ impl<'c> World<'c> {
         stat: StatId,
         since: SimTime,
     ) {
-        if self.trace.is_some() {
+        if self.obs.trace.is_some() {
             self.trace_lock(t, "wait", lock, mode, since);
             self.trace_queue(t, lock, false);
         }
-        if let Some(p) = self.picker.as_mut() {
+        if let Some(p) = self.obs.picker.as_mut() {
             p.wait(Wait {
                 task: t,
                 stat,
                 lock,
                 mode,
                 start: since,
-                end: self.now,
+                end: self.clock.now,
             });
         }
     }
 
     /// `--blame`, first run: pick the waits to explain.
     pub fn enable_blame_picking(&mut self, wanted: Wanted) {
-        self.picker = Some(Box::new(Picker::new(wanted)));
+        self.obs.picker = Some(Box::new(Picker::new(wanted)));
     }
 
     /// The picker of the first run.
     pub fn take_picker(&mut self) -> Option<Picker> {
-        self.picker.take().map(|b| *b)
+        self.obs.picker.take().map(|b| *b)
     }
 
     /// `--blame`, later runs: record what the tasks of `focus` did then,
     /// and every wait for and hold of the locks of `convoys`.
     pub fn enable_blame_recording(&mut self, focus: (Focus<TaskId>, Focus<LockId>)) {
-        let idle: TiVec<TaskId, bool> = self.tasks.iter().map(|k| k.state == State::Idle).collect();
+        let idle: TiVec<TaskId, bool> = self
+            .tasks
+            .table
+            .iter()
+            .map(|k| k.state == State::Idle)
+            .collect();
         let r = Recorder::new(focus, |t| idle[t], self.tasks.len());
-        self.recorder = Some(Box::new(r));
+        self.obs.recorder = Some(Box::new(r));
     }
 
     /// After a recording run: what it recorded, with the holds still
     /// open and every stretch closed at the end of the run.
     pub fn finish_recording(&mut self) -> Option<Recorder> {
-        let mut r = self.recorder.take()?;
+        let mut r = self.obs.recorder.take()?;
         // Holds still open at the end of the run end there.
         for t in self.tasks.keys() {
-            for i in self.hold_slots(t) {
-                if let Some((lock, mode)) = held_decode(self.held[i]) {
-                    r.hold(t, lock, mode, self.holds[i], self.now);
-                }
+            for (lock, mode, since) in self.tasks.held_locks(self.c, t) {
+                r.hold(t, lock, mode, since, self.clock.now);
             }
         }
-        r.finish(self.now.max(self.horizon));
+        r.finish(self.clock.now.max(self.clock.horizon));
         Some(*r)
     }
 
     /// `t` does `doing` from now on, for `--blame`.
     #[inline]
     pub(super) fn blame_switch(&mut self, t: TaskId, doing: Doing) {
-        if let Some(r) = self.recorder.as_mut() {
-            r.switch(t, self.now, doing, None);
+        if let Some(r) = self.obs.recorder.as_mut() {
+            r.switch(t, self.clock.now, doing, None);
         }
     }
 
@@ -144,8 +164,8 @@ impl<'c> World<'c> {
             Some(id) if self.tasks[t].worker_of.is_some() => Some(self.work_type(id)),
             _ => None,
         };
-        if let Some(r) = self.recorder.as_mut() {
-            r.switch(t, self.now, Doing::OnCpu, work);
+        if let Some(r) = self.obs.recorder.as_mut() {
+            r.switch(t, self.clock.now, Doing::OnCpu, work);
         }
     }
 
@@ -170,10 +190,8 @@ impl<'c> World<'c> {
 
     /// The locks `t` holds, as `name (mode)`, for reports.
     pub(super) fn held_names(&self, t: TaskId) -> Vec<String> {
-        self.held[self.hold_slots(t)]
-            .iter()
-            .filter_map(|&h| held_decode(h))
-            .map(|(lock, mode)| self.lock(lock, mode))
+        (self.tasks.held_locks(self.c, t))
+            .map(|(lock, mode, _)| self.lock(lock, mode))
             .collect()
     }
 }

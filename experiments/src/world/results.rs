@@ -1,13 +1,65 @@
-//! A finished run's statistics, as the [`VariantResult`] the output
-//! files are written from.
+//! A run's statistics: what it records as it goes ([`Stats`]), and, when
+//! it is finished, the [`VariantResult`] the output files are written
+//! from, with every subsystem's counters.
 
 use super::*;
+
+/// What the programs record and count: per wait, hold and span
+/// statistic a histogram and its windows; the scenario's `count`
+/// counters; and the `key next` allocators (cgroup ids, as the kernel's
+/// `ida` hands them out), the other counters the compiler numbers for
+/// the programs. Unlike the rest these steer the run: they choose the
+/// keys that name lock and work instances.
+pub(super) struct Stats {
+    series: TiVec<StatId, Stat>,
+    /// Values of the scenario's `count` counters.
+    pub(super) counts: TiVec<CounterId, u64>,
+    /// Uses of each `key next` step so far (a cgroup id allocator each).
+    key_next: TiVec<KeyCounterId, u32>,
+}
+
+struct Stat {
+    hist: HdrCounts,
+    windows: Windows,
+}
+
+impl Stats {
+    pub(super) fn new(c: &Compiled) -> Stats {
+        Stats {
+            series: (c.stats.iter())
+                .map(|_| Stat {
+                    hist: HdrCounts::new(),
+                    windows: Windows::new(c.window),
+                })
+                .collect(),
+            counts: ti_vec![0; c.counters.len()],
+            key_next: ti_vec![0; c.key_counters as usize],
+        }
+    }
+
+    /// Records `d` in statistic `stat` at `now`.
+    #[inline]
+    pub(super) fn record(&mut self, stat: StatId, now: SimTime, d: Dur) {
+        let s = &mut self.series[stat];
+        s.hist.record(d);
+        s.windows.record(now, d);
+    }
+
+    /// The next key of the `key next` allocator `n`, among `span` keys:
+    /// 0, 1, ... wrapping around.
+    #[inline]
+    pub(super) fn next_key(&mut self, n: KeyCounterId, span: u32) -> u32 {
+        let c = &mut self.key_next[n];
+        *c = c.wrapping_add(1);
+        (*c - 1) % span
+    }
+}
 
 impl<'c> World<'c> {
     /// The results of this replication.
     pub fn result(self) -> VariantResult {
         let c = self.c;
-        let horizon = self.horizon;
+        let horizon = self.clock.horizon;
         // Lock waits the horizon cut off (a task asked for a lock and has
         // not run holding it yet).
         let mut open_waits: Vec<(String, Dur)> = Vec::new();
@@ -19,10 +71,8 @@ impl<'c> World<'c> {
             }
         }
         open_waits.sort();
-        let series = c
-            .stats
-            .iter()
-            .zip(self.stats)
+        let series = (c.stats.iter())
+            .zip(self.stats.series)
             .map(|(spec, mut st)| {
                 st.windows.extend_to(horizon);
                 Series {
@@ -33,127 +83,24 @@ impl<'c> World<'c> {
                 }
             })
             .collect();
-        // Lock counters per lock class, as /proc/lock_stat shows them: the
-        // instances of a family (`pidlist_mutex[3]`) add up under its name.
-        let mut by_class: Vec<(String, u64)> = Vec::new();
-        let mut add = |class: &str, name: &str, value: u64| {
-            let subject = format!("{class}/{name}");
-            match by_class.iter_mut().rev().find(|(s, _)| *s == subject) {
-                Some((_, v)) => *v += value,
-                None => by_class.push((subject, value)),
-            }
-        };
-        for (i, l) in c.locks.iter_enumerated() {
-            let class = l.name.split('[').next().unwrap_or(&l.name);
-            let modes: &[(Mode, &str)] = match l.kind {
-                LockKind::Rwsem => &[(Mode::Read, "read_"), (Mode::Write, "write_")],
-                LockKind::Mutex => &[(Mode::Write, "")],
-            };
-            for &(m, prefix) in modes {
-                let acquisitions = self.acquisitions[i][mode_index(m)];
-                let contentions = self.contentions[i][mode_index(m)];
-                add(class, &format!("{prefix}acquisitions"), acquisitions);
-                add(class, &format!("{prefix}contentions"), contentions);
-            }
-            if l.line.is_some() {
-                add(class, "line_transfers", self.line_transfers[i]);
-                add(class, "line_wait_ns", self.line_wait[i].ns());
-            }
-            for (name, v) in self.locks[i].counters() {
-                add(class, name, v);
-            }
-        }
-        let mut counters: Vec<Counter> = by_class
-            .into_iter()
+        let mut counters: Vec<Counter> = (self.locks.counters(c).into_iter())
             .map(|(subject, value)| Counter { subject, value })
             .collect();
-        for (name, &v) in c.counters.iter().zip(&self.user_counts) {
+        for (name, &v) in c.counters.iter().zip(&self.stats.counts) {
             counters.push(Counter {
                 subject: name.clone(),
                 value: v,
             });
         }
-        for (q, wq) in self.wqs.iter_enumerated() {
-            for (k, v) in wq.counters() {
-                counters.push(Counter {
-                    subject: format!("wq/{}/{k}", c.workqueues[q].name),
-                    value: v,
-                });
-            }
-        }
-        if let Some(p) = &self.pools {
-            for (k, v) in [
-                ("kicks", p.kicks),
-                ("keep_working", p.keep_working),
-                ("idle_wakeups", p.idle_wakeups),
-            ] {
-                counters.push(Counter {
-                    subject: format!("worker_pools/{k}"),
-                    value: v,
-                });
-            }
-        }
-        for (m, g) in self.memcgs.iter_enumerated() {
-            let name = &c.memcgs[m].name;
-            for (k, v) in g.counters() {
-                counters.push(Counter {
-                    subject: format!("memcg/{name}/{k}"),
-                    value: v,
-                });
-            }
-            let s = self.mem_stats[m];
-            for (k, v) in [
-                ("reclaim_ns", s.reclaim.ns()),
-                ("throttle_ns", s.throttle.ns()),
-                ("oom_exits", s.oom_exits),
-                ("oom_reaps", s.oom_reaps),
-            ] {
-                counters.push(Counter {
-                    subject: format!("memcg/{name}/{k}"),
-                    value: v,
-                });
-            }
-            counters.push(Counter {
-                subject: format!("memcg/{name}/usage_pages_at_end"),
-                value: g.usage(),
-            });
-        }
-        if !self.cpu.is_unlimited() {
-            for (name, v) in self.cpu.counters() {
-                counters.push(Counter {
-                    subject: format!("cpu/{name}"),
-                    value: v,
-                });
-            }
-            if self.c.preempt_full || self.c.wake_placement.preempts() {
-                counters.push(Counter {
-                    subject: "cpu/preemptions".into(),
-                    value: self.preemptions,
-                });
-            }
-            if self.slice.is_some() || self.c.wake_placement.preempts() {
-                counters.push(Counter {
-                    subject: "cpu/resched_yields".into(),
-                    value: self.slice_yields,
-                });
-            }
-            if self.c.switch_cost > Dur::ZERO {
-                counters.push(Counter {
-                    subject: "cpu/context_switches".into(),
-                    value: self.switches,
-                });
-            }
-            counters.push(Counter {
-                subject: "cpu/spin_resched_stops".into(),
-                value: self.spin_resched_stops,
-            });
-        }
+        self.wq.counters(c, &mut counters);
+        self.memcg.counters(c, &mut counters);
+        self.cpus.counters(c, &mut counters);
         let mut r = VariantResult {
             variant: c.variant.clone(),
             series,
             counters,
             horizon,
-            events: self.events,
+            events: self.clock.events,
             replications: 1,
             open_waits,
         };

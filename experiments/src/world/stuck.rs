@@ -75,7 +75,7 @@ impl World<'_> {
         Some(Stuck {
             subject: self.c.stats[wait].subject.clone(),
             so_far,
-            at: self.now,
+            at: self.clock.now,
             lines,
         })
     }
@@ -126,7 +126,7 @@ impl World<'_> {
     /// What `t` is doing now, in words, and the tasks it waits for.
     fn stuck_doing(&self, t: TaskId) -> (String, Vec<TaskId>) {
         let task = &self.tasks[t];
-        let until = || match self.queue.time_of(t.index()) {
+        let until = || match self.clock.queue.time_of(t.index()) {
             Some(at) => format!(" until {}", secs(at)),
             None => String::new(),
         };
@@ -188,7 +188,7 @@ impl World<'_> {
                     let s = format!(
                         "in flush_workqueue({}): {} item(s) in flight",
                         self.c.workqueues[wq].name,
-                        self.wqs[wq].in_flight()
+                        self.wq.queues[wq].in_flight()
                     );
                     (s, self.running_items(wq))
                 }
@@ -269,9 +269,9 @@ impl World<'_> {
         let since = task
             .queued_at
             .map_or(String::new(), |q| format!(" since {}", secs(q)));
-        match task.bound.or_else(|| self.cpu.queued_on(t)) {
-            Some(cpu) if cpu.index() < self.running_on.len() => {
-                let r = self.running_on[cpu];
+        match task.bound.or_else(|| self.cpus.pool.queued_on(t)) {
+            Some(cpu) if cpu.index() < self.cpus.running_on.len() => {
+                let r = self.cpus.running_on[cpu];
                 let (who, next) = if r == NONE {
                     ("idle".to_string(), Vec::new())
                 } else {
@@ -280,14 +280,14 @@ impl World<'_> {
                 let s = format!(
                     "waiting for CPU {}{since} ({who}; tasks waiting for it: {})",
                     cpu.0,
-                    self.cpu.waiting_for(cpu)
+                    self.cpus.pool.waiting_for(cpu)
                 );
                 (s, next)
             }
             _ => (
                 format!(
                     "waiting for a CPU{since} (runnable tasks waiting: {})",
-                    self.cpu.runnable_waiting()
+                    self.cpus.pool.runnable_waiting()
                 ),
                 Vec::new(),
             ),
@@ -320,17 +320,16 @@ impl World<'_> {
         (self.tasks.keys())
             .filter(|&h| h != but)
             .filter_map(|h| {
-                self.held[self.hold_slots(h)]
-                    .iter()
-                    .find_map(|&code| held_decode(code).filter(|&(l, _)| l == lock))
-                    .map(|(_, m)| (h, m))
+                (self.tasks.held_locks(self.c, h))
+                    .find(|&(l, _, _)| l == lock)
+                    .map(|(_, m, _)| (h, m))
             })
             .collect()
     }
 
     /// The kworkers running an item of workqueue `wq` now.
     fn running_items(&self, wq: WqId) -> Vec<TaskId> {
-        (self.tasks.iter_enumerated())
+        (self.tasks.iter())
             .filter(|(_, task)| {
                 task.worker_of.is_some()
                     && task.work.is_some()

@@ -2,6 +2,105 @@
 //! pools of per-CPU workqueues (R37) and the flushes that wait for them.
 
 use super::*;
+use models::workqueue::{Action, Workqueue};
+use std::collections::{BTreeMap, VecDeque};
+
+/// The workqueues: each workqueue's state machine, the kworkers idle per
+/// workqueue (or, with limited CPUs, the per-CPU worker pools that run
+/// per-CPU workqueues' items), the items started while every kworker was
+/// busy, the workqueue of each item's armed timer, the tasks waiting in
+/// a flush or for a running item, and the buffer a workqueue appends
+/// its actions to (kept so that no call allocates).
+pub(super) struct Workqueues {
+    pub(super) queues: TiVec<WqId, Workqueue>,
+    /// Idle kworkers of each workqueue not run by the pools.
+    idle: TiVec<WqId, IdleKworkers>,
+    /// The per-CPU worker pools that run per-CPU workqueues' items, with
+    /// limited CPUs (R37).
+    pools: Option<WorkerPools>,
+    /// Items a workqueue started while all its kworkers were busy (not
+    /// for per-CPU workqueues when pools run them: their worklists are).
+    backlog: TiVec<WqId, VecDeque<(WorkId, CpuId)>>,
+    /// The workqueue of each item's armed timer.
+    timer_wq: TiVec<WorkId, WqId>,
+    /// Tasks waiting in `flush_workqueue`, by (workqueue, flush).
+    pub(super) flushers: BTreeMap<(WqId, FlushId), Vec<TaskId>>,
+    /// Tasks waiting in `cancel_delayed_work_sync` for a running item.
+    pub(super) work_waiters: BTreeMap<(WqId, WorkId), Vec<TaskId>>,
+    actions: Vec<Action>,
+}
+
+/// Whether workqueue `wq`'s items run on the per-CPU worker pools (R37):
+/// a per-CPU workqueue, with a limited number of CPUs.
+pub(super) fn runs_on_pools(c: &Compiled, wq: &crate::program::WorkqueueSpec) -> bool {
+    c.cpus.is_some() && matches!(wq.kind, models::workqueue::WqKind::PerCpu { .. })
+}
+
+impl Workqueues {
+    /// The workqueues of `c`, whose kworkers are tasks from
+    /// `first_kworker` on, workqueue by workqueue.
+    pub(super) fn new(c: &Compiled, first_kworker: TaskId) -> Workqueues {
+        let mut idle = TiVec::new();
+        // R37: the kworkers of every pooled workqueue form the per-CPU
+        // pools; the others keep to their workqueue.
+        let pooled = |wq| runs_on_pools(c, wq);
+        let nkworkers = c.workqueues.iter().map(|w| w.workers).sum::<u32>();
+        let mut pool_idle = IdleKworkers::empty(first_kworker, nkworkers);
+        let mut first = first_kworker;
+        for wq in &c.workqueues {
+            if pooled(wq) {
+                for i in 0..wq.workers {
+                    pool_idle.push(TaskId(first.0 + i), None);
+                }
+                idle.push(IdleKworkers::empty(first, wq.workers));
+            } else {
+                idle.push(IdleKworkers::new(first, wq.workers));
+            }
+            first = TaskId(first.0 + wq.workers);
+        }
+        let pools = (c.workqueues.iter())
+            .any(pooled)
+            .then(|| WorkerPools::new(c.cpus.unwrap_or(0) as usize, pool_idle));
+        Workqueues {
+            queues: (c.workqueues.iter())
+                .map(|w| {
+                    Workqueue::new(w.name.clone(), w.kind, w.max_active).with_timer_wheel(c.hz)
+                })
+                .collect(),
+            idle,
+            pools,
+            backlog: ti_vec![VecDeque::new(); c.workqueues.len()],
+            timer_wq: ti_vec![WqId(0); work_items(c)],
+            flushers: BTreeMap::new(),
+            work_waiters: BTreeMap::new(),
+            actions: Vec::new(),
+        }
+    }
+
+    /// The workqueue and worker-pool counters for the results.
+    pub(super) fn counters(&self, c: &Compiled, out: &mut Vec<Counter>) {
+        for (q, wq) in self.queues.iter_enumerated() {
+            for (k, v) in wq.counters() {
+                out.push(Counter {
+                    subject: format!("wq/{}/{k}", c.workqueues[q].name),
+                    value: v,
+                });
+            }
+        }
+        if let Some(p) = &self.pools {
+            for (k, v) in [
+                ("kicks", p.kicks),
+                ("keep_working", p.keep_working),
+                ("idle_wakeups", p.idle_wakeups),
+            ] {
+                out.push(Counter {
+                    subject: format!("worker_pools/{k}"),
+                    value: v,
+                });
+            }
+        }
+    }
+}
 
 impl<'c> World<'c> {
     /// The work type that item `id` belongs to.
@@ -67,14 +166,8 @@ impl<'c> World<'c> {
         task.off = why;
         task.state = State::Blocked;
         // When this wait began, for the deadlock error.
-        task.since = self.now;
+        task.since = self.clock.now;
         self.leave_cpu(t);
-    }
-
-    /// An idle kworker of workqueue `q` (not run by the pools) for an item
-    /// on `cpu`, in [`IdleKworkers::take`]'s order.
-    pub(super) fn idle_worker(&mut self, q: WqId, cpu: CpuId) -> Option<TaskId> {
-        self.idle_workers[q].take(cpu)
     }
 
     /// Items of workqueue `q` run on the per-CPU pools (R37).
@@ -85,7 +178,7 @@ impl<'c> World<'c> {
     /// `kick_pool` (R37): wakes an idle kworker for `cpu`'s pool, bound to
     /// that CPU; it takes an item when it runs.
     pub(super) fn kick_pool(&mut self, cpu: CpuId) {
-        let Some(w) = self.pools.as_mut().and_then(|p| p.kick(cpu)) else {
+        let Some(w) = self.wq.pools.as_mut().and_then(|p| p.kick(cpu)) else {
             return;
         };
         self.tasks[w].pool = PoolState::Kicked;
@@ -98,7 +191,7 @@ impl<'c> World<'c> {
     #[inline(never)]
     pub(super) fn pool_worker_runs(&mut self, w: TaskId) -> bool {
         let cpu = self.tasks[w].bound.expect("pool kworkers are bound");
-        let pools = self.pools.as_mut().expect("pooled");
+        let pools = self.wq.pools.as_mut().expect("pooled");
         match self.tasks[w].pool {
             PoolState::Kicked => match pools.kicked_runs(w, cpu) {
                 Some((q, id)) => {
@@ -130,7 +223,7 @@ impl<'c> World<'c> {
         let task = &mut self.tasks[w];
         task.bound = None;
         let home = task.home;
-        let pools = self.pools.as_mut().expect("pooled");
+        let pools = self.wq.pools.as_mut().expect("pooled");
         pools.idle.push(w, home);
         if let Some(cpu) = pools.next_starved() {
             self.kick_pool(cpu);
@@ -143,9 +236,24 @@ impl<'c> World<'c> {
     pub(super) fn pool_worker_sleeps(&mut self, w: TaskId) {
         let cpu = self.tasks[w].bound.expect("pool kworkers are bound");
         self.tasks[w].pool = PoolState::Sleeping;
-        if self.pools.as_mut().expect("pooled").sleeping(cpu) {
+        if self.wq.pools.as_mut().expect("pooled").sleeping(cpu) {
             self.kick_pool(cpu);
         }
+    }
+
+    /// Item `work`'s delayed-work timer fires (`Ev::Timer`, R35).
+    pub(super) fn delayed_work_timer(&mut self, work: WorkId) {
+        let q = self.wq.timer_wq[work];
+        let mut out = std::mem::take(&mut self.wq.actions);
+        if !self.wq.queues[q].delayed_timer_fired(self.clock.now, work, &mut out) {
+            // A lazily re-armed timer (see ArmTimer): on to its current
+            // expiry. A killed one is dropped.
+            if let Some(e) = self.wq.queues[q].timer_expires(work) {
+                let slot = self.clock.slots.timer(work);
+                self.clock.queue.set(slot, e, Ev::Timer);
+            }
+        }
+        self.apply_wq_actions(q, out);
     }
 
     /// Calls workqueue `wq` with the time and the action buffer, then
@@ -153,67 +261,66 @@ impl<'c> World<'c> {
     pub(super) fn wq_call<R>(
         &mut self,
         wq: WqId,
-        op: impl FnOnce(
-            &mut models::workqueue::Workqueue,
-            SimTime,
-            &mut Vec<models::workqueue::Action>,
-        ) -> R,
+        op: impl FnOnce(&mut Workqueue, SimTime, &mut Vec<Action>) -> R,
     ) -> R {
-        let mut out = std::mem::take(&mut self.wq_actions);
-        let r = op(&mut self.wqs[wq], self.now, &mut out);
+        let mut out = std::mem::take(&mut self.wq.actions);
+        let r = op(&mut self.wq.queues[wq], self.clock.now, &mut out);
         self.apply_wq_actions(wq, out);
         r
     }
 
     /// Carries out what a workqueue said: start items on kworkers, arm
     /// timers, release flushers.
-    pub(super) fn apply_wq_actions(&mut self, q: WqId, mut out: Vec<models::workqueue::Action>) {
-        use models::workqueue::Action;
+    pub(super) fn apply_wq_actions(&mut self, q: WqId, mut out: Vec<Action>) {
         for a in out.drain(..) {
             match a {
                 Action::Start(id, cpu) if self.pooled(q) => {
-                    let pools = self.pools.as_mut().expect("pooled");
+                    let pools = self.wq.pools.as_mut().expect("pooled");
                     if pools.insert_work(cpu, q, id) {
                         self.kick_pool(cpu);
                     }
                 }
-                Action::Start(id, cpu) => match self.idle_worker(q, cpu) {
+                // An idle kworker of the workqueue, in
+                // IdleKworkers::take's order.
+                Action::Start(id, cpu) => match self.wq.idle[q].take(cpu) {
                     Some(w) => self.start_work(w, q, id, cpu),
-                    None => self.start_backlog[q].push_back((id, cpu)),
+                    None => self.wq.backlog[q].push_back((id, cpu)),
                 },
                 Action::Withdraw(id, cpu) if self.pooled(q) => {
-                    let pools = self.pools.as_mut().expect("pooled");
+                    let pools = self.wq.pools.as_mut().expect("pooled");
                     pools.remove_work(cpu, q, id);
                 }
                 Action::Withdraw(id, _) => {
-                    let b = &mut self.start_backlog[q];
+                    let b = &mut self.wq.backlog[q];
                     if let Some(i) = b.iter().position(|&(w, _)| w == id) {
                         b.remove(i);
                     }
                 }
                 Action::ArmTimer(id, at) => {
-                    self.timer_wq[id] = q;
-                    let slot = self.timer_slot(id);
+                    self.wq.timer_wq[id] = q;
+                    let slot = self.clock.slots.timer(id);
                     // Re-arming later (mod_delayed_work on every read of a
                     // pidlist) leaves the earlier event in place: it fires,
                     // finds the timer re-armed and moves it then, once,
                     // instead of once per re-arm.
-                    if self.queue.time_of(slot).is_none_or(|t| t > at) {
-                        self.queue.set(slot, at, Ev::Timer);
+                    if self.clock.queue.time_of(slot).is_none_or(|t| t > at) {
+                        self.clock.queue.set(slot, at, Ev::Timer);
                     }
                 }
                 Action::FlushDone(f) => {
-                    for t in self.flushers.remove(&(q, f)).unwrap_or_default() {
-                        if let (Some(r), true) = (self.recorder.as_mut(), self.current != NONE) {
-                            r.woken_by(t, self.current);
+                    for t in self.wq.flushers.remove(&(q, f)).unwrap_or_default() {
+                        if let (Some(r), true) =
+                            (self.obs.recorder.as_mut(), self.clock.current != NONE)
+                        {
+                            r.woken_by(t, self.clock.current);
                         }
                         self.wakeup(t, false);
                     }
                 }
             }
         }
-        if self.wq_actions.is_empty() {
-            self.wq_actions = out;
+        if self.wq.actions.is_empty() {
+            self.wq.actions = out;
         }
     }
 
@@ -229,7 +336,7 @@ impl<'c> World<'c> {
     /// Kworker `w` takes item `id` of workqueue `q` (`process_one_work`
     /// begins): its program runs from the start.
     pub(super) fn begin_item(&mut self, w: TaskId, q: WqId, id: WorkId) {
-        self.wqs[q].process_begins(self.now, id);
+        self.wq.queues[q].process_begins(self.clock.now, id);
         let spec = self.work_spec(id);
         let task = &mut self.tasks[w];
         task.group = spec.group;
@@ -237,13 +344,13 @@ impl<'c> World<'c> {
         task.self_key = spec.instance(id).expect("an item of its work type");
         task.work = Some(id);
         task.item_wq = q;
-        task.work_start = self.now;
+        task.work_start = self.clock.now;
     }
 
     /// Kworker `w` will run on `cpu` ([`CpuId::ANY`]: unbound).
     pub(super) fn bind_worker(&mut self, w: TaskId, cpu: CpuId) {
         let task = &mut self.tasks[w];
-        task.bound = (cpu != CpuId::ANY && !self.cpu.is_unlimited()).then_some(cpu);
+        task.bound = (cpu != CpuId::ANY && !self.cpus.pool.is_unlimited()).then_some(cpu);
         if task.bound.is_some() && task.home != task.bound {
             // Each CPU has its own pool of kworkers (R37): one that moves
             // to another CPU stands for that CPU's kworker, which has its
@@ -251,7 +358,7 @@ impl<'c> World<'c> {
             let moved = task.home.is_some();
             task.home = task.bound;
             if moved {
-                self.cpu.forget_fair(w);
+                self.cpus.pool.forget_fair(w);
             }
         }
     }
@@ -265,11 +372,11 @@ impl<'c> World<'c> {
         if std::mem::take(&mut task.cold) {
             // The manager creates this kworker first (R38).
             let lat = &self.c.workqueues[q].create_latency;
-            let d = lat.sample(&mut self.rngs[w]);
+            let d = lat.sample(&mut self.tasks.rngs[w]);
             if d > Dur::ZERO {
                 self.tasks[w].state = State::Runnable;
                 self.blame_switch(w, Doing::Creating);
-                self.schedule(w, self.now + d, Ev::Ready);
+                self.clock.schedule(w, self.clock.now + d, Ev::Ready);
                 return;
             }
         }
@@ -278,19 +385,19 @@ impl<'c> World<'c> {
 
     /// kworker `w` returned from item `id` (`process_one_work` ends).
     pub(super) fn work_done(&mut self, w: TaskId, q: WqId, id: WorkId) {
-        if self.trace.is_some() {
+        if self.obs.trace.is_some() {
             let spec = self.work_spec(id);
             let k = spec.instance(id).expect("an item of its work type");
             let name = format!("work {}[{k}]", spec.name);
             let start = self.tasks[w].work_start;
-            if let Some(tr) = self.trace.as_mut() {
-                tr.slice(w, "work", name, start, self.now);
+            if let Some(tr) = self.obs.trace.as_mut() {
+                tr.slice(w, "work", name, start, self.clock.now);
             }
         }
-        let mut out = std::mem::take(&mut self.wq_actions);
-        self.wqs[q].work_done(self.now, id, &mut out);
-        for t in self.work_waiters.remove(&(q, id)).unwrap_or_default() {
-            if let Some(r) = self.recorder.as_mut() {
+        let mut out = std::mem::take(&mut self.wq.actions);
+        self.wq.queues[q].work_done(self.clock.now, id, &mut out);
+        for t in self.wq.work_waiters.remove(&(q, id)).unwrap_or_default() {
+            if let Some(r) = self.obs.recorder.as_mut() {
                 r.woken_by(t, w);
             }
             self.wakeup(t, false);
@@ -298,9 +405,9 @@ impl<'c> World<'c> {
         // The kworker wakes the flushers it completes before it sleeps, so
         // a flusher bound to this CPU is first in line for it.
         out.retain(|a| match *a {
-            models::workqueue::Action::FlushDone(f) => {
-                for t in self.flushers.remove(&(q, f)).unwrap_or_default() {
-                    if let Some(r) = self.recorder.as_mut() {
+            Action::FlushDone(f) => {
+                for t in self.wq.flushers.remove(&(q, f)).unwrap_or_default() {
+                    if let Some(r) = self.obs.recorder.as_mut() {
                         r.woken_by(t, w);
                     }
                     self.wakeup(t, false);
@@ -314,10 +421,10 @@ impl<'c> World<'c> {
             // keep_working, or idle.
             self.apply_wq_actions(q, out);
             let cpu = self.tasks[w].bound.expect("pool kworkers are bound");
-            match self.pools.as_mut().expect("pooled").finished(cpu) {
+            match self.wq.pools.as_mut().expect("pooled").finished(cpu) {
                 Some((q2, id2)) => {
                     self.begin_item(w, q2, id2);
-                    self.schedule(w, self.now, Ev::Run);
+                    self.clock.schedule(w, self.clock.now, Ev::Run);
                 }
                 None => self.pool_worker_idles(w),
             }
@@ -326,9 +433,9 @@ impl<'c> World<'c> {
         self.tasks[w].state = State::Idle;
         self.leave_cpu(w);
         self.tasks[w].bound = None;
-        match self.start_backlog[q].pop_front() {
+        match self.wq.backlog[q].pop_front() {
             Some((next, cpu)) => self.start_work(w, q, next, cpu),
-            None => self.idle_workers[q].push(w, self.tasks[w].home),
+            None => self.wq.idle[q].push(w, self.tasks[w].home),
         }
         self.apply_wq_actions(q, out);
     }

@@ -1,0 +1,170 @@
+//! The engine's clock: the event queue with its slots (one per task,
+//! then the OOM reapers', the delayed-work timers' and the background
+//! releases'), the time, the task whose step runs, the event count and
+//! the checks of the run's limits.
+
+use super::*;
+
+/// What a queue slot's pending event is: a task's (each task has at
+/// most one: it is sleeping, burning CPU, or about to run), or a memcg's
+/// or a work item's in their own slots ([`EventSlots`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Ev {
+    /// The task is on a CPU and continues its program.
+    Run,
+    /// The task's sleep is over; it becomes runnable.
+    Wake,
+    /// The task's spin deadline on the lock it asked for passed.
+    SpinEnd,
+    /// The task's wake-to-run latency is over; it may take a CPU.
+    Ready,
+    /// (A memcg's slot) the OOM reaper's delay after a kill is over (R47).
+    Reap,
+    /// (A work item's slot) its delayed-work timer fired (R35).
+    Timer,
+    /// (A memcg's second slot) background release tick.
+    Release,
+}
+
+/// What the engine keeps to run events in order and to stop a runaway
+/// run: the queue, now and the horizon, the acting task, and the event
+/// count with what the limit checks remember between checks.
+pub(super) struct Clock {
+    pub(super) queue: SlotQueue<Ev>,
+    /// Which queue slot is whose.
+    pub(super) slots: EventSlots,
+    pub(super) now: SimTime,
+    /// Events at or after it are not run.
+    pub(super) horizon: SimTime,
+    /// The task whose step is being executed (the waker of any wakeup);
+    /// [`NONE`] for a timer's.
+    pub(super) current: TaskId,
+    /// Task events run so far.
+    pub(super) events: u64,
+    pub(super) limits: Limits,
+    /// The event count at which to report progress or stop at the limit.
+    pub(super) next_check: u64,
+    /// The instant of the last event-limit check, and the event count
+    /// when that instant was first seen there: events that go on at one
+    /// instant past `max_steps_per_instant` are a livelock.
+    pub(super) check_at: SimTime,
+    pub(super) check_from: u64,
+}
+
+impl Clock {
+    pub(super) fn new(c: &Compiled, tasks: &Tasks, limits: Limits) -> Clock {
+        let slots = EventSlots {
+            tasks: tasks.len(),
+            memcgs: c.memcgs.len(),
+            items: work_items(c),
+        };
+        Clock {
+            queue: SlotQueue::with_bounds(slots.len(), &queue_bounds(&tasks.table.raw), Ev::Run),
+            slots,
+            now: SimTime::ZERO,
+            horizon: SimTime::ZERO + c.duration,
+            current: NONE,
+            events: 0,
+            limits,
+            next_check: limits.max_events.min(1 << 20),
+            check_at: SimTime::MAX,
+            check_from: 0,
+        }
+    }
+
+    /// `t`'s next event: `ev` at `at` (it has none pending).
+    #[inline]
+    pub(super) fn schedule(&mut self, t: TaskId, at: SimTime, ev: Ev) {
+        debug_assert!(
+            !self.queue.is_set(t.index()),
+            "a task has one pending event"
+        );
+        self.queue.set(t.index(), at, ev);
+    }
+}
+
+/// How many work items the scenario's work types have (one timer slot
+/// each).
+pub(super) fn work_items(c: &Compiled) -> usize {
+    c.works.iter().map(|w| w.instances as usize).sum()
+}
+
+/// The event queue's slots, in order: one per task, then one per memcg
+/// for its OOM reaper, one per work item for its delayed-work timer, and
+/// one per memcg for its background release.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct EventSlots {
+    tasks: usize,
+    memcgs: usize,
+    items: usize,
+}
+
+impl EventSlots {
+    fn len(self) -> usize {
+        self.tasks + self.memcgs + self.items + self.memcgs
+    }
+
+    /// Memcg `m`'s OOM reaper.
+    pub(super) fn reaper(self, m: MemcgId) -> usize {
+        self.tasks + m.index()
+    }
+
+    /// Item `w`'s delayed-work timer.
+    pub(super) fn timer(self, w: WorkId) -> usize {
+        self.tasks + self.memcgs + w.index()
+    }
+
+    /// Memcg `m`'s background release.
+    pub(super) fn release(self, m: MemcgId) -> usize {
+        self.tasks + self.memcgs + self.items + m.index()
+    }
+
+    /// The memcg whose reaper's slot `slot` is.
+    pub(super) fn reaper_of(self, slot: usize) -> MemcgId {
+        MemcgId::from(slot - self.tasks)
+    }
+
+    /// The item whose timer's slot `slot` is.
+    pub(super) fn timer_of(self, slot: usize) -> WorkId {
+        WorkId::from(slot - self.tasks - self.memcgs)
+    }
+
+    /// The memcg whose background release's slot `slot` is.
+    pub(super) fn release_of(self, slot: usize) -> MemcgId {
+        MemcgId::from(slot - self.tasks - self.memcgs - self.items)
+    }
+}
+
+/// Where the event queue's trees start (besides slot 0): a task group of
+/// 64 or more tasks gets a tree of its own, smaller groups share one with
+/// their neighbours, the kworkers have one, and the timers (after the
+/// tasks) another. Tasks are set at almost every event, timers are many but
+/// rare, and a busy group (readers) then replays a short path in a small
+/// tree that its many idle neighbours (churners parked on a mutex) do not
+/// lengthen. The trees change no event's order.
+fn queue_bounds(tasks: &[Task]) -> Vec<usize> {
+    const MIN_TREE: usize = 64;
+    // A small world's tree fits the cache whole: one tree and a pick
+    // among fewer roots serve it better.
+    if tasks.len() < 4 * MIN_TREE {
+        return vec![tasks.len()];
+    }
+    let same =
+        |a: &Task, b: &Task| a.group == b.group && a.worker_of.is_some() == b.worker_of.is_some();
+    let mut bounds = Vec::new();
+    let mut i = 0;
+    while i < tasks.len() {
+        let mut j = i + 1;
+        while j < tasks.len() && same(&tasks[i], &tasks[j]) {
+            j += 1;
+        }
+        if j - i >= MIN_TREE && bounds.len() < 250 {
+            bounds.push(i);
+            bounds.push(j);
+        }
+        i = j;
+    }
+    bounds.push(tasks.len());
+    bounds.dedup();
+    bounds
+}
