@@ -43,12 +43,20 @@ pub(super) struct Clock {
     pub(super) events: u64,
     pub(super) limits: Limits,
     /// The event count at which to report progress or stop at the limit.
-    pub(super) next_check: u64,
+    next_check: u64,
     /// The instant of the last event-limit check, and the event count
     /// when that instant was first seen there: events that go on at one
     /// instant past `max_steps_per_instant` are a livelock.
-    pub(super) check_at: SimTime,
-    pub(super) check_from: u64,
+    check_at: SimTime,
+    check_from: u64,
+}
+
+/// Why [`Clock::check`] stops a run.
+pub(super) enum Stop {
+    /// The event limit.
+    Events,
+    /// Too many events at one instant.
+    Instant,
 }
 
 impl Clock {
@@ -81,6 +89,29 @@ impl Clock {
         );
         self.queue.set(t.index(), at, ev);
     }
+
+    /// Counts a task's event: whether the limits are due for a check
+    /// (every 2^20 events, and exactly at the event limit).
+    #[inline(always)]
+    pub(super) fn count_event(&mut self) -> bool {
+        self.events += 1;
+        self.events >= self.next_check
+    }
+
+    /// The check [`Clock::count_event`] asked for, at the current event.
+    pub(super) fn check(&mut self) -> Result<(), Stop> {
+        if self.events >= self.limits.max_events {
+            return Err(Stop::Events);
+        }
+        if self.now != self.check_at {
+            self.check_at = self.now;
+            self.check_from = self.events;
+        } else if self.events - self.check_from > self.limits.max_steps_per_instant {
+            return Err(Stop::Instant);
+        }
+        self.next_check = ((self.events | 0xF_FFFF) + 1).min(self.limits.max_events);
+        Ok(())
+    }
 }
 
 /// How many work items the scenario's work types have (one timer slot
@@ -102,6 +133,12 @@ pub(super) struct EventSlots {
 impl EventSlots {
     fn len(self) -> usize {
         self.tasks + self.memcgs + self.items + self.memcgs
+    }
+
+    /// The task whose slot `slot` is, if it is a task's.
+    #[inline(always)]
+    pub(super) fn task(self, slot: usize) -> Option<TaskId> {
+        (slot < self.tasks).then(|| TaskId::from(slot))
     }
 
     /// Memcg `m`'s OOM reaper.

@@ -34,15 +34,18 @@
 //! forever), and what a run records for its observers: [`trace`]
 //! (`--trace`) and [`recorder`] (`--blame`).
 //!
-//! Events, one per queue slot ([`Ev`]):
+//! Events, one per queue slot ([`Ev`]), each handled by one function of
+//! `World::run`'s loop:
 //! - `Run(t)`: task `t` is on a CPU and executes steps until it blocks,
-//!   sleeps, spins, burns CPU time or exits;
-//! - `Wake(t)`: `t`'s sleep is over; it becomes runnable;
-//! - `Ready(t)`: `t`'s wake latency is over; it may take a CPU;
-//! - `SpinEnd(t)`: `t`'s spin deadline on a lock passed;
-//! - `Timer(item)`: a delayed-work timer fired;
-//! - `Reap(memcg)`: the OOM reaper's delay after a kill is over;
-//! - `Release(memcg)`: a background release tick.
+//!   sleeps, spins, burns CPU time or exits (`run_task`);
+//! - `Wake(t)`: `t`'s sleep is over; it becomes runnable (`sleep_over`);
+//! - `Ready(t)`: `t`'s wake latency is over; it may take a CPU
+//!   (`wake_latency_over`);
+//! - `SpinEnd(t)`: `t`'s spin deadline on a lock passed (`spin_end`);
+//! - `Timer(item)`: a delayed-work timer fired (`delayed_work_timer`);
+//! - `Reap(memcg)`: the OOM reaper's delay after a kill is over
+//!   (`Memcgs::oom_reap`);
+//! - `Release(memcg)`: a background release tick (`release_tick`).
 //!
 //! A task that spins on a lock keeps its CPU. The world tells a lock when
 //! one of its holders leaves its CPU (spinners on it stop), and when a task
@@ -75,7 +78,7 @@ use std::fmt;
 use typed_index_collections::{ti_vec, TiSlice, TiVec};
 
 mod clock;
-use clock::{work_items, Clock, Ev};
+use clock::{work_items, Clock, Ev, Stop};
 mod cpu;
 use cpu::Cpus;
 mod cycle;
@@ -151,6 +154,35 @@ impl<'c> World<'c> {
     /// Runs until the horizon (events at times `< duration`), calling
     /// `progress` now and then with the simulated time reached.
     pub fn run(&mut self, progress: &mut dyn FnMut(SimTime)) -> Result<(), RunError> {
+        self.start();
+        let slots = self.clock.slots;
+        while let Some((at, slot, ev)) = self.clock.queue.pop() {
+            if at >= self.clock.horizon {
+                self.stop_at_horizon(slot, at, ev);
+                return self.no_lock_cycle();
+            }
+            self.clock.now = at;
+            match slots.task(slot) {
+                Some(t) => self.count_event(t, progress)?,
+                // A timer, the reaper or a release tick: no task acts.
+                None => self.clock.current = NONE,
+            }
+            match ev {
+                Ev::Run => self.run_task(TaskId::from(slot))?,
+                Ev::Wake => self.sleep_over(TaskId::from(slot))?,
+                Ev::Ready => self.wake_latency_over(TaskId::from(slot))?,
+                Ev::SpinEnd => self.spin_end(TaskId::from(slot))?,
+                Ev::Timer => self.delayed_work_timer(slots.timer_of(slot)),
+                Ev::Reap => self.memcg.oom_reap(slots.reaper_of(slot)),
+                Ev::Release => self.release_tick(slots.release_of(slot)),
+            }
+        }
+        self.nothing_left()
+    }
+
+    /// Every task but the idle kworkers becomes runnable, and the
+    /// memcgs' background releases start ticking.
+    fn start(&mut self) {
         for t in (0..self.tasks.len()).map(TaskId::from) {
             if self.tasks[t].state != State::Idle {
                 self.make_runnable(t);
@@ -162,83 +194,80 @@ impl<'c> World<'c> {
                 (self.clock.queue).set(slot, SimTime::ZERO + RELEASE_TICK, Ev::Release);
             }
         }
-        let slots = self.clock.slots;
-        while let Some((at, slot, ev)) = self.clock.queue.pop() {
-            if slot >= self.tasks.len() {
-                if at >= self.clock.horizon {
-                    self.stop_at_horizon(slot, at, ev);
-                    return self.no_lock_cycle();
-                }
-                self.clock.now = at;
-                // A timer, the reaper or a release tick: no task acts.
-                self.clock.current = NONE;
-                match ev {
-                    Ev::Reap => self.memcg.oom_reap(slots.reaper_of(slot)),
-                    Ev::Timer => self.delayed_work_timer(slots.timer_of(slot)),
-                    Ev::Release => self.release_tick(slots.release_of(slot)),
-                    _ => unreachable!("tasks' events live in their slots"),
-                }
-                continue;
-            }
-            let t = TaskId::from(slot);
-            if at >= self.clock.horizon {
-                self.stop_at_horizon(slot, at, ev);
-                return self.no_lock_cycle();
-            }
-            self.clock.now = at;
-            let clock = &mut self.clock;
-            clock.events += 1;
-            if clock.events >= clock.next_check {
-                // Every 2^20 events, and exactly at the event limit.
-                if clock.events >= clock.limits.max_events {
-                    return Err(RunError::EventLimit {
-                        limit: clock.limits.max_events,
-                        at,
-                    });
-                }
-                if at != clock.check_at {
-                    clock.check_at = at;
-                    clock.check_from = clock.events;
-                } else if clock.events - clock.check_from > clock.limits.max_steps_per_instant {
-                    return Err(self.instant_livelock(t, at));
-                }
-                progress(at);
-                let clock = &mut self.clock;
-                clock.next_check = ((clock.events | 0xF_FFFF) + 1).min(clock.limits.max_events);
-            }
-            match ev {
-                Ev::Run => self.run_task(t)?,
-                Ev::SpinEnd => self.spin_end(t)?,
-                Ev::Wake => {
-                    // A timer wakes the sleeper, not a task.
-                    self.clock.current = NONE;
-                    if !self.memcg.mid_reclaim.is_empty() && self.reclaim_midpoint(t) {
-                        continue;
-                    }
-                    // What this sleep was for (reclaim, throttle) was said
-                    // for it alone: blame, the trace and `stuck` read it.
-                    self.tasks[t].off = Doing::Sleep;
-                    // The sleeper runs at once if a CPU is free: no second event.
-                    if self.wakeup(t, true) {
-                        self.run_task(t)?;
-                    }
-                }
-                Ev::Reap | Ev::Timer | Ev::Release => {
-                    unreachable!("reaper, timer and release events live in their own slots")
-                }
-                Ev::Ready => {
-                    if let Some(cpu) = self.take_cpu(t) {
-                        self.give_cpu(t, cpu);
-                        self.run_task(t)?;
-                    }
-                }
-            }
+    }
+
+    /// Counts task `t`'s event; at the counts [`Clock::count_event`]
+    /// asks for, checks the limits and reports progress.
+    #[inline(always)]
+    fn count_event(
+        &mut self,
+        t: TaskId,
+        progress: &mut dyn FnMut(SimTime),
+    ) -> Result<(), RunError> {
+        if self.clock.count_event() {
+            self.check_limits(t, progress)?;
         }
-        // Nothing left to happen before the horizon. A task blocked on a
-        // lock or a flush waits forever, and so does a spinner: a spinner
-        // with no deadline spins while its lock's owner stays on its CPU
-        // (R9, R27), and with no event left nothing moves that owner (two
-        // tasks that spin each on the other's lock: ABBA on CPUs).
+        Ok(())
+    }
+
+    /// The limits that stop a runaway run, at task `t`'s event: the
+    /// event limit, and events that go on at one instant.
+    #[cold]
+    #[inline(never)]
+    fn check_limits(
+        &mut self,
+        t: TaskId,
+        progress: &mut dyn FnMut(SimTime),
+    ) -> Result<(), RunError> {
+        let at = self.clock.now;
+        match self.clock.check() {
+            Ok(()) => {
+                progress(at);
+                Ok(())
+            }
+            Err(Stop::Events) => Err(RunError::EventLimit {
+                limit: self.clock.limits.max_events,
+                at,
+            }),
+            Err(Stop::Instant) => Err(self.instant_livelock(t, at)),
+        }
+    }
+
+    /// `t`'s sleep is over (`Ev::Wake`): a timer wakes it, not a task.
+    /// It runs at once if a CPU is free (no second event); the midpoint
+    /// of a reclaim attempt that returns its pages then is a wake too.
+    #[inline(always)]
+    fn sleep_over(&mut self, t: TaskId) -> Result<(), RunError> {
+        self.clock.current = NONE;
+        if !self.memcg.mid_reclaim.is_empty() && self.reclaim_midpoint(t) {
+            return Ok(());
+        }
+        // What this sleep was for (reclaim, throttle) was said for it
+        // alone: blame, the trace and `stuck` read it.
+        self.tasks[t].off = Doing::Sleep;
+        if self.wakeup(t, true) {
+            self.run_task(t)?;
+        }
+        Ok(())
+    }
+
+    /// `t`'s wake latency is over (`Ev::Ready`): it takes a CPU if it
+    /// can, and runs.
+    #[inline(always)]
+    fn wake_latency_over(&mut self, t: TaskId) -> Result<(), RunError> {
+        if let Some(cpu) = self.take_cpu(t) {
+            self.give_cpu(t, cpu);
+            self.run_task(t)?;
+        }
+        Ok(())
+    }
+
+    /// Nothing left to happen before the horizon. A task blocked on a
+    /// lock or a flush waits forever, and so does a spinner: a spinner
+    /// with no deadline spins while its lock's owner stays on its CPU
+    /// (R9, R27), and with no event left nothing moves that owner (two
+    /// tasks that spin each on the other's lock: ABBA on CPUs).
+    fn nothing_left(&mut self) -> Result<(), RunError> {
         let waiters: Vec<String> = (self.tasks.iter())
             .filter(|(_, task)| matches!(task.state, State::Blocked | State::Spinning))
             .map(|(t, _)| t)
