@@ -90,6 +90,13 @@ impl Clock {
         self.queue.set(t.index(), at, ev);
     }
 
+    /// Slot `slot`'s event becomes `ev`, `d` from now (instead of any
+    /// pending one).
+    #[inline]
+    pub(super) fn set_after(&mut self, slot: usize, d: Dur, ev: Ev) {
+        self.queue.set(slot, self.now + d, ev);
+    }
+
     /// Counts a task's event: whether the limits are due for a check
     /// (every 2^20 events, and exactly at the event limit).
     #[inline(always)]

@@ -90,6 +90,17 @@ impl Memcgs {
         self.groups[m].victim_gone(v, pages);
     }
 
+    /// The OOM reaper of memcg `m` runs (`Ev::Reap`, R47): the victim has
+    /// not exited; its memory is freed anyway and a later OOM may choose
+    /// another victim.
+    pub(super) fn oom_reap(&mut self, m: MemcgId) {
+        let Some(v) = self.groups[m].pending_victim() else {
+            return;
+        };
+        self.victim_gone(v, m);
+        self.stats[m].oom_reaps += 1;
+    }
+
     /// A background release tick of `m`: `rate` pages per second over
     /// a tick, the whole pages of what is owed.
     fn release(&mut self, m: MemcgId, rate: f64) {
@@ -248,9 +259,7 @@ impl<'c> World<'c> {
                             rest: d - half,
                         };
                         let slept = self.delay(t, d, true, pc);
-                        self.clock
-                            .queue
-                            .set(t.index(), self.clock.now + half, Ev::Wake);
+                        self.clock.set_after(t.index(), half, Ev::Wake);
                         return slept;
                     }
                     return self.delay(t, d, true, pc);
@@ -395,9 +404,7 @@ impl<'c> World<'c> {
         }
         self.memcg.groups[m].uncharge(pages);
         self.memcg.mid_reclaim[t] = MidReclaim::Freed { pages };
-        self.clock
-            .queue
-            .set(t.index(), self.clock.now + rest, Ev::Wake);
+        self.clock.set_after(t.index(), rest, Ev::Wake);
         true
     }
 
@@ -406,22 +413,7 @@ impl<'c> World<'c> {
     pub(super) fn release_tick(&mut self, m: MemcgId) {
         self.memcg.release(m, self.c.memcgs[m].release_rate);
         let slot = self.clock.slots.release(m);
-        self.clock
-            .queue
-            .set(slot, self.clock.now + RELEASE_TICK, Ev::Release);
-    }
-}
-
-impl Memcgs {
-    /// The OOM reaper of memcg `m` runs (`Ev::Reap`, R47): the victim has
-    /// not exited; its memory is freed anyway and a later OOM may choose
-    /// another victim.
-    pub(super) fn oom_reap(&mut self, m: MemcgId) {
-        let Some(v) = self.groups[m].pending_victim() else {
-            return;
-        };
-        self.victim_gone(v, m);
-        self.stats[m].oom_reaps += 1;
+        self.clock.set_after(slot, RELEASE_TICK, Ev::Release);
     }
 }
 

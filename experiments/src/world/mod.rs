@@ -191,7 +191,7 @@ impl<'c> World<'c> {
         for (m, spec) in self.c.memcgs.iter_enumerated() {
             if spec.release_rate > 0.0 {
                 let slot = self.clock.slots.release(m);
-                (self.clock.queue).set(slot, SimTime::ZERO + RELEASE_TICK, Ev::Release);
+                self.clock.set_after(slot, RELEASE_TICK, Ev::Release);
             }
         }
     }
