@@ -10,6 +10,9 @@ use std::collections::HashMap;
 
 impl World<'_> {
     /// At the end of the run: `Ok`, or the cycle of lock waits found.
+    /// Out of the event loop's way: it runs once.
+    #[cold]
+    #[inline(never)]
     pub(super) fn no_lock_cycle(&self) -> Result<(), RunError> {
         match self.lock_cycle() {
             None => Ok(()),

@@ -243,11 +243,7 @@ impl<'c> World<'c> {
                 Instr::CancelWorkSync { wq, work, key } => {
                     pc += 1;
                     let id = self.work_id(t, work, key);
-                    self.wq_call(wq, |q, now, out| q.cancel_delayed_work(now, id, out));
-                    if self.wq.queues[wq].work_running(id) {
-                        self.wq.work_waiters.entry((wq, id)).or_default().push(t);
-                        let why = Doing::WorkWait { wq };
-                        self.block_waiting(t, pc, why);
+                    if self.cancel_delayed_work_sync(t, pc, wq, id) {
                         return Ok(());
                     }
                 }
@@ -273,14 +269,8 @@ impl<'c> World<'c> {
                 }
                 Instr::FlushWorkqueue { wq } => {
                     pc += 1;
-                    match self.wq.queues[wq].flush_workqueue(self.clock.now) {
-                        models::workqueue::FlushOutcome::Done => {}
-                        models::workqueue::FlushOutcome::Wait(f) => {
-                            self.wq.flushers.entry((wq, f)).or_default().push(t);
-                            let why = Doing::Flush { wq };
-                            self.block_waiting(t, pc, why);
-                            return Ok(());
-                        }
+                    if self.flush_workqueue(t, pc, wq) {
+                        return Ok(());
                     }
                 }
                 Instr::Charge { memcg, pages, gfp } => {

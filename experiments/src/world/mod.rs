@@ -162,19 +162,28 @@ impl<'c> World<'c> {
                 return self.no_lock_cycle();
             }
             self.clock.now = at;
-            match slots.task(slot) {
-                Some(t) => self.count_event(t, progress)?,
+            let Some(t) = slots.task(slot) else {
                 // A timer, the reaper or a release tick: no task acts.
-                None => self.clock.current = NONE,
-            }
+                self.clock.current = NONE;
+                match ev {
+                    Ev::Timer => self.delayed_work_timer(slots.timer_of(slot)),
+                    Ev::Reap => self.memcg.oom_reap(slots.reaper_of(slot)),
+                    Ev::Release => self.release_tick(slots.release_of(slot)),
+                    Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd => {
+                        unreachable!("a task's event is in the task's slot")
+                    }
+                }
+                continue;
+            };
+            self.count_event(t, progress)?;
             match ev {
-                Ev::Run => self.run_task(TaskId::from(slot))?,
-                Ev::Wake => self.sleep_over(TaskId::from(slot))?,
-                Ev::Ready => self.wake_latency_over(TaskId::from(slot))?,
-                Ev::SpinEnd => self.spin_end(TaskId::from(slot))?,
-                Ev::Timer => self.delayed_work_timer(slots.timer_of(slot)),
-                Ev::Reap => self.memcg.oom_reap(slots.reaper_of(slot)),
-                Ev::Release => self.release_tick(slots.release_of(slot)),
+                Ev::Run => self.run_task(t)?,
+                Ev::Wake => self.sleep_over(t)?,
+                Ev::Ready => self.wake_latency_over(t)?,
+                Ev::SpinEnd => self.spin_end(t)?,
+                Ev::Timer | Ev::Reap | Ev::Release => {
+                    unreachable!("timer, reaper and release events are in their own slots")
+                }
             }
         }
         self.nothing_left()
@@ -182,6 +191,8 @@ impl<'c> World<'c> {
 
     /// Every task but the idle kworkers becomes runnable, and the
     /// memcgs' background releases start ticking.
+    #[cold]
+    #[inline(never)]
     fn start(&mut self) {
         for t in (0..self.tasks.len()).map(TaskId::from) {
             if self.tasks[t].state != State::Idle {
@@ -267,6 +278,8 @@ impl<'c> World<'c> {
     /// with no deadline spins while its lock's owner stays on its CPU
     /// (R9, R27), and with no event left nothing moves that owner (two
     /// tasks that spin each on the other's lock: ABBA on CPUs).
+    #[cold]
+    #[inline(never)]
     fn nothing_left(&mut self) -> Result<(), RunError> {
         let waiters: Vec<String> = (self.tasks.iter())
             .filter(|(_, task)| matches!(task.state, State::Blocked | State::Spinning))

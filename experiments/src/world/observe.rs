@@ -43,6 +43,8 @@ impl<'c> World<'c> {
 
     /// `t` goes to sleep in `lock`'s wait queue (`asleep`), or has the
     /// lock after waiting: the trace's queue-length counter follows.
+    /// Only when tracing: out of line.
+    #[inline(never)]
     pub(super) fn trace_queue(&mut self, t: TaskId, lock: LockId, asleep: bool) {
         let task = &mut self.tasks[t];
         if task.in_lock_queue == asleep {

@@ -24,9 +24,9 @@ pub(super) struct Workqueues {
     /// The workqueue of each item's armed timer.
     timer_wq: TiVec<WorkId, WqId>,
     /// Tasks waiting in `flush_workqueue`, by (workqueue, flush).
-    pub(super) flushers: BTreeMap<(WqId, FlushId), Vec<TaskId>>,
+    flushers: BTreeMap<(WqId, FlushId), Vec<TaskId>>,
     /// Tasks waiting in `cancel_delayed_work_sync` for a running item.
-    pub(super) work_waiters: BTreeMap<(WqId, WorkId), Vec<TaskId>>,
+    work_waiters: BTreeMap<(WqId, WorkId), Vec<TaskId>>,
     actions: Vec<Action>,
 }
 
@@ -157,6 +157,41 @@ impl<'c> World<'c> {
             }
             _ => CpuId::ANY,
         }
+    }
+
+    /// `flush_workqueue` (R36) by `t`, which goes on at `pc`: it waits
+    /// for the items queued on `wq` so far, if any is not done. Returns
+    /// whether `t` now waits. Out of the interpreter's way, as rare.
+    #[inline(never)]
+    pub(super) fn flush_workqueue(&mut self, t: TaskId, pc: Pc, wq: WqId) -> bool {
+        match self.wq.queues[wq].flush_workqueue(self.clock.now) {
+            models::workqueue::FlushOutcome::Done => false,
+            models::workqueue::FlushOutcome::Wait(f) => {
+                self.wq.flushers.entry((wq, f)).or_default().push(t);
+                self.block_waiting(t, pc, Doing::Flush { wq });
+                true
+            }
+        }
+    }
+
+    /// `cancel_delayed_work_sync` of item `id` of `wq` by `t`, which goes
+    /// on at `pc`: the item is cancelled, and if it is running `t` waits
+    /// until it returns. Returns whether `t` now waits.
+    #[inline(never)]
+    pub(super) fn cancel_delayed_work_sync(
+        &mut self,
+        t: TaskId,
+        pc: Pc,
+        wq: WqId,
+        id: WorkId,
+    ) -> bool {
+        self.wq_call(wq, |q, now, out| q.cancel_delayed_work(now, id, out));
+        if !self.wq.queues[wq].work_running(id) {
+            return false;
+        }
+        self.wq.work_waiters.entry((wq, id)).or_default().push(t);
+        self.block_waiting(t, pc, Doing::WorkWait { wq });
+        true
     }
 
     /// `t` sleeps until a flush or a work item it waits for completes.
