@@ -3,28 +3,28 @@
 //! One run is single-threaded (ARCHITECTURE.md, invariants). [`World`]
 //! is the compiled scenario and one struct per subsystem, each owning
 //! its state, beside the code that drives it:
-//! - [`Clock`] (`clock`): the event queue, the time, the horizon, the
+//! - `Clock` (`clock`): the event queue, the time, the horizon, the
 //!   task whose step runs, the event count and the limit checks;
-//! - [`Tasks`] (`tasks`): the task table, each task's program stream and
+//! - `Tasks` (`tasks`): the task table, each task's program stream and
 //!   its hold, span and repeat slots; `interp` runs a task's program;
-//! - [`Cpus`] (`cpu`): the CPU pool, who runs where, time slices,
+//! - `Cpus` (`cpu`): the CPU pool, who runs where, time slices,
 //!   spinners, preemption and context switches;
-//! - [`Locks`] (`locks`): one [`LockPolicy`] per lock, its counters, the
+//! - `Locks` (`locks`): one [`LockPolicy`] per lock, its counters, the
 //!   cache-line model of lock words and the wake buffer;
-//! - [`Memcgs`] (`memcg`): charges, reclaim, OOM kills and the reaper,
+//! - `Memcgs` (`memcg`): charges, reclaim, OOM kills and the reaper,
 //!   background release;
-//! - [`Workqueues`] (`workqueues`): the workqueues, their kworkers and
+//! - `Workqueues` (`workqueues`): the workqueues, their kworkers and
 //!   per-CPU worker pools, timers, flushers and waiters;
-//! - [`Stats`] (`results`): the statistics and the programs' counters,
+//! - `Stats` (`results`): the statistics and the programs' counters,
 //!   and at the end the [`VariantResult`];
-//! - [`Observers`] (`observe`): the trace, blame's picker and recorder,
+//! - `Observers` (`observe`): the trace, blame's picker and recorder,
 //!   the draw log.
 //!
 //! Kernfs has no subsystem here: the kernfs and cgroup operations are a
 //! library of scenario steps (`scenarios/lib/kernfs.toml`) over the
 //! locks, workqueues and memcgs above, and the one kernfs-like state the
 //! world keeps, the `key next` allocators that hand out cgroup ids, is
-//! with the programs' counters in [`Stats`].
+//! with the programs' counters in `Stats`.
 //!
 //! A method that needs only one subsystem's state is a method of its
 //! struct, so that code holding one subsystem can borrow another; one
@@ -34,8 +34,8 @@
 //! forever), and what a run records for its observers: [`trace`]
 //! (`--trace`) and [`recorder`] (`--blame`).
 //!
-//! Events, one per queue slot ([`Ev`]), each handled by one function of
-//! `World::run`'s loop:
+//! Events (`Ev`; at most one pending per queue slot), each handled by
+//! one function of `World::run`'s loop:
 //! - `Run(t)`: task `t` is on a CPU and executes steps until it blocks,
 //!   sleeps, spins, burns CPU time or exits (`run_task`);
 //! - `Wake(t)`: `t`'s sleep is over; it becomes runnable (`sleep_over`);
