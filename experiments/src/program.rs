@@ -20,43 +20,11 @@ use typed_index_collections::{TiSlice, TiVec};
 
 pub use models::{LockId, MemcgId, WorkId, WqId};
 
-/// An id of the program's own tables: a dense `u32` index from 0 in a
-/// newtype of its own, as `models::ids` has them for what the models keep
-/// state for (those the program shares: [`LockId`], [`WqId`],
-/// [`MemcgId`], [`WorkId`]). A table indexed by one is a
-/// `TiVec<Id, T>`.
-macro_rules! id {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub struct $name(pub u32);
-
-        impl $name {
-            /// The id as an index into a slice.
-            #[inline(always)]
-            pub const fn index(self) -> usize {
-                self.0 as usize
-            }
-        }
-
-        /// The id of index `i` (ids are dense from 0; a table's length
-        /// never passes `u32::MAX`).
-        impl From<usize> for $name {
-            #[inline(always)]
-            fn from(i: usize) -> Self {
-                debug_assert!(u32::try_from(i).is_ok(), "{} {i} out of range", stringify!($name));
-                $name(i as u32)
-            }
-        }
-
-        impl From<$name> for usize {
-            #[inline(always)]
-            fn from(id: $name) -> usize {
-                id.index()
-            }
-        }
-    };
-}
+// The ids of the program's own tables are dense `u32` indices, as
+// `models::ids` has them for what the models keep state for (those the
+// program shares: `LockId`, `WqId`, `MemcgId`, `WorkId`). A table indexed
+// by one is a `TiVec<Id, T>`.
+use sim::dense_id as id;
 
 id! {
     /// A distribution of the scenario (named, inline in a step, or a

@@ -1,6 +1,8 @@
 //! `sim`: the discrete-event engine under `convoy`.
 //!
 //! Layers, bottom up:
+//! - [`id`]: [`dense_id!`], the typed `u32` indices the crates above name
+//!   their tables' ids with.
 //! - [`time`]: simulated time as integer nanoseconds ([`SimTime`], [`Dur`])
 //!   and the unit-suffixed duration syntax of scenario files (`850ns`, `1.3us`).
 //! - [`queue`]: the event queue, ordered by (time, insertion sequence).
@@ -15,6 +17,7 @@
 //! kernels. Text parsers here take `&str`; reading files is the caller's job.
 
 pub mod dist;
+pub mod id;
 pub mod queue;
 pub mod rng;
 pub mod slots;
