@@ -460,6 +460,9 @@ pub struct Compiled {
     /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
     /// points.
     pub voluntary: bool,
+    /// The machine under the kernel (`[machine]`): its topology and the
+    /// physical costs of the wake path and of cache lines.
+    pub machine: models::machine::Machine,
     pub locks: TiVec<LockId, LockSpec>,
     pub dists: TiVec<DistId, Dist>,
     pub stats: TiVec<StatId, StatSpec>,

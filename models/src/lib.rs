@@ -14,11 +14,14 @@
 //! - [`workqueue`]: Linux workqueues (R32-R36): per-CPU or unbound pwqs
 //!   with max_active, delayed work, mod_delayed_work, flush_workqueue; and
 //!   the per-CPU worker pools and idle kworkers that run their items (R37).
+//! - [`machine`]: the machine under the kernel: topology, cache-line,
+//!   IPI, idle-exit, context-switch and hypervisor costs, HZ, preemption
+//!   model and base slice, as named profiles whose every value is cited.
 //! - [`memcg`]: a memory cgroup's charge path (R45-R48) as a state
 //!   machine: stock, batch, reclaim retries, OOM without a second kill.
 //!
-//! Dependencies inside the crate point one way: `ids` and `timer` are
-//! leaves; `locks` and `workqueue` use both, `sched` and `memcg` only
+//! Dependencies inside the crate point one way: `ids`, `timer` and
+//! `machine` are leaves (`machine` uses `ids`); `locks` and `workqueue` use both, `sched` and `memcg` only
 //! `ids`; none of these four uses another. Each directory's `mod.rs`
 //! gives the order of its own modules.
 //!
@@ -28,6 +31,7 @@
 
 pub mod ids;
 pub mod locks;
+pub mod machine;
 pub mod memcg;
 pub mod sched;
 pub mod timer;

@@ -81,6 +81,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         preempt_full: settings.preempt_full,
         timeslice: settings.timeslice,
         switch_cost: settings.switch_cost,
+        machine: settings.machine,
         wake_placement: settings.wake_placement,
         percpu_runqueues: settings.percpu_runqueues,
         voluntary: settings.voluntary,

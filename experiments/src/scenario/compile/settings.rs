@@ -30,6 +30,7 @@ pub(super) struct Settings {
     pub switch_cost: Dur,
     pub wake_placement: WakePlacement,
     pub percpu_runqueues: bool,
+    pub machine: models::machine::Machine,
 }
 
 /// Reads and checks `doc`'s `[scenario]` table.
@@ -239,6 +240,7 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
         switch_cost,
         wake_placement,
         percpu_runqueues,
+        machine: models::machine::Machine::ideal(cpus),
     })
 }
 
