@@ -37,11 +37,15 @@ pub(super) struct Cpus {
     /// Spins ended by need_resched: a task came to wait for the spinner's
     /// CPU.
     pub(super) spin_resched_stops: u64,
+    /// The machine's wake path and steal (`wakepath`); `None` on the ideal
+    /// machine.
+    pub(super) wake: Option<Box<WakePath>>,
 }
 
 impl Cpus {
-    /// The CPUs of `c`, for `tasks` (their class and weight).
-    pub(super) fn new(c: &Compiled, tasks: &Tasks) -> Cpus {
+    /// The CPUs of `c`, for `tasks` (their class and weight), in
+    /// replication `run` (seed, replication) of it.
+    pub(super) fn new(c: &Compiled, tasks: &Tasks, run: (u64, u64)) -> Cpus {
         let mut pool = match c.cpus {
             Some(n) => CpuPool::with_cpus(n),
             None => CpuPool::unlimited(),
@@ -99,6 +103,7 @@ impl Cpus {
             switches: 0,
             slice_yields: 0,
             spin_resched_stops: 0,
+            wake: WakePath::new(c, run),
         }
     }
 
@@ -145,6 +150,9 @@ impl Cpus {
             subject: "cpu/spin_resched_stops".into(),
             value: self.spin_resched_stops,
         });
+        if let Some(w) = &self.wake {
+            w.counters(c, out);
+        }
     }
 }
 
@@ -234,8 +242,9 @@ impl<'c> World<'c> {
             .filter(|(i, _)| self.c.preempt_full || self.at_user_boundary(*i))
             .min_by_key(|(i, v)| (v.rt, v.burst_start, *i))
             .map(|(i, _)| i)?;
+        let unstolen = self.unsteal_rest(victim);
         let v = &mut self.tasks[victim];
-        v.remaining = v.burst_end.since(now);
+        v.remaining = v.burst_end.since(now) - unstolen;
         v.in_burst = false;
         v.state = State::Runnable;
         let cpu = v.cpu;
@@ -269,11 +278,20 @@ impl<'c> World<'c> {
                 .expect("a wake latency gives every task its stream");
             let d = l.sample(s);
             if d > Dur::ZERO && !local {
+                if self.cpus.wake.is_some() {
+                    // Placed when the latency is over: from the CPU the
+                    // wakeup came from now.
+                    self.tasks[t].waker_cpu = self.waker_cpu(t);
+                }
                 self.tasks[t].state = State::Runnable;
                 self.blame_switch(t, Doing::Waking);
                 self.clock.schedule(t, self.clock.now + d, Ev::Ready);
                 return false;
             }
+        }
+        if self.cpus.wake.is_some() {
+            let from = self.waker_cpu(t);
+            return self.wake_onto_cpu(t, from, inline);
         }
         if inline {
             match self.take_cpu(t) {
@@ -339,6 +357,9 @@ impl<'c> World<'c> {
     fn give_cpu_rest(&mut self, t: TaskId, cpu: CpuId) {
         if let Some(r) = self.cpus.running_on.get_mut(cpu) {
             *r = t;
+            if let Some(w) = self.cpus.wake.as_mut() {
+                w.idle_since[cpu] = SimTime::MAX;
+            }
             self.cpus.pool.started(self.clock.now, t, cpu);
             // context_switch: a task that another one follows on this CPU
             // first spends the switch's CPU time, as the rest of a burst
@@ -478,6 +499,9 @@ impl<'c> World<'c> {
         if let Some((next, _waited)) = self.cpus.pool.release(self.clock.now, cpu) {
             self.give_cpu(next, cpu);
             self.clock.schedule(next, self.clock.now, Ev::Run);
+        } else if let Some(w) = self.cpus.wake.as_mut() {
+            // Idle from now (R65 measures its idle time from here).
+            w.idle_since[cpu] = self.clock.now;
         }
     }
 }

@@ -17,7 +17,12 @@ impl<'c> World<'c> {
         if d == Dur::ZERO {
             return false;
         }
-        let at = self.clock.now + d;
+        let at = if !sleep && self.cpus.wake.is_some() {
+            self.stolen_burst_end(t, d)
+        } else {
+            self.clock.now + d
+        };
+        let task = &mut self.tasks[t];
         if let Some(tr) = self.obs.trace.as_mut() {
             let name = match (sleep, task.off) {
                 (true, Doing::Reclaim { .. }) => "memcg reclaim",
@@ -111,10 +116,16 @@ impl<'c> World<'c> {
         if task.remaining > Dur::ZERO {
             // Back on a CPU after a preemption: finish the burst.
             let d = std::mem::take(&mut task.remaining);
+            let end = if self.cpus.wake.is_some() {
+                self.stolen_burst_end(t, d)
+            } else {
+                self.clock.now + d
+            };
+            let task = &mut self.tasks[t];
             task.in_burst = true;
             task.burst_start = self.clock.now;
-            task.burst_end = self.clock.now + d;
-            self.clock.schedule(t, self.clock.now + d, Ev::Run);
+            task.burst_end = end;
+            self.clock.schedule(t, end, Ev::Run);
             return Ok(());
         }
         match self.tasks[t].resume {

@@ -101,6 +101,8 @@ mod tasks;
 use tasks::{held_decode, pending, Resume, State, Task, Tasks};
 pub mod trace;
 use trace::Trace;
+mod wakepath;
+use wakepath::WakePath;
 mod workqueues;
 use workqueues::Workqueues;
 
@@ -131,7 +133,7 @@ impl<'c> World<'c> {
         World {
             c,
             clock: Clock::new(c, &tasks, limits),
-            cpus: Cpus::new(c, &tasks),
+            cpus: Cpus::new(c, &tasks, (seed, replication)),
             locks: Locks::new(c),
             memcg: Memcgs::new(c, tasks.len()),
             wq: Workqueues::new(c, tasks.first_kworker()),
@@ -263,9 +265,21 @@ impl<'c> World<'c> {
     }
 
     /// `t`'s wake latency is over (`Ev::Ready`): it takes a CPU if it
-    /// can, and runs.
+    /// can, and runs. No task acts: what its placement sets off (a
+    /// spinner stopped by need_resched) has no waker.
     #[inline(always)]
     fn wake_latency_over(&mut self, t: TaskId) -> Result<(), RunError> {
+        self.clock.current = NONE;
+        if self.cpus.wake.is_some() {
+            if self.tasks[t].arriving {
+                return self.arrive(t);
+            }
+            let from = self.tasks[t].waker_cpu.take();
+            if self.wake_onto_cpu(t, from, true) {
+                self.run_task(t)?;
+            }
+            return Ok(());
+        }
         if let Some(cpu) = self.take_cpu(t) {
             self.give_cpu(t, cpu);
             self.run_task(t)?;

@@ -363,6 +363,14 @@ pub(super) struct Task {
     /// The atomic on the current lock step's cache line is done (the step
     /// waited for the line and now takes effect).
     pub(super) atomic_done: bool,
+    /// Woken onto an idle CPU (`cpu`, reserved for it), it waits out the
+    /// machine's wake latency there (R63-R68); its `Ready` gives it that
+    /// CPU.
+    pub(super) arriving: bool,
+    /// The CPU its waker ran on (or whose timer woke it), kept while a
+    /// wake latency of the scenario or a kworker's creation delays its
+    /// placement; `None`: not known.
+    pub(super) waker_cpu: Option<CpuId>,
     /// Where this task's hold, span and repeat slots are in
     /// [`Tasks`]' slot tables.
     pub(super) slots: SlotBases,
@@ -407,6 +415,8 @@ impl Task {
             in_lock_queue: false,
             off: Doing::Sleep,
             atomic_done: false,
+            arriving: false,
+            waker_cpu: None,
             charging: None,
             mem_rng: (!c.memcgs.is_empty()).then(|| Box::new(own("memcg"))),
             over_high: 0,

@@ -409,6 +409,8 @@ impl<'c> World<'c> {
             let lat = &self.c.workqueues[q].create_latency;
             let d = lat.sample(&mut self.tasks.rngs[w]);
             if d > Dur::ZERO {
+                // Its pool's manager, on the pool's CPU, wakes it.
+                self.tasks[w].waker_cpu = self.tasks[w].bound;
                 self.tasks[w].state = State::Runnable;
                 self.blame_switch(w, Doing::Creating);
                 self.clock.schedule(w, self.clock.now + d, Ev::Ready);

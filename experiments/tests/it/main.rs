@@ -25,5 +25,6 @@ mod memcg_oom;
 mod queueing_theory;
 mod sweep;
 mod trace;
+mod wake_path;
 mod workqueue_flush;
 mod world_semantics;

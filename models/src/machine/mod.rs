@@ -13,9 +13,14 @@
 //! - [`topology`]: sockets, cores, SMT siblings; the distance between two
 //!   CPUs.
 //! - [`profiles`]: the built-in profiles.
+//! - [`wake`]: what waking a task onto an idle CPU costs (R63-R66):
+//!   the idle state it sits in, IPIs, a guest's halt polling.
+//! - [`steal`]: a guest's vCPUs losing time to the host (R67).
 
 pub mod profiles;
+pub mod steal;
 pub mod topology;
+pub mod wake;
 
 use sim::Dur;
 pub use topology::{Distance, Topology};

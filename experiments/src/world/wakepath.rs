@@ -1,0 +1,198 @@
+//! The machine's wake path and steal (R63-R68), on a machine that is not
+//! `ideal` and with a limited number of CPUs: a task woken onto an idle
+//! CPU reserves it and runs there after what the machine says waking that
+//! CPU costs (an IPI or a polled flag, the idle state's exit, a guest's
+//! VM exit and host wakeup); a guest's `cpu` steps lose the time the host
+//! steals from their vCPU. On the ideal machine none of this exists
+//! (`Cpus::wake` is `None`) and runs are what they were.
+
+use super::*;
+use models::machine::steal::Steal;
+use models::machine::wake::{ttwu_idle, WakeCost};
+
+/// What the world keeps for the wake path: one field per CPU (when it
+/// went idle) and the counters, and a guest's steal processes.
+pub(super) struct WakePath {
+    /// When each CPU last became idle; `SimTime::MAX` while it is busy or
+    /// reserved for a woken task (R68). R65's idle time runs from it.
+    pub(super) idle_since: TiVec<CpuId, SimTime>,
+    /// A guest's steal, if its fraction is above zero (R67).
+    pub(super) steal: Option<Steal>,
+    ipis: u64,
+    /// Exits per idle state (the machine's, or the host's in a guest).
+    idle_exits: Vec<u64>,
+    idle_exit_ns: u64,
+    halt_poll_hits: u64,
+    host_wakes: u64,
+    /// Time `cpu` steps lost to the host.
+    pub(super) steal_ns: u64,
+}
+
+impl WakePath {
+    /// The wake path of `c`'s machine, for its CPUs; `None` on the ideal
+    /// machine or with unlimited CPUs (no CPU is ever idle there). Each
+    /// vCPU's steal draws from its own stream, `steal/cpu` with the CPU's
+    /// number.
+    pub(super) fn new(c: &Compiled, (seed, replication): (u64, u64)) -> Option<Box<WakePath>> {
+        let n = c.cpus?;
+        let m = &c.machine;
+        if m.is_ideal() {
+            return None;
+        }
+        let steal = m.guest.as_ref().and_then(|g| {
+            let streams = (0..u64::from(n))
+                .map(|i| stream(seed, replication, "steal/cpu", i))
+                .collect();
+            Steal::new(g.steal_fraction, g.steal_episode, streams)
+        });
+        Some(Box::new(WakePath {
+            idle_since: ti_vec![SimTime::ZERO; n as usize],
+            steal,
+            ipis: 0,
+            idle_exits: vec![0; m.idle_states.len()],
+            idle_exit_ns: 0,
+            halt_poll_hits: 0,
+            host_wakes: 0,
+            steal_ns: 0,
+        }))
+    }
+
+    /// Counts what a wakeup did.
+    fn count(&mut self, m: &models::machine::Machine, w: &WakeCost) {
+        self.ipis += u64::from(w.ipi);
+        if let Some(i) = w.exited {
+            self.idle_exits[i] += 1;
+            self.idle_exit_ns += m.idle_states[i].exit_latency.0;
+        }
+        self.halt_poll_hits += u64::from(w.halt_poll_hit);
+        self.host_wakes += u64::from(w.host_wake);
+    }
+
+    /// The counters (docs/scenario-language.md, "The wake path").
+    pub(super) fn counters(&self, c: &Compiled, out: &mut Vec<Counter>) {
+        let mut add = |name: String, value: u64| {
+            out.push(Counter {
+                subject: format!("cpu/{name}"),
+                value,
+            })
+        };
+        add("ipis".into(), self.ipis);
+        for (s, &n) in c.machine.idle_states.iter().zip(&self.idle_exits) {
+            add(format!("idle_exits_{}", s.name), n);
+        }
+        add("idle_exit_ns".into(), self.idle_exit_ns);
+        if c.machine.guest.is_some() {
+            add("halt_poll_hits".into(), self.halt_poll_hits);
+            add("host_wakes".into(), self.host_wakes);
+            add("steal_ns".into(), self.steal_ns);
+        }
+    }
+}
+
+impl<'c> World<'c> {
+    /// The CPU `t`'s wakeup comes from: the waking task's; with no task
+    /// acting (a timer), the CPU a bound kworker is bound to (a timer on
+    /// that CPU queued its item: R35, R33) or, for a task whose sleep is
+    /// over, the CPU it slept on (its hrtimer's); else not known.
+    pub(super) fn waker_cpu(&self, t: TaskId) -> Option<CpuId> {
+        let cpu = if self.clock.current != NONE {
+            self.tasks[self.clock.current].cpu
+        } else if let Some(cpu) = self.tasks[t].bound {
+            cpu
+        } else if self.tasks[t].state == State::Sleeping {
+            self.tasks[t].cpu
+        } else {
+            return None;
+        };
+        (cpu != CpuId::ANY).then_some(cpu)
+    }
+
+    /// Woken `t`, from CPU `from`, is placed (R63): on a busy CPU it is
+    /// queued (or takes a preempted task's CPU) at once; on an idle one it
+    /// reserves the CPU (R68) and runs there after the machine's wake
+    /// latency (R63-R66). Returns true if it has a CPU now and the caller
+    /// (`inline`) may run it at once.
+    #[inline(never)]
+    pub(super) fn wake_onto_cpu(&mut self, t: TaskId, from: Option<CpuId>, inline: bool) -> bool {
+        let Some(cpu) = self.take_cpu(t) else {
+            return false;
+        };
+        let now = self.clock.now;
+        let w = self.cpus.wake.as_mut().expect("the machine's wake path");
+        let since = w.idle_since[cpu];
+        let latency = if since == SimTime::MAX {
+            // A busy CPU, taken from a preempted task: no idle to leave.
+            Dur::ZERO
+        } else {
+            let cost = ttwu_idle(&self.c.machine, from, cpu, now.since(since));
+            w.count(&self.c.machine, &cost);
+            w.idle_since[cpu] = SimTime::MAX;
+            cost.latency
+        };
+        if latency == Dur::ZERO {
+            self.give_cpu(t, cpu);
+            if inline {
+                return true;
+            }
+            self.clock.schedule(t, now, Ev::Run);
+            return false;
+        }
+        let task = &mut self.tasks[t];
+        task.cpu = cpu;
+        task.arriving = true;
+        task.queued_at = Some(now);
+        self.blame_switch(t, Doing::Waking);
+        self.clock.schedule(t, now + latency, Ev::Ready);
+        false
+    }
+
+    /// `t`'s wake latency on the CPU it reserved is over: it runs there.
+    /// The trace shows the latency as a `waking` slice on that CPU.
+    #[inline(never)]
+    pub(super) fn arrive(&mut self, t: TaskId) -> Result<(), RunError> {
+        let task = &mut self.tasks[t];
+        task.arriving = false;
+        let cpu = task.cpu;
+        let since = task.queued_at.take();
+        if let (Some(tr), Some(since)) = (self.obs.trace.as_mut(), since) {
+            tr.slice_on_cpu(t, "waking".into(), since, self.clock.now, Some(cpu));
+        }
+        self.give_cpu(t, cpu);
+        self.run_task(t)
+    }
+
+    /// A `cpu` step of `d` that `t` starts now on its vCPU: when it ends,
+    /// with the steal it overlaps (R67), counted.
+    #[inline(never)]
+    pub(super) fn stolen_burst_end(&mut self, t: TaskId, d: Dur) -> SimTime {
+        let now = self.clock.now;
+        let cpu = self.tasks[t].cpu;
+        let Some(w) = self.cpus.wake.as_mut() else {
+            return now + d;
+        };
+        let Some(s) = w.steal.as_mut() else {
+            return now + d;
+        };
+        if cpu == CpuId::ANY {
+            return now + d;
+        }
+        let end = s.stretch(cpu, now, d);
+        w.steal_ns += end.since(now).0 - d.0;
+        end
+    }
+
+    /// The steal that `victim`'s burst, cut short now by a preemption,
+    /// would have lost after now: taken off its rest and off the count.
+    pub(super) fn unsteal_rest(&mut self, victim: TaskId) -> Dur {
+        let v = &self.tasks[victim];
+        let Some(w) = self.cpus.wake.as_mut() else {
+            return Dur::ZERO;
+        };
+        let Some(s) = w.steal.as_ref() else {
+            return Dur::ZERO;
+        };
+        let lost = s.stolen_within(v.cpu, self.clock.now, v.burst_end);
+        w.steal_ns -= lost.0;
+        lost
+    }
+}
