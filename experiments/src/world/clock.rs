@@ -16,7 +16,8 @@ pub(super) enum Ev {
     Wake,
     /// The task's spin deadline on the lock it asked for passed.
     SpinEnd,
-    /// The task's wake-to-run latency is over; it may take a CPU.
+    /// The task's wake-to-run latency is over; it may take a CPU (or runs
+    /// on the one it reserved: `wakepath`).
     Ready,
     /// (A memcg's slot) the OOM reaper's delay after a kill is over (R47).
     Reap,

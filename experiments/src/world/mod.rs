@@ -18,7 +18,9 @@
 //! - `Stats` (`results`): the statistics and the programs' counters,
 //!   and at the end the [`VariantResult`];
 //! - `Observers` (`observe`): the trace, blame's picker and recorder,
-//!   the draw log.
+//!   the draw log;
+//! - `WakePath` (`wakepath`, inside `Cpus`): on a machine that is not
+//!   ideal, idle CPUs' wake latencies and a guest's steal.
 //!
 //! Kernfs has no subsystem here: the kernfs and cgroup operations are a
 //! library of scenario steps (`scenarios/lib/kernfs.toml`) over the
@@ -39,8 +41,8 @@
 //! - `Run(t)`: task `t` is on a CPU and executes steps until it blocks,
 //!   sleeps, spins, burns CPU time or exits (`run_task`);
 //! - `Wake(t)`: `t`'s sleep is over; it becomes runnable (`sleep_over`);
-//! - `Ready(t)`: `t`'s wake latency is over; it may take a CPU
-//!   (`wake_latency_over`);
+//! - `Ready(t)`: `t`'s wake latency is over; it may take a CPU, or runs
+//!   on the idle CPU it reserved (`wake_latency_over`, `wakepath`);
 //! - `SpinEnd(t)`: `t`'s spin deadline on a lock passed (`spin_end`);
 //! - `Timer(item)`: a delayed-work timer fired (`delayed_work_timer`);
 //! - `Reap(memcg)`: the OOM reaper's delay after a kill is over
