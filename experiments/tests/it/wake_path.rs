@@ -410,3 +410,42 @@ program = ["span_begin v", "cpu 10ms", "span_end v", "sleep 10s"]
     assert!(stolen > Dur::ZERO && v_end > SimTime::ZERO + 10 * MS);
     assert_eq!(r.counter("cpu/steal_ns"), Some(stolen.0));
 }
+
+#[test]
+fn r64_a_delayed_work_timer_wakes_its_kworker_on_its_own_idle_cpu() {
+    // t, on CPU 0, queues w on a per-CPU workqueue with a 1 us delay and
+    // sleeps 8.001 ms. The timer fires at jiffy 2 (8 ms, R35) on CPU 0,
+    // idle since t slept: it queues w there and wakes the kworker bound
+    // to CPU 0, locally (R64): only C6's 170 us exit. t's own timer at
+    // 8.001 ms finds CPU 0 reserved (R68) and goes to CPU 1 (idle 8 ms:
+    // C6, and the flag line from its sibling, 8 ns). It flushes at
+    // 8.171008 ms and sleeps until the kworker, done at 8.18 ms, wakes it
+    // onto CPU 1 again (idle 8.992 us: C1E, 4 us + 8 ns).
+    let text = r#"
+[scenario]
+name = "timer"
+duration = "20ms"
+cpus = 2
+[workqueues.wq]
+kind = "percpu"
+[works.w]
+program = ["cpu 10us"]
+[tasks.t]
+count = 1
+program = ["span_begin f", "queue_delayed_work wq w 1us", "sleep 8001us", "flush_workqueue wq", "span_end f", "sleep 1s"]
+"#;
+    let c = on(text, "server-2s");
+    let r = run(&c);
+    assert_eq!(span(&r, "f/t"), 8_184 * US + Dur(8));
+    assert_eq!(r.counter("cpu/idle_exits_C6"), Some(2));
+    assert_eq!(r.counter("cpu/idle_exits_C1E"), Some(1));
+    let v = trace(&c);
+    assert_eq!(
+        slices(&v, "kworker/wq/0", "waking"),
+        [(8_000_000, 170_000, 0)]
+    );
+    assert_eq!(
+        slices(&v, "t[0]", "waking"),
+        [(8_001_000, 170_008, 1), (8_180_000, 4_008, 1)]
+    );
+}
