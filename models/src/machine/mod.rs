@@ -192,12 +192,16 @@ impl Machine {
             Some(n) => p.topology.value.resized(n),
             None => p.topology.value,
         };
+        // The kernel scales by the CPUs online, not by the shape they
+        // were cut from: a resized topology may round up (3 of 2 x 32 x 2
+        // is one socket of 2 cores x 2 threads).
+        let online = cpus.unwrap_or(topology.cpus());
         Machine {
             profile: p.name.to_string(),
             topology,
             hz: p.hz.value,
             preemption: p.preemption.value,
-            base_slice: scaled_base_slice(p.base_slice.value, topology.cpus()),
+            base_slice: scaled_base_slice(p.base_slice.value, online),
             switch_cost: p.switch_cost.value,
             ipi: p.ipi.value,
             idle_states: p.idle_states.value.to_vec(),
@@ -260,6 +264,16 @@ mod tests {
         assert_eq!(ms(7), 2.1);
         assert_eq!(ms(8), 2.8);
         assert_eq!(ms(64), 2.8, "scaling stops at 8 CPUs");
+    }
+
+    #[test]
+    fn base_slice_scales_with_the_cpus_online_not_the_rounded_topology() {
+        let p = profiles::by_name("server-2s").unwrap();
+        let m = Machine::from_profile(p, Some(3));
+        assert_eq!(m.topology.cpus(), 4, "3 CPUs cut from SMT pairs round up");
+        assert_eq!(m.base_slice, Dur(1_400_000), "1 + ilog2(3) = 2");
+        let whole = Machine::from_profile(p, None);
+        assert_eq!(whole.base_slice, Dur(2_800_000));
     }
 
     #[test]

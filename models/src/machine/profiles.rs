@@ -217,3 +217,46 @@ pub static PROFILES: &[Profile] = &[
 pub fn by_name(name: &str) -> Option<&'static Profile> {
     PROFILES.iter().find(|p| p.name == name)
 }
+
+/// The built-in profile whose name is nearest `name` (at most two edits
+/// away), for a "did you mean" after a typo.
+pub fn closest(name: &str) -> Option<&'static str> {
+    PROFILES
+        .iter()
+        .map(|p| (edits(name, p.name), p.name))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance between `a` and `b`, by characters.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(ca != *cb)).min(row[j] + 1).min(up + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_finds_the_profile_and_nonsense_finds_none() {
+        assert_eq!(closest("server-2"), Some("server-2s"));
+        assert_eq!(closest("server_1s"), Some("server-1s"));
+        assert_eq!(closest("kvm-gues"), Some("kvm-guest"));
+        assert_eq!(closest("ideal"), Some("ideal"));
+        assert_eq!(closest("laptop"), None);
+        assert_eq!(edits("", "abc"), 3);
+        assert_eq!(edits("kitten", "sitting"), 3);
+    }
+}
