@@ -20,6 +20,8 @@ pub struct BenchArgs {
     pub duration: String,
     pub seed: u64,
     pub policy: String,
+    /// `--machine`: the profile to run on (default: the scenario's).
+    pub machine: Option<String>,
 }
 
 impl Default for BenchArgs {
@@ -30,6 +32,7 @@ impl Default for BenchArgs {
             duration: "10s".into(),
             seed: 1,
             policy: "fifo".into(),
+            machine: None,
         }
     }
 }
@@ -73,6 +76,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<BenchReport> {
         format!("scenario.duration={}", args.duration),
         format!("locks.lock.policy={}", args.policy),
     ];
+    src.machine = args.machine.clone();
     let file = ScenarioFile::new(src)?;
     let start = Instant::now();
     let loaded = file.load(&file.base)?;

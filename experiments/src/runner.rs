@@ -9,7 +9,9 @@
 use crate::program::Compiled;
 use crate::scenario::{compile, ScenarioError, ScenarioFile};
 use crate::world::{Limits, RunError, World};
-use output::files::{CrateVersion, Manifest, ResolvedScenario};
+use output::files::{
+    CrateVersion, GuestRecord, IdleStateRecord, MachineRecord, Manifest, ResolvedScenario,
+};
 use output::{ExperimentResult, VariantResult};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -228,6 +230,7 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         .first()
         .map(|(c, _)| c.experiment.clone())
         .unwrap_or_default();
+    let machines: Vec<MachineRecord> = prepared.iter().map(|(c, _)| machine_record(c)).collect();
     let manifest = Manifest {
         program: "convoy".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -238,12 +241,16 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         replications: reps,
         variants: prepared.iter().map(|(c, _)| c.variant.clone()).collect(),
         duration: prepared.first().map_or(sim::Dur::ZERO, |(c, _)| c.duration),
-        resolved_scenarios: prepared
-            .iter()
-            .map(|(_, l)| ResolvedScenario {
+        machine: machines
+            .first()
+            .cloned()
+            .expect("a scenario file has at least one variant"),
+        resolved_scenarios: (prepared.iter().zip(&machines))
+            .map(|((_, l), m)| ResolvedScenario {
                 variant: l.variant.clone(),
                 hash: l.hash.clone(),
                 toml: l.resolved_toml.clone(),
+                machine: (Some(m) != machines.first()).then(|| m.clone()),
             })
             .collect(),
         rng_stack: rng_stack(),
@@ -257,6 +264,42 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         manifest,
         wall: start.elapsed(),
     })
+}
+
+/// The machine `c` runs on, as the manifest records it.
+pub fn machine_record(c: &Compiled) -> MachineRecord {
+    let m = &c.machine;
+    MachineRecord {
+        profile: m.profile.clone(),
+        cpus: c.cpus,
+        sockets: m.topology.sockets,
+        cores_per_socket: m.topology.cores_per_socket,
+        threads_per_core: m.topology.threads_per_core,
+        hz: m.hz,
+        preemption: m.preemption.as_str().into(),
+        base_slice: m.base_slice,
+        switch_cost: m.switch_cost,
+        ipi: m.ipi,
+        idle_states: (m.idle_states.iter())
+            .map(|s| IdleStateRecord {
+                name: s.name.into(),
+                exit_latency: s.exit_latency,
+                target_residency: s.target_residency,
+                polling: s.polling,
+            })
+            .collect(),
+        line_local: m.lines.local,
+        line_smt: m.lines.smt,
+        line_socket: m.lines.socket,
+        line_remote: m.lines.remote,
+        guest: m.guest.as_ref().map(|g| GuestRecord {
+            ipi: g.ipi,
+            host_halt_poll: g.host_halt_poll,
+            host_wake: g.host_wake,
+            steal_fraction: g.steal_fraction,
+            steal_episode: g.steal_episode,
+        }),
+    }
 }
 
 #[cfg(test)]

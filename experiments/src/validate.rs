@@ -318,12 +318,13 @@ pub enum ValidateError {
     NoTargets(String, String),
 }
 
-/// Runs each experiment that has targets once (with `sets` applied, e.g. a
-/// shorter duration) and checks every target; only those of `only`'s
-/// experiments if it is not empty.
+/// Runs each experiment that has targets once (on `machine` if given, with
+/// `sets` applied, e.g. a shorter duration) and checks every target; only
+/// those of `only`'s experiments if it is not empty.
 pub fn validate(
     only: &[String],
     sets: &[String],
+    machine: Option<&str>,
     opts: &RunOptions,
 ) -> Result<Vec<Row>, ValidateError> {
     for e in only {
@@ -341,10 +342,11 @@ pub fn validate(
     for t in chosen {
         if !results.iter().any(|(e, _)| *e == t.experiment) {
             let e = t.experiment;
-            let src = builtin::source(e, sets).map_err(|source| ValidateError::Scenario {
+            let mut src = builtin::source(e, sets).map_err(|source| ValidateError::Scenario {
                 experiment: e,
                 source,
             })?;
+            src.machine = machine.map(str::to_string);
             let file = ScenarioFile::new(src).map_err(|source| ValidateError::Scenario {
                 experiment: e,
                 source,

@@ -104,6 +104,8 @@ pub struct Manifest {
     /// Simulated time of one replication, written as `duration_ns`.
     #[serde(rename = "duration_ns", serialize_with = "as_ns")]
     pub duration: Dur,
+    /// The machine the first variant ran on.
+    pub machine: MachineRecord,
     /// The scenario as run: after variants and `--set`, one entry per variant.
     pub resolved_scenarios: Vec<ResolvedScenario>,
     pub rng_stack: Vec<CrateVersion>,
@@ -120,6 +122,67 @@ pub struct ResolvedScenario {
     /// BLAKE3 of `toml`, hex.
     pub hash: String,
     pub toml: String,
+    /// The variant's machine, when it is not the manifest's `machine`
+    /// (a variant that overlays `[machine]`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineRecord>,
+}
+
+/// A resolved machine as the manifest records it: the profile's name and
+/// every value the run used, durations in integer nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MachineRecord {
+    pub profile: String,
+    /// The run's CPUs; `None` (null) for unlimited CPUs.
+    pub cpus: Option<u32>,
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
+    pub hz: u32,
+    /// `none`, `voluntary` or `full`.
+    pub preemption: String,
+    #[serde(rename = "base_slice_ns", serialize_with = "as_ns")]
+    pub base_slice: Dur,
+    #[serde(rename = "switch_cost_ns", serialize_with = "as_ns")]
+    pub switch_cost: Dur,
+    #[serde(rename = "ipi_ns", serialize_with = "as_ns")]
+    pub ipi: Dur,
+    pub idle_states: Vec<IdleStateRecord>,
+    #[serde(rename = "line_local_ns", serialize_with = "as_ns")]
+    pub line_local: Dur,
+    #[serde(rename = "line_smt_ns", serialize_with = "as_ns")]
+    pub line_smt: Dur,
+    #[serde(rename = "line_socket_ns", serialize_with = "as_ns")]
+    pub line_socket: Dur,
+    #[serde(rename = "line_remote_ns", serialize_with = "as_ns")]
+    pub line_remote: Dur,
+    /// What a hypervisor adds; `None` (null) on bare metal.
+    pub guest: Option<GuestRecord>,
+}
+
+/// One cpuidle state of a [`MachineRecord`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IdleStateRecord {
+    pub name: String,
+    #[serde(rename = "exit_latency_ns", serialize_with = "as_ns")]
+    pub exit_latency: Dur,
+    #[serde(rename = "target_residency_ns", serialize_with = "as_ns")]
+    pub target_residency: Dur,
+    pub polling: bool,
+}
+
+/// A guest's costs in a [`MachineRecord`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GuestRecord {
+    #[serde(rename = "ipi_ns", serialize_with = "as_ns")]
+    pub ipi: Dur,
+    #[serde(rename = "host_halt_poll_ns", serialize_with = "as_ns")]
+    pub host_halt_poll: Dur,
+    #[serde(rename = "host_wake_ns", serialize_with = "as_ns")]
+    pub host_wake: Dur,
+    pub steal_fraction: f64,
+    #[serde(rename = "steal_episode_ns", serialize_with = "as_ns")]
+    pub steal_episode: Dur,
 }
 
 /// Writes `bytes` to `dir/name` atomically (temp file + rename).

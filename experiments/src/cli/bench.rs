@@ -13,6 +13,7 @@ pub(super) fn plan(f: BenchFlags) -> anyhow::Result<BenchArgs> {
         duration: f.duration,
         seed: f.seed,
         policy: f.policy,
+        machine: f.machine,
     })
 }
 

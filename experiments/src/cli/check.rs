@@ -23,7 +23,8 @@ pub(super) struct CheckPlan {
 /// Reads the report (it must have an observation and an exposure) and
 /// chooses the directory and the shard.
 pub(super) fn plan(a: CheckArgs) -> anyhow::Result<CheckPlan> {
-    let spec = crate::sweep::parse(&crate::sweep::spec::report_source(&a.report)?)?;
+    let mut spec = crate::sweep::parse(&crate::sweep::spec::report_source(&a.report)?)?;
+    spec.machine = a.machine;
     let Some(check) = spec.check.clone() else {
         bail!(
             "{}: a report needs `[observation]` and `[exposure]` (docs/sweeps.md)",

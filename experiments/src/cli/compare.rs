@@ -36,6 +36,7 @@ pub(super) fn plan(a: CompareArgs) -> anyhow::Result<ComparePlan> {
         seed: a.seed,
         duration: a.duration,
         sets: a.sets,
+        machine: a.machine,
         reps: a.reps,
         out: a.out,
         jobs: a.jobs,

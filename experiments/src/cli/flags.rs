@@ -52,6 +52,16 @@ pub enum Command {
     Check(CheckArgs),
     /// Join the output directories of a sweep's shards.
     Merge(MergeArgs),
+    /// List the built-in machine profiles, or show one with every value,
+    /// its range and its source.
+    Machines(MachinesArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MachinesArgs {
+    /// A profile to show in full; without it, all are listed.
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
 }
 
 /// How a sweep's (or a report's) points are run: threads and shard.
@@ -79,6 +89,11 @@ pub struct SweepArgs {
     /// Output directory; finished points in it are not run again.
     #[arg(long, value_name = "DIR", value_parser = dir_arg)]
     pub out: PathBuf,
+    /// Run on this machine profile (`convoy machines` lists them): it
+    /// replaces the scenario's `[machine]` table, overrides and all;
+    /// `--set machine.FIELD=V` still applies after it.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -93,6 +108,11 @@ pub struct CheckArgs {
     /// in it are not run again.
     #[arg(long, value_name = "DIR", value_parser = dir_arg)]
     pub out: Option<PathBuf>,
+    /// Run on this machine profile (`convoy machines` lists them): it
+    /// replaces the scenario's `[machine]` table, overrides and all;
+    /// `--set machine.FIELD=V` still applies after it.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -120,6 +140,11 @@ pub struct ValidateArgs {
     pub seed: Option<u64>,
     #[arg(long, default_value_t = 0)]
     pub jobs: usize,
+    /// Run on this machine profile (`convoy machines` lists them): it
+    /// replaces the scenario's `[machine]` table, overrides and all;
+    /// `--set machine.FIELD=V` still applies after it.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -139,6 +164,11 @@ pub struct CompareArgs {
     pub duration: Option<String>,
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Run on this machine profile (`convoy machines` lists them): it
+    /// replaces the scenario's `[machine]` table, overrides and all;
+    /// `--set machine.FIELD=V` still applies after it.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
     /// Replications; the table adds the min/median/max over them.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=MAX_REPS))]
     pub reps: u64,
@@ -169,6 +199,11 @@ pub struct RunArgs {
     /// Override a scalar of the scenario, e.g. `tasks.readers.count=32` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Run on this machine profile (`convoy machines` lists them): it
+    /// replaces the scenario's `[machine]` table, overrides and all;
+    /// `--set machine.FIELD=V` still applies after it.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
     /// Replications, each with its own derived random streams; results pool.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=MAX_REPS))]
     pub reps: u64,
@@ -238,6 +273,7 @@ impl RunArgs {
             seed: None,
             duration: None,
             sets: vec![],
+            machine: None,
             reps: 1,
             out: None,
             jobs: 0,
@@ -273,6 +309,11 @@ pub struct BenchFlags {
     /// Lock policy of the rwsem.
     #[arg(long, default_value = "fifo")]
     pub policy: String,
+    /// Run on this machine profile (`convoy machines` lists them): it
+    /// replaces the scenario's `[machine]` table, overrides and all;
+    /// `--set machine.FIELD=V` still applies after it.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod check;
 mod compare;
 pub mod flags;
 mod list;
+mod machines;
 mod merge;
 mod overview;
 mod run;
@@ -34,6 +35,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
         Some(Command::Sweep(a)) => sweep::execute(sweep::plan(a)?),
         Some(Command::Check(a)) => check::execute(check::plan(a)?),
         Some(Command::Merge(a)) => merge::execute(a),
+        Some(Command::Machines(a)) => machines::execute(machines::plan(a)?),
     };
     done.map(|()| true)
 }

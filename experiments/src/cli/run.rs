@@ -235,7 +235,8 @@ pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
     if a.reps == 0 {
         bail!("--reps 0: at least one replication is needed");
     }
-    let src = builtin::source(&a.experiment, &sets)?;
+    let mut src = builtin::source(&a.experiment, &sets)?;
+    src.machine = a.machine.clone();
     let file = ScenarioFile::new(src)?;
     for (i, v) in a.variants.iter().enumerate() {
         if !file.variants.contains(v) {

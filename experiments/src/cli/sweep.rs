@@ -26,7 +26,8 @@ pub(super) fn options(f: &PointFlags, out: PathBuf) -> anyhow::Result<SweepOptio
 
 /// Reads the sweep and chooses the shard.
 pub(super) fn plan(a: SweepArgs) -> anyhow::Result<SweepPlan> {
-    let spec = crate::sweep::parse(&crate::sweep::sweep_source(&a.sweep)?)?;
+    let mut spec = crate::sweep::parse(&crate::sweep::sweep_source(&a.sweep)?)?;
+    spec.machine = a.machine;
     Ok(SweepPlan {
         spec,
         opts: options(&a.points, a.out)?,

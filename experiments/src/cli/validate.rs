@@ -12,6 +12,8 @@ pub(super) struct ValidatePlan {
     /// `--set` as given, to say the calibration is not the shipped one.
     user_sets: Vec<String>,
     sets: Vec<String>,
+    /// `--machine`.
+    machine: Option<String>,
     opts: RunOptions,
 }
 
@@ -31,6 +33,7 @@ pub(super) fn plan(a: ValidateArgs) -> anyhow::Result<ValidatePlan> {
         experiments: a.experiments,
         user_sets: a.sets,
         sets,
+        machine: a.machine,
         opts,
     })
 }
@@ -38,12 +41,11 @@ pub(super) fn plan(a: ValidateArgs) -> anyhow::Result<ValidatePlan> {
 /// Runs the experiments and prints each calibration target; `Ok(false)`
 /// if one is not met.
 pub(super) fn execute(p: &ValidatePlan) -> anyhow::Result<bool> {
-    let rows = crate::validate::validate(&p.experiments, &p.sets, &p.opts)?;
-    if !p.user_sets.is_empty() {
-        println!(
-            "with --set {}: not the shipped calibration",
-            p.user_sets.join(" --set ")
-        );
+    let rows = crate::validate::validate(&p.experiments, &p.sets, p.machine.as_deref(), &p.opts)?;
+    let mut changed: Vec<String> = p.machine.iter().map(|m| format!("--machine {m}")).collect();
+    changed.extend(p.user_sets.iter().map(|s| format!("--set {s}")));
+    if !changed.is_empty() {
+        println!("with {}: not the shipped calibration", changed.join(" "));
     }
     print!("{}", crate::validate::format(&rows));
     Ok(crate::validate::all_met(&rows))

@@ -29,6 +29,55 @@ pub struct Doc {
     pub params: IndexMap<String, Spanned<u64>>,
     #[serde(default)]
     pub works: IndexMap<String, Spanned<WorkDef>>,
+    /// The machine under the kernel: a built-in profile and overrides of
+    /// its values (absent: the default profile as it is).
+    #[serde(default)]
+    pub machine: Option<Spanned<MachineDef>>,
+}
+
+/// The `[machine]` table: a profile (`models::machine::profiles`) and an
+/// override for each of its values. Durations are strings with units.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineDef {
+    #[serde(default)]
+    pub profile: Option<Spanned<String>>,
+    #[serde(default)]
+    pub sockets: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub cores_per_socket: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub threads_per_core: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub hz: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub preemption: Option<Spanned<String>>,
+    /// The EEVDF base slice before the kernel scales it by the CPU count.
+    #[serde(default)]
+    pub base_slice: Option<Spanned<String>>,
+    #[serde(default)]
+    pub switch_cost: Option<Spanned<String>>,
+    #[serde(default)]
+    pub ipi: Option<Spanned<String>>,
+    #[serde(default)]
+    pub line_local: Option<Spanned<String>>,
+    #[serde(default)]
+    pub line_smt: Option<Spanned<String>>,
+    #[serde(default)]
+    pub line_socket: Option<Spanned<String>>,
+    #[serde(default)]
+    pub line_remote: Option<Spanned<String>>,
+    /// Guests only: what the hypervisor adds.
+    #[serde(default)]
+    pub guest_ipi: Option<Spanned<String>>,
+    #[serde(default)]
+    pub host_halt_poll: Option<Spanned<String>>,
+    #[serde(default)]
+    pub host_wake: Option<Spanned<String>>,
+    #[serde(default)]
+    pub steal_fraction: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub steal_episode: Option<Spanned<String>>,
 }
 
 /// A workqueue (`[workqueues.NAME]`, R32-R34).

@@ -3,9 +3,11 @@
 //! The file is parsed into TOML's spanned tree. A variant is an overlay: the
 //! table `[variants.NAME]` is merged into the root (tables merge key by key,
 //! any other value replaces), then each `--set key=value` replaces one
-//! scalar. Spans survive both steps (a `--set` value gets the synthetic span
-//! of its argument), so errors found while deserializing or compiling still
-//! point at the right line or argument.
+//! scalar. `--machine NAME` comes between: it replaces the `[machine]`
+//! table, overrides and all, by `profile = NAME`. Spans survive every step
+//! (a `--set` value gets the synthetic span of its argument), so errors
+//! found while deserializing or compiling still point at the right line or
+//! argument.
 
 use super::doc::Doc;
 use super::error::ScenarioError;
@@ -329,6 +331,14 @@ fn apply_set<'i>(root: &mut DeTable<'i>, src: &'i Source, i: usize) -> Result<()
         )));
     }
     let (last, parents) = path.split_last().expect("split yields one part");
+    // `[machine]` is optional and its fields are known: `--set
+    // machine.FIELD=V` works without it, as on the default profile.
+    if parents.first() == Some(&"machine") && !root.contains_key("machine") {
+        root.insert(
+            Spanned::new(span.clone(), Cow::Borrowed("machine")),
+            Spanned::new(span.clone(), DeValue::Table(DeTable::default())),
+        );
+    }
     let mut table = root;
     for (depth, p) in parents.iter().enumerate() {
         let here = path[..=depth].join(".");
@@ -445,6 +455,20 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
                 ))
             }
         }
+    }
+    if let Some(name) = &src.machine {
+        // The file's overrides describe the file's machine, not this one.
+        let span = src.machine_span();
+        let mut table = DeTable::default();
+        table.insert(
+            Spanned::new(span.clone(), Cow::Borrowed("profile")),
+            Spanned::new(span.clone(), DeValue::String(Cow::Borrowed(name.as_str()))),
+        );
+        root.remove("machine");
+        root.insert(
+            Spanned::new(span.clone(), Cow::Borrowed("machine")),
+            Spanned::new(span, DeValue::Table(table)),
+        );
     }
     for i in 0..src.sets.len() {
         apply_set(&mut root, src, i)?;

@@ -6,8 +6,9 @@ use std::ops::Range;
 ///
 /// Byte offsets below `text.len()` are positions in the file. `--set`
 /// arguments get synthetic offsets past the end of the text (one per
-/// argument), so a value that came from the command line is reported as
-/// `--set key=value` rather than as a line of the file.
+/// argument, then one for `--machine`), so a value that came from the
+/// command line is reported as `--set key=value` or `--machine NAME`
+/// rather than as a line of the file.
 #[derive(Clone, Debug)]
 pub struct Source {
     /// The path as the user gave it, or `builtin:NAME`.
@@ -17,6 +18,9 @@ pub struct Source {
     /// against; `None` for built-ins (they ship no data files).
     pub dir: Option<std::path::PathBuf>,
     pub sets: Vec<String>,
+    /// `--machine NAME`: the profile that replaces the scenario's
+    /// `[machine]` table (its variants' too), before the `--set`s apply.
+    pub machine: Option<String>,
     /// Included files (`scenario.include`), in order.
     pub includes: Vec<Included>,
 }
@@ -39,8 +43,14 @@ impl Source {
             text: text.into(),
             dir: None,
             sets: Vec::new(),
+            machine: None,
             includes: Vec::new(),
         }
+    }
+
+    /// The synthetic span of `--machine NAME`, after the `--set`s'.
+    pub fn machine_span(&self) -> Range<usize> {
+        self.set_span(self.sets.len())
     }
 
     /// The synthetic span of the `i`-th `--set` argument.
@@ -59,12 +69,13 @@ impl Source {
             + 1
     }
 
-    /// `file:line` for a span in the file, `--set arg` for a `--set` span.
     /// Where the offsets of the `i`-th included file start.
     pub fn include_base(i: usize) -> usize {
         INCLUDE_REGION * (i + 1)
     }
 
+    /// `file:line` for a span in the file, `--set arg` for a `--set` span,
+    /// `--machine NAME` for that flag's.
     pub fn locate(&self, span: Option<Range<usize>>) -> String {
         match span {
             Some(s) if s.start >= INCLUDE_REGION => {
@@ -84,9 +95,10 @@ impl Source {
             }
             Some(s) if s.start > self.text.len() => {
                 let i = s.start - self.text.len() - 1;
-                match self.sets.get(i) {
-                    Some(arg) => format!("--set {arg}"),
-                    None => self.name.clone(),
+                match (self.sets.get(i), &self.machine) {
+                    (Some(arg), _) => format!("--set {arg}"),
+                    (None, Some(m)) if i == self.sets.len() => format!("--machine {m}"),
+                    _ => self.name.clone(),
                 }
             }
             Some(s) => format!("{}:{}", self.name, self.line_of(s.start)),
@@ -131,5 +143,8 @@ mod tests {
         assert_eq!(s.locate(Some(13..14)), "f.toml:4");
         assert_eq!(s.locate(Some(s.set_span(0))), "--set b=7");
         assert_eq!(s.locate(None), "f.toml");
+        s.machine = Some("kvm-guest".into());
+        assert_eq!(s.locate(Some(s.machine_span())), "--machine kvm-guest");
+        assert_eq!(s.locate(Some(s.set_span(0))), "--set b=7");
     }
 }

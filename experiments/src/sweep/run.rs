@@ -53,7 +53,9 @@ fn point_sets(spec: &SweepSpec, p: &Point) -> Vec<String> {
 }
 
 pub fn scenario_file(spec: &SweepSpec, p: &Point) -> Result<ScenarioFile, ScenarioError> {
-    ScenarioFile::new(builtin::source(&spec.scenario, &point_sets(spec, p))?)
+    let mut src = builtin::source(&spec.scenario, &point_sets(spec, p))?;
+    src.machine = spec.machine.clone();
+    ScenarioFile::new(src)
 }
 
 /// A scenario error caused by a parameter's `--set` argument, told as an

@@ -39,6 +39,10 @@ pub struct SweepSpec {
     pub points: Vec<Point>,
     /// A fleet report's observation and exposure (`convoy check`).
     pub check: Option<CheckSpec>,
+    /// `--machine NAME`: the profile every point runs on, in place of the
+    /// scenario's `[machine]` table (the resolved scenarios, and so the
+    /// sweep's identity, say so).
+    pub machine: Option<String>,
 }
 
 /// What a fleet report saw, and over how much running it saw it.
@@ -608,6 +612,7 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
         figures,
         points,
         check,
+        machine: None,
     })
 }
 

@@ -14,6 +14,7 @@ fn rmdir_cost_reproduces_case_1_targets_and_trace_counts() {
     let rows = validate(
         &["rmdir-cost".into()],
         &["scenario.duration=100ms".into()],
+        None,
         &RunOptions::default(),
     )
     .unwrap();

@@ -19,6 +19,7 @@ fn writer_only_bench_matches_finite_source_mm1_within_2_percent() {
         duration: "400s".into(),
         seed: 7,
         policy: "fifo".into(),
+        machine: None,
     })
     .unwrap();
     let w = r.writers();

@@ -3,7 +3,9 @@
 //! run starts. Each error is reported at the field or step that breaks it.
 //!
 //! The passes, in order (one module each):
-//! 1. `settings`: the `[scenario]` table;
+//! 1. `machine` and `settings`: the `[machine]` table (a profile and its
+//!    overrides), then the `[scenario]` table over the machine's
+//!    defaults;
 //! 2. `definitions`: locks (a family is one lock per instance),
 //!    distributions, and the programs to compile: the task groups', then
 //!    one per work type;
@@ -36,6 +38,7 @@ mod definitions;
 mod expand;
 mod layout;
 mod lower;
+mod machine;
 mod names;
 mod settings;
 
@@ -49,6 +52,8 @@ use sim::time::parse_duration;
 use sim::Dur;
 use toml::Spanned;
 use typed_index_collections::{ti_vec, TiVec};
+
+pub use machine::{unknown_profile, DEFAULT_PROFILE, IDEAL};
 
 /// Compiles one resolved variant.
 pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {

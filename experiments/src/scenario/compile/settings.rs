@@ -1,9 +1,13 @@
 //! Pass 1, the run's settings: the `[scenario]` table checked and read
 //! (name, duration and windows, CPUs, HZ, wake latency, preemption model,
-//! time slice, CPU speed, context-switch cost, wake placement, run queues).
+//! time slice, CPU speed, context-switch cost, wake placement, run queues)
+//! over the machine's defaults (`machine`: a `[scenario]` field that is
+//! set wins over the machine).
 
 use super::dur_field;
+use super::machine::{self, IDEAL};
 use crate::program::WakePlacement;
+use models::machine::{Machine, Preemption};
 use crate::scenario::doc::Doc;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::source::Source;
@@ -30,7 +34,7 @@ pub(super) struct Settings {
     pub switch_cost: Dur,
     pub wake_placement: WakePlacement,
     pub percpu_runqueues: bool,
-    pub machine: models::machine::Machine,
+    pub machine: Machine,
 }
 
 /// Reads and checks `doc`'s `[scenario]` table.
@@ -85,7 +89,13 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
             ),
         ));
     }
+    let profile = machine::profile(src, doc)?;
+    // The ideal machine keeps the defaults every scenario had before
+    // machines were modelled; a real one has the kernel's.
+    let real = profile.name != IDEAL;
     let cpus = match &h.cpus {
+        // A real machine has its CPUs; the ideal one, as many as it takes.
+        None if real => Some(profile.topology.value.cpus()),
         None => None,
         Some(v) => match v.get_ref() {
             toml::Value::String(s) if s == "unlimited" => None,
@@ -101,19 +111,14 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
             }
         },
     };
+    let mut run_machine = Machine::from_profile(&profile, cpus);
+    // The run queues, slices and switches of a real machine need CPUs to
+    // be about: with unlimited CPUs they keep the ideal machine's
+    // defaults (no queue is ever waited in).
+    let kernel_defaults = real && cpus.is_some();
     let hz = match &h.hz {
-        None => 250,
-        Some(v) if [100, 250, 300, 1000].contains(v.get_ref()) => *v.get_ref(),
-        Some(v) => {
-            return Err(ScenarioError::new(
-                src.locate(Some(v.span())),
-                "scenario.hz",
-                format!(
-                    "HZ {} is not a kernel choice; expected 100, 250, 300 or 1000",
-                    v.get_ref()
-                ),
-            ))
-        }
+        None => run_machine.hz,
+        Some(v) => machine::hz(src, "scenario.hz", v)?,
     };
     let wake_latency = match &h.wake_latency {
         None => None,
@@ -128,18 +133,17 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
             (!d.is_always_zero()).then_some(d)
         }
     };
-    let (preempt_full, voluntary) = choice(
-        src,
-        "scenario.preemption",
-        "preemption model",
-        h.preemption.as_ref(),
-        &[
-            ("none", (false, false)),
-            ("voluntary", (false, true)),
-            ("full", (true, true)),
-        ],
-    )?;
+    let preemption = match &h.preemption {
+        None => run_machine.preemption,
+        Some(v) => machine::preemption(src, "scenario.preemption", v)?,
+    };
+    let (preempt_full, voluntary) = match preemption {
+        Preemption::None => (false, false),
+        Preemption::Voluntary => (false, true),
+        Preemption::Full => (true, true),
+    };
     let timeslice = match &h.timeslice {
+        None if kernel_defaults => Some(run_machine.base_slice),
         None => None,
         Some(v) => match dur_field(src, "scenario.timeslice", v)? {
             Dur(0) => {
@@ -170,7 +174,9 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
     // Every `cpu` step's distribution is scaled by this at compile time.
     let cpu_scale = 1.0 / cpu_speed;
     let switch_cost = match &h.switch_cost {
-        None => Dur::ZERO,
+        // With unlimited CPUs no task is switched out.
+        None if cpus.is_none() => Dur::ZERO,
+        None => scaled(run_machine.switch_cost, cpu_scale),
         Some(v) => {
             let Dur(ns) = dur_field(src, "scenario.switch_cost", v)?;
             if ns > 0 && cpus.is_none() {
@@ -181,11 +187,7 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
                      with unlimited CPUs no task is switched out",
                 ));
             }
-            if ns == 0 {
-                Dur::ZERO
-            } else {
-                sim::dist::to_ns(ns as f64 * cpu_scale).max(Dur(1))
-            }
+            scaled(Dur(ns), cpu_scale)
         }
     };
     let wake_placement = choice(
@@ -201,14 +203,20 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
             ("eevdf-6.6", WakePlacement::Eevdf66),
             ("cfs", WakePlacement::Cfs),
         ],
-    )?;
+    )?
+    .unwrap_or(if kernel_defaults {
+        WakePlacement::Eevdf
+    } else {
+        WakePlacement::Fifo
+    });
     let percpu_runqueues = choice(
         src,
         "scenario.runqueue",
         "run queue",
         h.runqueue.as_ref(),
         &[("shared", false), ("percpu", true)],
-    )?;
+    )?
+    .unwrap_or(kernel_defaults);
     if percpu_runqueues {
         // `preempt` picks its victim among all CPUs for a task woken into
         // the shared queue: it is not written per CPU.
@@ -217,15 +225,31 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
             .as_ref()
             .filter(|_| wake_placement == WakePlacement::Preempt)
         {
+            let why = if h.runqueue.is_none() {
+                format!(
+                    " (machine `{}` has one run queue per CPU: set `scenario.runqueue = \"shared\"`)",
+                    profile.name
+                )
+            } else {
+                String::new()
+            };
             return Err(ScenarioError::new(
                 src.locate(Some(v.span())),
                 "scenario.wake_placement",
                 format!(
-                    "wake placement `{}` needs the shared run queue; with runqueue = \"percpu\" use fifo, first, eevdf, eevdf-6.6 or cfs",
+                    "wake placement `{}` needs the shared run queue; with runqueue = \"percpu\" use fifo, first, eevdf, eevdf-6.6 or cfs{why}",
                     v.get_ref()
                 ),
             ));
         }
+    }
+    // The machine the run runs on: the `[scenario]` fields that override
+    // it are written into it, so that it says what the run used.
+    run_machine.hz = hz;
+    run_machine.preemption = preemption;
+    run_machine.switch_cost = switch_cost;
+    if let Some(t) = timeslice {
+        run_machine.base_slice = t;
     }
     Ok(Settings {
         duration,
@@ -240,22 +264,32 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
         switch_cost,
         wake_placement,
         percpu_runqueues,
-        machine: models::machine::Machine::ideal(cpus),
+        machine: run_machine,
     })
 }
 
-/// One of a few named settings (`options[0]` when absent), or an error
-/// that lists them.
+/// A CPU cost on CPUs `1 / scale` as fast; one that was not zero stays at
+/// least 1 ns.
+fn scaled(d: Dur, scale: f64) -> Dur {
+    if d == Dur::ZERO {
+        Dur::ZERO
+    } else {
+        sim::dist::to_ns(d.0 as f64 * scale).max(Dur(1))
+    }
+}
+
+/// One of a few named settings (`None` when absent), or an error that
+/// lists them.
 fn choice<T: Copy>(
     src: &Source,
     field: &str,
     what: &str,
     v: Option<&Spanned<String>>,
     options: &[(&str, T)],
-) -> Result<T, ScenarioError> {
-    let Some(v) = v else { return Ok(options[0].1) };
+) -> Result<Option<T>, ScenarioError> {
+    let Some(v) = v else { return Ok(None) };
     match options.iter().find(|(n, _)| n == v.get_ref()) {
-        Some((_, t)) => Ok(*t),
+        Some((_, t)) => Ok(Some(*t)),
         None => {
             let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
             Err(ScenarioError::new(
