@@ -78,10 +78,22 @@ pub fn list() -> String {
 pub fn show(p: &Profile) -> String {
     let mut rows: Vec<(String, String, String, &str)> = Vec::new();
     let t = p.topology;
-    let shape = |name: &str, v: u32, src: &'static str| (name.to_string(), v.to_string(), "-".to_string(), src);
+    let exact = t.low == t.value && t.high == t.value;
+    let shape = |name: &str, v: u32, src: &'static str| {
+        let r = if exact { "exact" } else { "-" };
+        (name.to_string(), v.to_string(), r.to_string(), src)
+    };
     rows.push(shape("sockets", t.value.sockets, t.source));
-    rows.push(shape("cores_per_socket", t.value.cores_per_socket, "as sockets"));
-    rows.push(shape("threads_per_core", t.value.threads_per_core, "as sockets"));
+    rows.push(shape(
+        "cores_per_socket",
+        t.value.cores_per_socket,
+        "as sockets",
+    ));
+    rows.push(shape(
+        "threads_per_core",
+        t.value.threads_per_core,
+        "as sockets",
+    ));
     rows.push((
         "hz".into(),
         p.hz.value.to_string(),
@@ -94,7 +106,14 @@ pub fn show(p: &Profile) -> String {
         range(&p.preemption, |v| v.as_str().to_string()),
         p.preemption.source,
     ));
-    let dur = |name: &str, c: &Cited<Dur>| (name.to_string(), c.value.to_string(), range(c, |v| v.to_string()), c.source);
+    let dur = |name: &str, c: &Cited<Dur>| {
+        (
+            name.to_string(),
+            c.value.to_string(),
+            range(c, |v| v.to_string()),
+            c.source,
+        )
+    };
     rows.push(dur("base_slice", &p.base_slice));
     rows.push(dur("switch_cost", &p.switch_cost));
     rows.push(dur("ipi", &p.ipi));
@@ -121,7 +140,11 @@ pub fn show(p: &Profile) -> String {
     for line in wrap(&title, WIDTH) {
         let _ = writeln!(s, "{line}");
     }
-    let _ = writeln!(s, "\n{:<nw$}  {:<vw$}  range (low .. high)", "field", "value");
+    let _ = writeln!(
+        s,
+        "\n{:<nw$}  {:<vw$}  range (low .. high)",
+        "field", "value"
+    );
     for (name, value, range, source) in &rows {
         let _ = writeln!(s, "{name:<nw$}  {value:<vw$}  {range}");
         for line in wrap(source, WIDTH - INDENT.len()) {

@@ -164,7 +164,8 @@ pub struct Header {
     pub description: String,
     /// Simulated time of one run: `60s`.
     pub duration: Spanned<String>,
-    /// A number of CPUs, or `"unlimited"` (the default).
+    /// A number of CPUs, or `"unlimited"`. Default: the machine's CPUs on a
+    /// real profile, unlimited on the ideal one.
     #[serde(default)]
     pub cpus: Option<Spanned<toml::Value>>,
     /// Default seed (the CLI's `--seed` overrides it).
@@ -185,8 +186,9 @@ pub struct Header {
     /// override theirs.
     #[serde(default)]
     pub include: Vec<String>,
-    /// CONFIG_HZ: 100, 250 (default), 300 or 1000. Sets jiffies, hence the
-    /// rwsem handoff timeout (R14).
+    /// CONFIG_HZ: 100, 250, 300 or 1000 (default: the machine's, 250 on
+    /// every built-in profile). Sets jiffies, hence the rwsem handoff
+    /// timeout (R14).
     #[serde(default)]
     pub hz: Option<Spanned<u32>>,
     /// Wake-to-run latency: from a wakeup (sleep over, lock granted or
@@ -194,28 +196,33 @@ pub struct Header {
     /// e.g. `exp(5us)`. Zero by default.
     #[serde(default)]
     pub wake_latency: Option<Spanned<String>>,
-    /// Kernel preemption model: `none` (default), `voluntary` or `full`.
+    /// Kernel preemption model: `none`, `voluntary` or `full` (default:
+    /// the machine's; `none` on the ideal one).
     /// Under `full` a woken task that finds no free CPU preempts a task in a
     /// `cpu` step (an RT task is never preempted by a normal one).
     #[serde(default)]
     pub preemption: Option<Spanned<String>>,
     /// Time slice: a task that has run this long while others wait for a
-    /// CPU yields at its next preemption point (none by default: a task
-    /// keeps its CPU until it blocks).
+    /// CPU yields at its next preemption point (default: the machine's
+    /// scaled base slice on a real profile; none on the ideal one, where a
+    /// task keeps its CPU until it blocks).
     #[serde(default)]
     pub timeslice: Option<Spanned<String>>,
-    /// Where a woken task waits for a CPU: `fifo` (default, the run
-    /// queue's tail), `first` (ahead of tasks that used up their slice) or
-    /// `preempt` (also preempting a lock-free task in a `cpu` step).
+    /// Where a woken task waits for a CPU: `fifo` (the run queue's tail;
+    /// the ideal machine's default), `first` (ahead of tasks that used up
+    /// their slice), `preempt` (also preempting a lock-free task in a
+    /// `cpu` step), or an order: `eevdf` (a real profile's default),
+    /// `eevdf-6.6`, `cfs`.
     #[serde(default)]
     pub wake_placement: Option<Spanned<String>>,
-    /// `shared` (default: one run queue that every CPU serves) or `percpu`
-    /// (one per CPU, as Linux has; see `models::sched::cpu`).
+    /// `shared` (one run queue that every CPU serves; the ideal machine's
+    /// default) or `percpu` (one per CPU, as Linux has, a real profile's
+    /// default; see `models::sched::cpu`).
     #[serde(default)]
     pub runqueue: Option<Spanned<String>>,
     /// CPU time a task spends being switched in when it gets a CPU that
-    /// another task ran on last (`context_switch`), e.g. `3us`. Zero by
-    /// default; needs a number of CPUs.
+    /// another task ran on last (`context_switch`), e.g. `3us`. Default:
+    /// the machine's (zero on the ideal one); needs a number of CPUs.
     #[serde(default)]
     pub switch_cost: Option<Spanned<String>>,
     /// How fast the CPUs run against those the scenario's costs were

@@ -21,6 +21,7 @@ mod fuzz_inputs;
 mod kernfs_library;
 mod limits;
 mod linux_locks;
+mod machine;
 mod memcg_oom;
 mod queueing_theory;
 mod sweep;

@@ -62,8 +62,18 @@ pub(super) fn profile(src: &Source, doc: &Doc) -> Result<Profile, ScenarioError>
     let mut p = base.clone();
     let t = p.topology.value;
     let sockets = count(src, "machine.sockets", &m.sockets, MAX_SOCKETS)?;
-    let cores = count(src, "machine.cores_per_socket", &m.cores_per_socket, MAX_CORES)?;
-    let threads = count(src, "machine.threads_per_core", &m.threads_per_core, MAX_THREADS)?;
+    let cores = count(
+        src,
+        "machine.cores_per_socket",
+        &m.cores_per_socket,
+        MAX_CORES,
+    )?;
+    let threads = count(
+        src,
+        "machine.threads_per_core",
+        &m.threads_per_core,
+        MAX_THREADS,
+    )?;
     if sockets.is_some() || cores.is_some() || threads.is_some() {
         p.topology.value = Topology::new(
             sockets.unwrap_or(t.sockets),
@@ -116,8 +126,8 @@ pub(super) fn profile(src: &Source, doc: &Doc) -> Result<Profile, ScenarioError>
     ];
     match p.guest.as_mut() {
         None => {
-            if let Some((field, span)) = (GUEST_FIELDS.iter().zip(guest_spans))
-                .find_map(|(f, s)| s.map(|s| (*f, s)))
+            if let Some((field, span)) =
+                (GUEST_FIELDS.iter().zip(guest_spans)).find_map(|(f, s)| s.map(|s| (*f, s)))
             {
                 let guests: Vec<&str> = (profiles::PROFILES.iter())
                     .filter(|p| p.guest.is_some())
@@ -138,9 +148,17 @@ pub(super) fn profile(src: &Source, doc: &Doc) -> Result<Profile, ScenarioError>
         Some(g) => {
             for (field, v, slot) in [
                 ("machine.guest_ipi", &m.guest_ipi, &mut g.ipi),
-                ("machine.host_halt_poll", &m.host_halt_poll, &mut g.host_halt_poll),
+                (
+                    "machine.host_halt_poll",
+                    &m.host_halt_poll,
+                    &mut g.host_halt_poll,
+                ),
                 ("machine.host_wake", &m.host_wake, &mut g.host_wake),
-                ("machine.steal_episode", &m.steal_episode, &mut g.steal_episode),
+                (
+                    "machine.steal_episode",
+                    &m.steal_episode,
+                    &mut g.steal_episode,
+                ),
             ] {
                 if let Some(d) = cost(src, field, v)? {
                     set(slot, d);

@@ -7,10 +7,10 @@
 use super::dur_field;
 use super::machine::{self, IDEAL};
 use crate::program::WakePlacement;
-use models::machine::{Machine, Preemption};
 use crate::scenario::doc::Doc;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::source::Source;
+use models::machine::{Machine, Preemption};
 use sim::Dur;
 use toml::Spanned;
 
