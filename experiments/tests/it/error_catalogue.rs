@@ -48,6 +48,14 @@ const FRAGMENTS: &[&str] = &[
     "cannot name output files; use letters, digits,",
     "inlined (operations that call others more than once, nested deep)",
     "tasks that wake each other, with no `cpu` or `sleep` step between",
+    // The machine.
+    "unknown machine profile `",
+    "(`convoy machines` lists them)",
+    "is a virtual machine's value; profile `",
+    "is more than a machine cost can be; expected at most 1s",
+    "a base slice must be longer than 0",
+    "expected a fraction of a vCPU's time",
+    "has one run queue per CPU: set `scenario.runqueue = ",
     // Run time.
     "ran more steps than the limit at t=",
     "nothing left to run and tasks wait forever",

@@ -219,14 +219,22 @@ pub fn by_name(name: &str) -> Option<&'static Profile> {
 }
 
 /// The built-in profile whose name is nearest `name` (at most two edits
-/// away), for a "did you mean" after a typo.
+/// away), or the only one it begins (`kvm`), for a "did you mean" after a
+/// typo.
 pub fn closest(name: &str) -> Option<&'static str> {
-    PROFILES
+    let near = PROFILES
         .iter()
         .map(|p| (edits(name, p.name), p.name))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
-        .map(|(_, n)| n)
+        .map(|(_, n)| n);
+    let mut begun = PROFILES
+        .iter()
+        .filter(|p| name.len() >= 3 && p.name.starts_with(name));
+    near.or(match (begun.next(), begun.next()) {
+        (Some(p), None) => Some(p.name),
+        _ => None,
+    })
 }
 
 /// Levenshtein distance between `a` and `b`, by characters.
@@ -256,6 +264,8 @@ mod tests {
         assert_eq!(closest("kvm-gues"), Some("kvm-guest"));
         assert_eq!(closest("ideal"), Some("ideal"));
         assert_eq!(closest("laptop"), None);
+        assert_eq!(closest("kvm"), Some("kvm-guest"));
+        assert_eq!(closest("server"), None, "two profiles begin so");
         assert_eq!(edits("", "abc"), 3);
         assert_eq!(edits("kitten", "sitting"), 3);
     }
