@@ -17,18 +17,22 @@
 //! - [`machine`]: the machine under the kernel: topology, cache-line,
 //!   IPI, idle-exit, context-switch and hypervisor costs, HZ, preemption
 //!   model and base slice, as named profiles whose every value is cited.
+//! - [`coherence`]: a cache line as the machine serves it: an owner,
+//!   sharers, and operations that queue for the line (R70-R72).
 //! - [`memcg`]: a memory cgroup's charge path (R45-R48) as a state
 //!   machine: stock, batch, reclaim retries, OOM without a second kill.
 //!
 //! Dependencies inside the crate point one way: `ids`, `timer` and
-//! `machine` are leaves (`machine` uses `ids`); `locks` and `workqueue` use both, `sched` and `memcg` only
-//! `ids`; none of these four uses another. Each directory's `mod.rs`
-//! gives the order of its own modules.
+//! `machine` are leaves (`machine` uses `ids`); `coherence` uses `ids`
+//! and `machine`; `locks` and `workqueue` use `ids` and `timer`, `sched`
+//! and `memcg` only `ids`; none of these uses another. Each directory's
+//! `mod.rs` gives the order of its own modules.
 //!
 //! Models know nothing about scenario files or output formats. Each model
 //! names the kernel rules it implements (R-numbers of docs/kernel-rules.md)
 //! or says that it is a what-if policy with no kernel counterpart.
 
+pub mod coherence;
 pub mod ids;
 pub mod locks;
 pub mod machine;
