@@ -277,6 +277,12 @@ impl LockPolicy for LinuxMutex {
         !self.osq.is_empty() || self.head_spinner.is_some()
     }
 
+    /// R73: the OSQ head and the head waiter spinning after HANDOFF
+    /// (R29) read `lock->owner` (`mutex_spin_on_owner`).
+    fn word_pollers(&self) -> [Option<TaskId>; 2] {
+        [self.osq.front().copied(), self.head_spinner]
+    }
+
     fn remove_waiter(&mut self, ctx: &LockCtx, t: TaskId, wakes: &mut Vec<Wake>) -> bool {
         let Some(i) = self.queue.iter().position(|w| w.task == t) else {
             return false;
@@ -422,6 +428,21 @@ mod tests {
         assert_eq!(h.unlock(1), vec![Wake::SpinGranted(TaskId(2))]);
         assert_eq!(h.unlock(2), vec![Wake::SpinGranted(TaskId(3))]);
         assert_eq!(h.counter("spin_successes"), 2);
+    }
+
+    #[test]
+    fn r73_only_the_osq_head_polls_the_owner_word() {
+        let mut h = H::new(true);
+        assert_eq!(h.m.word_pollers(), [None, None]);
+        h.lock(1);
+        h.lock(2);
+        h.lock(3);
+        // 3 spins on its own OSQ node, not on the lock word.
+        assert_eq!(h.m.word_pollers(), [Some(TaskId(2)), None]);
+        h.unlock(1);
+        assert_eq!(h.m.word_pollers(), [Some(TaskId(3)), None]);
+        h.unlock(2);
+        assert_eq!(h.m.word_pollers(), [None, None]);
     }
 
     #[test]

@@ -232,6 +232,14 @@ pub trait LockPolicy: Send {
         false
     }
 
+    /// The spinners that poll the lock word now, at most two: the OSQ
+    /// head (R9, R28) and a first waiter that spins on the owner (R15,
+    /// R29). The other OSQ spinners poll their own per-CPU node (R73).
+    /// Each poller keeps a copy of the word's cache line.
+    fn word_pollers(&self) -> [Option<TaskId>; 2] {
+        [None, None]
+    }
+
     /// `downgrade_write`: the writer `task` becomes a reader (rwsem only).
     fn downgrade(&mut self, ctx: &LockCtx, task: TaskId, wakes: &mut Vec<Wake>) {
         let _ = (ctx, task, wakes);

@@ -168,6 +168,9 @@ impl LockPolicy for AnyLock {
     fn has_spinners(&self) -> bool {
         each!(self, l => l.has_spinners())
     }
+    fn word_pollers(&self) -> [Option<TaskId>; 2] {
+        each!(self, l => l.word_pollers())
+    }
     fn downgrade(&mut self, ctx: &LockCtx, task: TaskId, wakes: &mut Vec<Wake>) {
         each!(self, l => l.downgrade(ctx, task, wakes))
     }

@@ -657,6 +657,12 @@ impl LockPolicy for LinuxRwsem {
         !self.osq.is_empty() || self.handoff_spinner.is_some()
     }
 
+    /// R73: the OSQ head and the writer spinning after setting handoff
+    /// (R15) read `sem->owner` (`rwsem_spin_on_owner`).
+    fn word_pollers(&self) -> [Option<TaskId>; 2] {
+        [self.osq.front().map(|s| s.0), self.handoff_spinner]
+    }
+
     fn downgrade(&mut self, ctx: &LockCtx, t: TaskId, wakes: &mut Vec<Wake>) {
         // R21: count += BIAS - WRITER; wake readers only if a reader heads.
         debug_assert!(self.writer_locked && self.owner == Owner::Writer(t));
@@ -1004,6 +1010,19 @@ mod tests {
         );
         assert_eq!(h.retry(2), (Queued, none()));
         assert_eq!(h.counter("spin_successes"), 1);
+    }
+
+    #[test]
+    fn r73_only_the_osq_head_polls_the_owner_word() {
+        let mut h = H::new(true);
+        assert_eq!(h.acq(1, W).0, Granted);
+        assert_eq!(h.l.word_pollers(), [None, None]);
+        h.acq(2, W);
+        h.acq(3, W);
+        // 3 spins on its own OSQ node, not on the lock word.
+        assert_eq!(h.l.word_pollers(), [Some(TaskId(2)), None]);
+        assert_eq!(h.rel(1, W), vec![Wake::SpinGranted(TaskId(2))]);
+        assert_eq!(h.l.word_pollers(), [Some(TaskId(3)), None]);
     }
 
     #[test]
