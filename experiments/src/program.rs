@@ -63,6 +63,12 @@ id! {
 }
 
 id! {
+    /// A data cache line of the scenario (an instance of a `[lines.NAME]`
+    /// family is one line): an index into [`Compiled::lines`].
+    LineId
+}
+
+id! {
     /// An instruction's index in its program: where a task is (its
     /// program counter) and where a block's jump goes.
     Pc
@@ -209,6 +215,14 @@ pub enum Instr {
     FlushWorkqueue {
         wq: WqId,
     },
+    /// `atomic` (`write`: a read-modify-write) or `read` of data line
+    /// `line`; with `dynamic`, `line` is a family's first and the task's
+    /// key picks the instance.
+    Line {
+        line: LineId,
+        write: bool,
+        dynamic: bool,
+    },
     /// `count`: add one to counter `counter`.
     Count {
         counter: CounterId,
@@ -300,6 +314,16 @@ pub struct LockSpec {
     pub options: models::locks::LockOptions,
     /// Cache-line costs of an atomic on the lock word: (transfer, local).
     pub line: Option<(Dur, Dur)>,
+}
+
+/// A data cache line (`[lines.NAME]`): a refcount, a counter, a list
+/// head that `atomic` and `read` steps touch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineSpec {
+    /// `NAME`, or `NAME[i]` for an instance of a family.
+    pub name: String,
+    /// Flat costs (transfer, local) instead of the machine's.
+    pub flat: Option<(Dur, Dur)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -464,6 +488,8 @@ pub struct Compiled {
     /// physical costs of the wake path and of cache lines.
     pub machine: models::machine::Machine,
     pub locks: TiVec<LockId, LockSpec>,
+    /// The data cache lines (`[lines]`), a family's instances one each.
+    pub lines: TiVec<LineId, LineSpec>,
     pub dists: TiVec<DistId, Dist>,
     pub stats: TiVec<StatId, StatSpec>,
     pub groups: TiVec<GroupId, GroupProg>,

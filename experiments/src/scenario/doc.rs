@@ -15,6 +15,10 @@ pub struct Doc {
     pub dists: IndexMap<String, Spanned<DistDef>>,
     #[serde(default)]
     pub locks: IndexMap<String, Spanned<LockDef>>,
+    /// Data cache lines (refcounts, counters, list heads) that `atomic`
+    /// and `read` steps touch.
+    #[serde(default)]
+    pub lines: IndexMap<String, Spanned<LineDef>>,
     #[serde(default)]
     pub ops: IndexMap<String, Spanned<OpDef>>,
     #[serde(default)]
@@ -294,6 +298,23 @@ pub struct LockDef {
     pub line_transfer: Option<Spanned<String>>,
     #[serde(default)]
     pub line_local: Option<Spanned<String>>,
+}
+
+/// A data cache line (`[lines.NAME]`), or a family of them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LineDef {
+    /// A family of lines, one per instance (a refcount per cgroup), named
+    /// `NAME[0]`.. or `NAME[self]` in steps.
+    #[serde(default)]
+    pub instances: Option<Spanned<u32>>,
+    /// Flat costs instead of the machine's: an access costs `transfer`
+    /// when another CPU has the line, `local` when its CPU does. Both or
+    /// neither.
+    #[serde(default)]
+    pub transfer: Option<Spanned<String>>,
+    #[serde(default)]
+    pub local: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

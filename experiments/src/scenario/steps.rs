@@ -183,6 +183,13 @@ pub enum StepKind {
     /// `count NAME`: add one to the counter `NAME/group` (events a trace
     /// would count, e.g. `ilookup` calls).
     Count(String),
+    /// `atomic LINE` (`write`: a read-modify-write, atomic_inc, a refcount
+    /// get or put) or `read LINE` (a plain load) of a data cache line,
+    /// `NAME`, `NAME[3]` or `NAME[self]`.
+    Line {
+        write: bool,
+        name: String,
+    },
     /// `might_resched`: a voluntary preemption point (an allocation's
     /// might_sleep), where a task may be preempted holding locks.
     MightResched,
@@ -220,7 +227,7 @@ pub enum Node {
 
 const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
 mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, queue_rcu_work, mod_delayed_work, cancel_delayed_work_sync, \
-flush_workqueue, count, key, might_resched, span_begin, span_end, call, repeat, loop, with_prob, if_work_busy, end";
+flush_workqueue, count, atomic, read, key, might_resched, span_begin, span_end, call, repeat, loop, with_prob, if_work_busy, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
@@ -410,6 +417,10 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         }
         "flush_workqueue" => StepKind::FlushWorkqueue(name_arg(o, kw, arg, "a workqueue name")?),
         "count" => StepKind::Count(name_arg(o, kw, arg, "a counter name")?),
+        "atomic" | "read" => StepKind::Line {
+            write: kw == "atomic",
+            name: name_arg(o, kw, arg, "a line name (`[lines]`)")?,
+        },
         "key" => StepKind::Key(key_expr(o, arg)?),
         "might_resched" => no_arg(StepKind::MightResched)?,
         "charge" | "uncharge" => {
@@ -572,6 +583,20 @@ mod tests {
         assert_eq!(
             parse_step("with_prob 0.25", o()).unwrap().kind,
             StepKind::WithProb(0.25)
+        );
+        assert_eq!(
+            parse_step("atomic refs[self]", o()).unwrap().kind,
+            StepKind::Line {
+                write: true,
+                name: "refs[self]".into()
+            }
+        );
+        assert_eq!(
+            parse_step("read head", o()).unwrap().kind,
+            StepKind::Line {
+                write: false,
+                name: "head".into()
+            }
         );
         assert_eq!(parse_step("loop", o()).unwrap().kind, StepKind::Loop);
         assert_eq!(parse_step("end", o()).unwrap().kind, StepKind::End);

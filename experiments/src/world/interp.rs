@@ -2,6 +2,7 @@
 //! blocks, sleeps, spins, burns CPU time or exits.
 
 use super::*;
+use crate::program::LineId;
 
 impl<'c> World<'c> {
     /// Task `t` (at a delay step) advances time by `d`, on its CPU or off it
@@ -261,6 +262,22 @@ impl<'c> World<'c> {
                 Instr::Count { counter } => {
                     pc += 1;
                     self.stats.counts[counter] += 1;
+                }
+                Instr::Line {
+                    line,
+                    write,
+                    dynamic,
+                } => {
+                    pc += 1;
+                    let line = if dynamic {
+                        LineId(line.0 + self.tasks[t].self_key)
+                    } else {
+                        line
+                    };
+                    if self.data_line(t, line, write) {
+                        self.tasks[t].pc = pc;
+                        return Ok(());
+                    }
                 }
                 Instr::MightResched => {
                     pc += 1;

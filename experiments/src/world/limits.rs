@@ -54,10 +54,20 @@ pub fn estimated_memory(c: &Compiled) -> u64 {
     let (kworkers, items) = (c.kworkers(), c.work_items());
     let locks = c.locks.len() as u64;
     let series = c.stats.len() as u64;
+    // A cache line and its pollers per lock word that has one, and per
+    // data line (its sharer bitset grows with the CPUs that read it).
+    let line = std::mem::size_of::<models::coherence::Line>() as u64 + 32;
+    let word_lines = if !c.machine.is_ideal() || c.locks.iter().any(|l| l.line.is_some()) {
+        locks
+    } else {
+        0
+    };
+    let lines = (word_lines + c.lines.len() as u64) * line;
     tasks
         + kworkers * largest
         + items * 64
         + locks * (std::mem::size_of::<models::locks::AnyLock>() as u64 + 64)
+        + lines
         + series * 64 * 1024
         + series
             .saturating_mul(c.duration.0.div_ceil(c.window.0.max(1)))

@@ -1,30 +1,17 @@
 //! The world and its locks: a lock's wakes applied to tasks, spinning,
-//! the cache-line cost of a lock word, and a lock taken.
+//! and a lock taken.
 
 use super::*;
 
 /// The locks: one [`LockPolicy`] per lock instance, what the results
-/// count per lock and mode, the cache-line model of each lock word, and
-/// the buffer a policy appends its wakes to (kept so that no lock
-/// operation allocates).
+/// count per lock and mode, and the buffer a policy appends its wakes to
+/// (kept so that no lock operation allocates).
 pub(super) struct Locks {
     pub(super) policies: TiVec<LockId, AnyLock>,
     /// Per lock and mode ([`mode_index`]): acquisitions, and those that
     /// waited or spun.
     acquisitions: TiVec<LockId, [u64; 2]>,
     contentions: TiVec<LockId, [u64; 2]>,
-    /// Each lock word's cache line: who wrote it last and when the atomic
-    /// in progress on it completes.
-    lines: TiVec<LockId, (LineOwner, SimTime)>,
-    /// Each lock's cache-line costs (transfer, local), if modelled: a
-    /// compact copy of the compiled locks' `line`, read at every atomic.
-    /// Empty when no lock has the model: then every atomic reads only the
-    /// length, not an entry of an array as long as the lock instances.
-    line_costs: TiVec<LockId, Option<(Dur, Dur)>>,
-    /// Per lock, atomics on its word that moved the line from another
-    /// CPU, and the time atomics waited for the line to be free.
-    line_transfers: TiVec<LockId, u64>,
-    line_wait: TiVec<LockId, Dur>,
     /// What the last policy call issued, applied in order
     /// ([`World::apply_wakes`]).
     pub(super) wakes: Vec<Wake>,
@@ -41,45 +28,8 @@ impl Locks {
                 .collect(),
             acquisitions: ti_vec![[0; 2]; c.locks.len()],
             contentions: ti_vec![[0; 2]; c.locks.len()],
-            lines: ti_vec![(LineOwner::Nobody, SimTime::ZERO); c.locks.len()],
-            line_costs: if c.locks.iter().any(|l| l.line.is_some()) {
-                c.locks.iter().map(|l| l.line).collect()
-            } else {
-                TiVec::new()
-            },
-            line_transfers: ti_vec![0; c.locks.len()],
-            line_wait: ti_vec![Dur::ZERO; c.locks.len()],
             wakes: Vec::new(),
         }
-    }
-
-    /// `lock`'s cache-line costs (transfer, local), if it has the model.
-    #[inline(always)]
-    fn line_costs(&self, lock: LockId) -> Option<(Dur, Dur)> {
-        self.line_costs.get(lock).copied().flatten()
-    }
-
-    /// An atomic by `by` on `lock`'s word at `now`, costing `transfer`
-    /// if another CPU wrote the line last and `local` otherwise: it
-    /// starts once the line is free and holds it until it is done.
-    /// Returns (start, done).
-    fn line_atomic(
-        &mut self,
-        lock: LockId,
-        by: LineOwner,
-        now: SimTime,
-        (transfer, local): (Dur, Dur),
-    ) -> (SimTime, SimTime) {
-        let (owner, free_at) = self.lines[lock];
-        let start = free_at.max(now);
-        let cost = if owner == by { local } else { transfer };
-        if owner != by {
-            self.line_transfers[lock] += 1;
-        }
-        let done = start + cost;
-        self.lines[lock] = (by, done);
-        self.line_wait[lock] += start.since(now);
-        (start, done)
     }
 
     /// A task took `lock` in `mode`.
@@ -97,7 +47,7 @@ impl Locks {
     /// The lock counters per lock class, as /proc/lock_stat shows them:
     /// the instances of a family (`pidlist_mutex[3]`) add up under its
     /// name, as `class/counter`.
-    pub(super) fn counters(&self, c: &Compiled) -> Vec<(String, u64)> {
+    pub(super) fn counters(&self, c: &Compiled, lines: &super::Lines) -> Vec<(String, u64)> {
         let mut by_class: Vec<(String, u64)> = Vec::new();
         let mut add = |class: &str, name: &str, value: u64| {
             let subject = format!("{class}/{name}");
@@ -118,9 +68,10 @@ impl Locks {
                 add(class, &format!("{prefix}acquisitions"), acquisitions);
                 add(class, &format!("{prefix}contentions"), contentions);
             }
-            if l.line.is_some() {
-                add(class, "line_transfers", self.line_transfers[i]);
-                add(class, "line_wait_ns", self.line_wait[i].ns());
+            if let Some(s) = lines.lock_stats(i) {
+                add(class, "line_transfers", s.transfers);
+                add(class, "line_wait_ns", s.wait.ns());
+                add(class, "line_invalidations", s.invalidations);
             }
             for (name, v) in self.policies[i].counters() {
                 add(class, name, v);
@@ -136,15 +87,6 @@ fn mode_index(m: Mode) -> usize {
         Mode::Read => 0,
         Mode::Write => 1,
     }
-}
-
-/// Who wrote a lock word's cache line last: a CPU or, with unlimited
-/// CPUs, a task (each task its own CPU).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) enum LineOwner {
-    Nobody,
-    Cpu(CpuId),
-    Task(TaskId),
 }
 
 /// The task table as lock policies see it.
@@ -187,6 +129,7 @@ impl<'c> World<'c> {
             tasks: &view,
         };
         let r = op(&mut self.locks.policies[lock], ctx, &mut self.locks.wakes);
+        self.lock_pollers_changed(lock);
         self.apply_wakes(lock);
         r
     }
@@ -240,8 +183,10 @@ impl<'c> World<'c> {
                     task.state = State::Running;
                     self.cpus.spinning -= 1;
                     self.blame_switch(t, Doing::OnCpu);
+                    // It runs once its cmpxchg on the word is done (R73).
+                    let at = self.spinner_cmpxchg(t, lock);
                     // Replaces a pending spin deadline, if any.
-                    self.clock.queue.set(t.index(), self.clock.now, Ev::Run);
+                    self.clock.queue.set(t.index(), at, Ev::Run);
                 }
                 Wake::SpinUntil(t, at) => {
                     debug_assert_eq!(self.tasks[t].state, State::Spinning);
@@ -310,45 +255,6 @@ impl<'c> World<'c> {
                 Ok(())
             }
         }
-    }
-
-    /// The cache-line model (docs/kernel-rules.md "Cache-line contention"):
-    /// `t` does an atomic on `lock`'s word. It waits for the line to be free,
-    /// then pays a transfer if another CPU wrote it last (a local cost
-    /// otherwise); atomics on one line complete one at a time. Returns how
-    /// long `t` spends on it; zero for locks without the model or after
-    /// the atomic is done (then the step takes effect).
-    #[inline(always)]
-    pub(super) fn line_atomic(&mut self, t: TaskId, lock: LockId) -> Dur {
-        match self.locks.line_costs(lock) {
-            None => Dur::ZERO,
-            Some(costs) => self.line_atomic_slow(t, lock, costs),
-        }
-    }
-
-    pub(super) fn line_atomic_slow(&mut self, t: TaskId, lock: LockId, costs: (Dur, Dur)) -> Dur {
-        let task = &mut self.tasks[t];
-        if std::mem::take(&mut task.atomic_done) {
-            return Dur::ZERO;
-        }
-        // With unlimited CPUs each task is its own CPU.
-        let by = if task.cpu == CpuId::ANY {
-            LineOwner::Task(t)
-        } else {
-            LineOwner::Cpu(task.cpu)
-        };
-        let now = self.clock.now;
-        let (_, done) = self.locks.line_atomic(lock, by, now, costs);
-        let d = done.since(now);
-        if d > Dur::ZERO {
-            let task = &mut self.tasks[t];
-            task.atomic_done = true;
-            task.in_burst = true;
-            task.burst_start = now;
-            task.burst_end = done;
-            self.clock.schedule(t, done, Ev::Run);
-        }
-        d
     }
 
     /// Finishes an acquisition for `t`: wait, hold start, counters.

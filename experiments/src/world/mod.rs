@@ -9,8 +9,10 @@
 //!   its hold, span and repeat slots; `interp` runs a task's program;
 //! - `Cpus` (`cpu`): the CPU pool, who runs where, time slices,
 //!   spinners, preemption and context switches;
-//! - `Locks` (`locks`): one [`LockPolicy`] per lock, its counters, the
-//!   cache-line model of lock words and the wake buffer;
+//! - `Locks` (`locks`): one [`LockPolicy`] per lock, its counters and
+//!   the wake buffer;
+//! - `Lines` (`lines`): the cache lines of lock words and of the
+//!   scenario's `[lines]`, and the spinners that poll lock words;
 //! - `Memcgs` (`memcg`): charges, reclaim, OOM kills and the reaper,
 //!   background release;
 //! - `Workqueues` (`workqueues`): the workqueues, their kworkers and
@@ -86,6 +88,8 @@ use cpu::Cpus;
 mod cycle;
 mod interp;
 mod limits;
+mod lines;
+use lines::Lines;
 pub use limits::{check_limits, estimated_memory, Limits, RunError};
 mod locks;
 use locks::Locks;
@@ -121,6 +125,7 @@ pub struct World<'c> {
     tasks: Tasks,
     cpus: Cpus,
     locks: Locks,
+    lines: Lines,
     memcg: Memcgs,
     wq: Workqueues,
     stats: Stats,
@@ -137,6 +142,7 @@ impl<'c> World<'c> {
             clock: Clock::new(c, &tasks, limits),
             cpus: Cpus::new(c, &tasks, (seed, replication)),
             locks: Locks::new(c),
+            lines: Lines::new(c),
             memcg: Memcgs::new(c, tasks.len()),
             wq: Workqueues::new(c, tasks.first_kworker()),
             stats: Stats::new(c),

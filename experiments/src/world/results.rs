@@ -83,7 +83,7 @@ impl<'c> World<'c> {
                 }
             })
             .collect();
-        let mut counters: Vec<Counter> = (self.locks.counters(c).into_iter())
+        let mut counters: Vec<Counter> = (self.locks.counters(c, &self.lines).into_iter())
             .map(|(subject, value)| Counter { subject, value })
             .collect();
         for (name, &v) in c.counters.iter().zip(&self.stats.counts) {
@@ -92,6 +92,7 @@ impl<'c> World<'c> {
                 value: v,
             });
         }
+        self.lines.counters(c, &mut counters);
         self.wq.counters(c, &mut counters);
         self.memcg.counters(c, &mut counters);
         self.cpus.counters(c, &mut counters);

@@ -8,8 +8,8 @@
 //!   the locks held and the spans open as it found them, each in the same
 //!   slot, so one linear pass decides what is held at every step;
 //! - every `loop` advances simulated time on each pass (a `cpu` or `sleep`
-//!   that is not always zero, outside `with_prob`), so no program can spin
-//!   forever at one instant;
+//!   that is not always zero, or an `atomic` or `read` of a line, outside
+//!   `with_prob`), so no program can spin forever at one instant;
 //! - no work type is both queued with `queue_rcu_work` and grabbed
 //!   (`mod_delayed_work`, a cancel), in any of the programs: the kernel's
 //!   rcu_work cannot be cancelled or re-armed.
@@ -141,7 +141,8 @@ impl<'a> Checker<'a, '_, '_> {
             | Kind::Charge { .. }
             | Kind::Uncharge { .. }
             | Kind::FlushWorkqueue { .. }
-            | Kind::Count { .. } => {}
+            | Kind::Count { .. }
+            | Kind::Line { .. } => {}
         }
         Ok(())
     }
@@ -239,6 +240,10 @@ impl<'a> Checker<'a, '_, '_> {
             self.budget.visit(n.origin)?;
             let yes = match &n.kind {
                 Kind::Delay { zero, .. } => !zero,
+                // A memory access takes time on every machine but the
+                // ideal one, where a loop of lines without costs of their
+                // own stops at the run's livelock limit.
+                Kind::Line { .. } => true,
                 Kind::Call { body, .. } => self.advances_time(body)?,
                 Kind::Repeat { count, body } if *count > 0 => self.advances_time(body)?,
                 Kind::WithProb { p, body } if *p >= 1.0 => self.advances_time(body)?,

@@ -7,9 +7,10 @@
 
 use super::dur_field;
 use super::settings::Settings;
-use crate::program::{DistId, GroupId, LockId, LockSpec, MemcgId, MemcgSpec, ReclaimFrees};
+use crate::program::{DistId, GroupId, LineId, LineSpec, LockId, LockSpec, MemcgId, MemcgSpec};
+use crate::program::ReclaimFrees;
 use crate::program::{WakePlacement, WorkId, WorkSpec, WorkTypeId, WorkqueueSpec, WqId};
-use crate::scenario::doc::{DistDef, Doc, LockDef, MemcgDef};
+use crate::scenario::doc::{DistDef, Doc, LineDef, LockDef, MemcgDef};
 use crate::scenario::error::ScenarioError;
 use crate::scenario::source::{Source, MAX_DATA_FILE};
 use crate::scenario::steps::parse_pages;
@@ -77,6 +78,85 @@ pub(super) fn locks(src: &Source, doc: &Doc) -> Result<Locks, ScenarioError> {
         specs: locks,
         ids: lock_ids,
     })
+}
+
+/// Most data lines a scenario may have, family instances included.
+const MAX_LINES: usize = 1 << 22;
+
+/// The scenario's data cache lines, a family's instances one line each.
+pub(super) struct Lines {
+    pub specs: TiVec<LineId, LineSpec>,
+    /// By name: the first id and the number of instances (1 unless a
+    /// family), and whether it is a family.
+    pub ids: IndexMap<String, (LineId, u32, bool)>,
+}
+
+/// Builds `[lines]`.
+pub(super) fn lines(src: &Source, doc: &Doc) -> Result<Lines, ScenarioError> {
+    let mut specs: TiVec<LineId, LineSpec> = TiVec::new();
+    let mut ids = IndexMap::new();
+    for (name, def) in &doc.lines {
+        let flat = line_costs(src, name, def.get_ref())?;
+        match &def.get_ref().instances {
+            None => {
+                ids.insert(name.clone(), (specs.next_key(), 1, false));
+                specs.push(LineSpec {
+                    name: name.clone(),
+                    flat,
+                });
+            }
+            Some(n) => {
+                let n = *n.get_ref();
+                if n == 0 || n > 1 << 20 {
+                    let span = def.get_ref().instances.as_ref().map(Spanned::span);
+                    return Err(ScenarioError::new(
+                        src.locate(span),
+                        format!("lines.{name}.instances"),
+                        "expected 1 to 1048576 instances",
+                    ));
+                }
+                ids.insert(name.clone(), (specs.next_key(), n, true));
+                for i in 0..n {
+                    specs.push(LineSpec {
+                        name: format!("{name}[{i}]"),
+                        flat,
+                    });
+                }
+            }
+        }
+    }
+    if specs.len() > MAX_LINES {
+        return Err(ScenarioError::new(
+            src.name.clone(),
+            "lines",
+            format!(
+                "{} lines in all (each instance of a family counts); at most {MAX_LINES}",
+                specs.len()
+            ),
+        ));
+    }
+    Ok(Lines { specs, ids })
+}
+
+/// A line's own flat costs (`transfer`, `local`), both or neither.
+fn line_costs(src: &Source, name: &str, d: &LineDef) -> Result<Option<(Dur, Dur)>, ScenarioError> {
+    let get = |v: &Spanned<String>, f: &str| dur_field(src, &format!("lines.{name}.{f}"), v);
+    match (&d.transfer, &d.local) {
+        (None, None) => Ok(None),
+        (Some(t), Some(l)) => Ok(Some((get(t, "transfer")?, get(l, "local")?))),
+        (Some(v), None) | (None, Some(v)) => {
+            let (has, lacks) = if d.transfer.is_some() {
+                ("transfer", "local")
+            } else {
+                ("local", "transfer")
+            };
+            Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                format!("lines.{name}.{has}"),
+                format!("a line's own costs need both `transfer` and `local`; `{lacks}` is missing"),
+            ))
+        }
+    }
 }
 
 /// The scenario's distributions: the named ones first (inline ones and

@@ -253,6 +253,20 @@ impl<'l> Lowering<'l> {
             &Kind::FlushWorkqueue { wq } => {
                 self.push(Instr::FlushWorkqueue { wq }, o);
             }
+            &Kind::Line {
+                line,
+                write,
+                dynamic,
+            } => {
+                self.push(
+                    Instr::Line {
+                        line,
+                        write,
+                        dynamic,
+                    },
+                    o,
+                );
+            }
             Kind::Count { name } => {
                 let counter = self.tables.counter(format!("{name}/{group}"));
                 self.push(Instr::Count { counter }, o);

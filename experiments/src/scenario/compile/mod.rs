@@ -6,16 +6,17 @@
 //! 1. `machine` and `settings`: the `[machine]` table (a profile and its
 //!    overrides), then the `[scenario]` table over the machine's
 //!    defaults;
-//! 2. `definitions`: locks (a family is one lock per instance),
-//!    distributions, and the programs to compile: the task groups', then
+//! 2. `definitions`: locks (a family is one lock per instance), data
+//!    lines (likewise), distributions, and the programs to compile: the
+//!    task groups', then
 //!    one per work type;
 //!
 //! then per program, after its steps are parsed ([`parse_program`]):
 //! 3. `expand`: the operations it calls, parsed once per scenario; its
 //!    `call`s inlined (none recursive, the expansion bounded) and the
 //!    largest key its `key` steps set;
-//! 4. `names`: every lock, distribution, parameter, memcg, workqueue and
-//!    work a step names exists, and the step fits it (`down_read` needs an
+//! 4. `names`: every lock, line, distribution, parameter, memcg,
+//!    workqueue and work a step names exists, and the step fits it (`down_read` needs an
 //!    rwsem, `mutex_lock` a mutex, `[self]` stays within a family);
 //! 5. `checks`: a task never takes a lock it already holds, never
 //!    releases one it does not hold or in the wrong mode, and ends holding
@@ -59,6 +60,7 @@ pub use machine::{unknown_profile, DEFAULT_PROFILE, IDEAL};
 pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {
     let settings = settings::settings(src, doc)?;
     let locks = definitions::locks(src, doc)?;
+    let lines = definitions::lines(src, doc)?;
     let dists = definitions::dists(src, doc)?;
     let (programs, works) = definitions::programs(src, doc)?;
     let mut shared = Shared {
@@ -69,7 +71,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         tables: lower::Tables::default(),
     };
     let groups = (programs.iter())
-        .map(|pr| program(src, doc, &settings, &locks, pr, &mut shared))
+        .map(|pr| program(src, doc, &settings, (&locks, &lines), pr, &mut shared))
         .collect::<Result<TiVec<GroupId, _>, _>>()?;
     let workqueues = definitions::workqueues(src, doc, settings.cpus)?;
     let memcgs = definitions::memcgs(src, doc)?;
@@ -91,6 +93,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         percpu_runqueues: settings.percpu_runqueues,
         voluntary: settings.voluntary,
         locks: locks.specs,
+        lines: lines.specs,
         dists: shared.dists.dists,
         stats,
         groups,
@@ -126,7 +129,7 @@ fn program(
     src: &Source,
     doc: &Doc,
     settings: &settings::Settings,
-    locks: &definitions::Locks,
+    (locks, lines): (&definitions::Locks, &definitions::Lines),
     pr: &definitions::Prog,
     shared: &mut Shared,
 ) -> Result<GroupProg, ScenarioError> {
@@ -137,6 +140,7 @@ fn program(
     let scope = names::Scope {
         doc,
         locks,
+        lines,
         // `self` takes a group's count, or a work type's instances, or
         // more if a `key` step sets it higher.
         self_count: pr.self_count.max(key_bound),

@@ -10,10 +10,10 @@
 //! scenario's, as each `cpu` step's scaled copy is (for
 //! `scenario.cpu_speed`, made once per distribution), in step order.
 
-use super::definitions::{Dists, Locks};
+use super::definitions::{Dists, Lines, Locks};
 use super::expand::Expanded;
 use super::{key_range, param, undefined};
-use crate::program::{DistId, GfpWord, LockId, MemcgId, Origin, WorkKey, WorkTypeId, WqId};
+use crate::program::{DistId, GfpWord, LineId, LockId, MemcgId, Origin, WorkKey, WorkTypeId, WqId};
 use crate::scenario::doc::Doc;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::steps::{DistRef, KeyExpr, LockOp, Node, Step, StepKind, WorkRef};
@@ -103,6 +103,13 @@ pub(super) enum Kind<'a> {
     Count {
         name: &'a str,
     },
+    /// `atomic` (`write`) or `read` of a data line: with `dynamic`, `line`
+    /// is the family's first and the task's key picks the instance.
+    Line {
+        line: LineId,
+        write: bool,
+        dynamic: bool,
+    },
     Repeat {
         count: u64,
         body: Vec<Resolved<'a>>,
@@ -152,6 +159,7 @@ pub(super) struct WorkStep<'a> {
 pub(super) struct Scope<'a> {
     pub doc: &'a Doc,
     pub locks: &'a Locks,
+    pub lines: &'a Lines,
     /// How many values `self` takes in this program.
     pub self_count: u32,
     /// What a `cpu` step's time is multiplied by (1 / `scenario.cpu_speed`).
@@ -275,6 +283,7 @@ impl<'a> Resolver<'_, 'a, '_> {
                 work: self.work_ref(o, wq, item)?,
             },
             StepKind::Count(name) => Kind::Count { name },
+            StepKind::Line { write, name } => self.line_step(o, *write, name)?,
             StepKind::FlushWorkqueue(wq) => Kind::FlushWorkqueue {
                 wq: self.wq_index(o, wq)?,
             },
@@ -399,6 +408,53 @@ impl<'a> Resolver<'_, 'a, '_> {
         })
     }
 
+    /// An `atomic` or `read` step of the line `full` (`NAME`, `NAME[i]`,
+    /// `NAME[self]`).
+    fn line_step(&self, o: &Origin, write: bool, full: &'a str) -> Result<Kind<'a>, ScenarioError> {
+        let lines = self.scope.lines;
+        let (name, key) = family_ref(o, full)?;
+        let Some(&(base, instances, family)) = lines.ids.get(name) else {
+            return Err(undefined(o, "line", name, "lines", "declared", lines.ids.keys()));
+        };
+        let self_count = self.scope.self_count;
+        let (line, dynamic) = match (family, key) {
+            (false, None) => (base, false),
+            (false, Some(_)) => {
+                return Err(o.error(format!(
+                    "`{name}` is not a family of lines (no `instances`); drop the `[...]`"
+                )))
+            }
+            (true, None) => {
+                return Err(o.error(format!(
+                    "`{name}` is a family of {instances} lines: name one, `{name}[0]` or `{name}[self]`"
+                )))
+            }
+            (true, Some(WorkKey::Index(i))) if i < instances => (LineId(base.0 + i), false),
+            (true, Some(WorkKey::Index(_))) => {
+                return Err(o.error(format!(
+                    "`{full}`: `{name}` has {instances} instances, 0 to {}",
+                    instances - 1
+                )))
+            }
+            (true, Some(WorkKey::SelfIndex)) if self_count <= instances => (base, true),
+            (true, Some(WorkKey::SelfIndex)) => {
+                return Err(o.error(format!(
+                    "`{full}`: `self` takes {self_count} values here but `{name}` has {instances} instances"
+                )))
+            }
+            (true, Some(WorkKey::Seq)) => {
+                return Err(o.error(format!(
+                    "`{full}`: a line is named by a number or `self`, not `seq`"
+                )))
+            }
+        };
+        Ok(Kind::Line {
+            line,
+            write,
+            dynamic,
+        })
+    }
+
     fn lock_step(
         &self,
         o: &Origin,
@@ -406,25 +462,7 @@ impl<'a> Resolver<'_, 'a, '_> {
         full: &'a str,
     ) -> Result<LockStep<'a>, ScenarioError> {
         let (doc, locks) = (self.scope.doc, self.scope.locks);
-        // `name` or `family[KEY]`.
-        let (name, key) = match full.split_once('[') {
-            None => (full, None),
-            Some((n, rest)) => {
-                let k = rest
-                    .strip_suffix(']')
-                    .ok_or_else(|| o.error(format!("`{full}` lacks its `]`")))?;
-                let key = if k == "self" {
-                    WorkKey::SelfIndex
-                } else {
-                    WorkKey::Index(k.parse().map_err(|_| {
-                        o.error(format!(
-                            "key `{k}` of `{full}` is neither `self` nor a number"
-                        ))
-                    })?)
-                };
-                (n, Some(key))
-            }
-        };
+        let (name, key) = family_ref(o, full)?;
         let Some(&(base, instances)) = locks.ids.get(name) else {
             return Err(undefined(
                 o,
@@ -511,5 +549,28 @@ impl<'a> Resolver<'_, 'a, '_> {
             mode,
             slot: 0,
         })
+    }
+}
+
+/// A lock or line as a step names it: `name`, or `family[KEY]` with KEY
+/// a number or `self`.
+fn family_ref<'a>(o: &Origin, full: &'a str) -> Result<(&'a str, Option<WorkKey>), ScenarioError> {
+    match full.split_once('[') {
+        None => Ok((full, None)),
+        Some((n, rest)) => {
+            let k = rest
+                .strip_suffix(']')
+                .ok_or_else(|| o.error(format!("`{full}` lacks its `]`")))?;
+            let key = if k == "self" {
+                WorkKey::SelfIndex
+            } else {
+                WorkKey::Index(k.parse().map_err(|_| {
+                    o.error(format!(
+                        "key `{k}` of `{full}` is neither `self` nor a number"
+                    ))
+                })?)
+            };
+            Ok((n, Some(key)))
+        }
     }
 }
