@@ -12,6 +12,7 @@ mod case3_inode_alloc;
 mod case4_revalidate;
 mod check;
 mod cli;
+mod coherence;
 mod common;
 mod cpu_model;
 mod edges;
