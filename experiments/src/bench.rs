@@ -136,3 +136,135 @@ pub fn format(r: &BenchReport) -> String {
     let _ = writeln!(s, "acquisitions_per_sec={}", r.acquisitions_per_sec());
     s
 }
+
+/// `convoy bench --lines`: N CPUs incrementing one cache line, on each
+/// built-in profile but the ideal one (R70; docs/scenario-language.md,
+/// "Cache lines"). Simulated time per point.
+pub const LINES_DURATION: sim::Dur = sim::Dur(1_000_000);
+
+/// One point of the line benchmark.
+#[derive(Clone, Debug)]
+pub struct LineRow {
+    pub profile: &'static str,
+    pub cpus: u32,
+    /// Sockets the CPUs span.
+    pub sockets: u32,
+    /// Increments done, with the tasks asking for the line in CPU order
+    /// at the start, and with each task starting at a random instant in
+    /// the first microsecond (a random order).
+    pub increments: u64,
+    pub shuffled: u64,
+    /// The mean cost of one hop of the line in CPU order, each CPU passing
+    /// it to the next (the local cost for one CPU).
+    pub predicted_ns: f64,
+}
+
+impl LineRow {
+    pub fn ns_per_increment(&self) -> f64 {
+        LINES_DURATION.as_nanos_f64() / self.increments.max(1) as f64
+    }
+    pub fn increments_per_sec(&self) -> f64 {
+        self.increments as f64 / (LINES_DURATION.as_nanos_f64() / 1e9)
+    }
+    /// In a random order: over ten times as long, as the tasks that
+    /// start first increment alone for a while (up to 1 us).
+    pub fn shuffled_ns_per_increment(&self) -> f64 {
+        10.0 * LINES_DURATION.as_nanos_f64() / self.shuffled.max(1) as f64
+    }
+}
+
+/// The N CPUs the line benchmark runs on a profile: powers of two up to
+/// its CPUs.
+fn line_cpus(p: &models::machine::Profile) -> Vec<u32> {
+    let max = p.topology.value.cpus();
+    (0..).map(|k| 1u32 << k).take_while(|&n| n <= max).collect()
+}
+
+/// Runs the line benchmark: every profile but `ideal` (where an access
+/// costs nothing), every N of [`line_cpus`].
+pub fn lines() -> anyhow::Result<Vec<LineRow>> {
+    let mut rows = Vec::new();
+    for p in models::machine::profiles::PROFILES {
+        if p.name == "ideal" {
+            continue;
+        }
+        for n in line_cpus(p) {
+            let m = models::machine::Machine::from_profile(p, Some(n));
+            let run = |start: &str, duration: sim::Dur| -> anyhow::Result<u64> {
+                let text = format!(
+                    "[scenario]\nname = \"lines\"\nduration = \"{duration}\"\ncpus = {n}\n\
+                     [lines.counter]\n[tasks.inc]\ncount = {n}\n\
+                     program = [{start}\"loop\", \"atomic counter\", \"count incs\", \"end\"]\n",
+                );
+                let file = ScenarioFile::new(crate::scenario::Source::new("bench:lines", text))?;
+                let loaded = file.load(&file.base)?;
+                let mut c = compile(&file.source, &loaded.doc, &file.base)?;
+                c.machine = m.clone();
+                let mut world = World::new(&c, 1, 0, Limits::default());
+                world.run(&mut |_| {})?;
+                Ok(world.result().counter("incs/inc").unwrap_or(0))
+            };
+            let predicted_ns = if n == 1 {
+                m.lines.local.as_nanos_f64()
+            } else {
+                let hop = |i: u32| {
+                    let d = m
+                        .topology
+                        .distance(models::CpuId(i), models::CpuId((i + 1) % n));
+                    m.lines.at(d).as_nanos_f64()
+                };
+                (0..n).map(hop).sum::<f64>() / f64::from(n)
+            };
+            rows.push(LineRow {
+                profile: p.name,
+                cpus: n,
+                sockets: m.topology.sockets,
+                increments: run("", LINES_DURATION)?,
+                shuffled: run(
+                    "\"cpu uniform(0ns, 1us)\", ",
+                    sim::Dur(10 * LINES_DURATION.0),
+                )?,
+                predicted_ns,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The line benchmark's table.
+pub fn format_lines(rows: &[LineRow]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "lines: N CPUs incrementing one cache line (loop: atomic counter), {} simulated per point",
+        LINES_DURATION
+    );
+    let _ = writeln!(
+        s,
+        "{:<10} {:>4} {:>7} {:>10} {:>10} {:>9} {:>9} {:>12}",
+        "profile", "N", "sockets", "incr/s", "ns/incr", "predicted", "ratio", "shuffled_ns"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<10} {:>4} {:>7} {:>10.3e} {:>10.2} {:>9.2} {:>9.3} {:>12.2}",
+            r.profile,
+            r.cpus,
+            r.sockets,
+            r.increments_per_sec(),
+            r.ns_per_increment(),
+            r.predicted_ns,
+            r.ns_per_increment() / r.predicted_ns,
+            r.shuffled_ns_per_increment()
+        );
+    }
+    let _ = writeln!(
+        s,
+        "predicted: the mean transfer from each CPU to the next in CPU order (docs/machine-sources.md §5.2);"
+    );
+    let _ = writeln!(
+        s,
+        "shuffled: the tasks first ask for the line in a random order, which the line keeps."
+    );
+    s
+}

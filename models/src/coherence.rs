@@ -356,7 +356,10 @@ mod tests {
         // A sharer that writes pays the invalidation of the owner's copy.
         assert_eq!(l.rmw(&f, CpuId(1), NS(2300)), acc(2300, 2400));
         assert_eq!(l.stats.invalidations, 2, "1's own copy is not counted");
-        assert_eq!(l.stats.transfers, 5, "0's first write, 3 read misses, 1's write");
+        assert_eq!(
+            l.stats.transfers, 5,
+            "0's first write, 3 read misses, 1's write"
+        );
     }
 
     #[test]

@@ -314,6 +314,10 @@ pub struct BenchFlags {
     /// `--set machine.FIELD=V` still applies after it.
     #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
+    /// Instead: N CPUs incrementing one cache line on each machine
+    /// profile, increments per second and ns per increment by N.
+    #[arg(long)]
+    pub lines: bool,
 }
 
 #[cfg(test)]

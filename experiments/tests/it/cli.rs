@@ -134,6 +134,27 @@ fn list_names_the_builtin_experiments() {
 }
 
 #[test]
+fn bench_lines_prints_increments_by_profile_and_cpus() {
+    let d = tempfile::tempdir().unwrap();
+    let o = convoy(&["bench", "--lines"], d.path());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("ns/incr") && s.contains("incr/s"), "{s}");
+    // One row per profile but `ideal` and N: 8 + 6 + 7.
+    let rows: Vec<&str> = s
+        .lines()
+        .filter(|l| l.starts_with("server-") || l.starts_with("kvm-"))
+        .collect();
+    assert_eq!(rows.len(), 21, "{s}");
+    // server-2s at N = 4: 51 ns, as predicted.
+    let row = rows
+        .iter()
+        .find(|l| l.split_whitespace().take(2).eq(["server-2s", "4"]))
+        .unwrap();
+    assert!(row.contains("51.00") && row.contains("1.000"), "{row}");
+    assert!(!s.contains("ideal"), "{s}");
+}
+
+#[test]
 fn bench_prints_the_metrics_and_ends_with_acquisitions_per_sec() {
     let d = tempfile::tempdir().unwrap();
     let o = convoy(

@@ -7,8 +7,8 @@
 
 use super::dur_field;
 use super::settings::Settings;
-use crate::program::{DistId, GroupId, LineId, LineSpec, LockId, LockSpec, MemcgId, MemcgSpec};
 use crate::program::ReclaimFrees;
+use crate::program::{DistId, GroupId, LineId, LineSpec, LockId, LockSpec, MemcgId, MemcgSpec};
 use crate::program::{WakePlacement, WorkId, WorkSpec, WorkTypeId, WorkqueueSpec, WqId};
 use crate::scenario::doc::{DistDef, Doc, LineDef, LockDef, MemcgDef};
 use crate::scenario::error::ScenarioError;
@@ -153,7 +153,9 @@ fn line_costs(src: &Source, name: &str, d: &LineDef) -> Result<Option<(Dur, Dur)
             Err(ScenarioError::new(
                 src.locate(Some(v.span())),
                 format!("lines.{name}.{has}"),
-                format!("a line's own costs need both `transfer` and `local`; `{lacks}` is missing"),
+                format!(
+                    "a line's own costs need both `transfer` and `local`; `{lacks}` is missing"
+                ),
             ))
         }
     }

@@ -414,7 +414,14 @@ impl<'a> Resolver<'_, 'a, '_> {
         let lines = self.scope.lines;
         let (name, key) = family_ref(o, full)?;
         let Some(&(base, instances, family)) = lines.ids.get(name) else {
-            return Err(undefined(o, "line", name, "lines", "declared", lines.ids.keys()));
+            return Err(undefined(
+                o,
+                "line",
+                name,
+                "lines",
+                "declared",
+                lines.ids.keys(),
+            ));
         };
         let self_count = self.scope.self_count;
         let (line, dynamic) = match (family, key) {
