@@ -31,6 +31,8 @@ const FRAGMENTS: &[&str] = &[
     "no calibration targets; experiments with targets: ",
     "the block's body must release what it takes",
     "is not a family of locks (no `instances`); drop the `[...]`",
+    "is not a family of lines (no `instances`); drop the `[...]`",
+    "a line's own costs need both `transfer` and `local`",
     "must be non-empty and within 0..1048576",
     "expected pages, KiB, MiB or GiB",
     "expected `at_end` or `during`, not ",
