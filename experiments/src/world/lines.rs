@@ -167,10 +167,15 @@ impl<'c> World<'c> {
     #[inline(always)]
     pub(super) fn lock_pollers_changed(&mut self, lock: LockId) {
         if self.lines.lock_has_line(lock) {
-            let now_polling = self.locks.policies[lock].word_pollers();
-            if now_polling != [None, None] || self.lines.pollers[lock] != [NO_POLLER; 2] {
-                self.lines.set_pollers(lock, now_polling, self.clock.now);
-            }
+            self.lock_pollers_changed_slow(lock);
+        }
+    }
+
+    #[inline(never)]
+    fn lock_pollers_changed_slow(&mut self, lock: LockId) {
+        let now_polling = self.locks.policies[lock].word_pollers();
+        if now_polling != [None, None] || self.lines.pollers[lock] != [NO_POLLER; 2] {
+            self.lines.set_pollers(lock, now_polling, self.clock.now);
         }
     }
 

@@ -198,7 +198,7 @@ fn r70_the_cost_by_distance_on_server_2s() {
 }
 
 #[test]
-fn r73_a_spinner_pays_one_transfer_at_the_handoff() {
+fn r73_r74_a_spinner_pays_one_transfer_at_the_handoff() {
     // h (CPU 0) takes the mutex at 0 (the word's first touch) and holds it
     // 10 us. s (CPU 1) asks at 1 us: its fast-path cmpxchg takes the line
     // from CPU 0 and fails; it spins on the running owner (R27, the OSQ
@@ -276,6 +276,45 @@ program = ["cpu 2us", "mutex_lock m", "mutex_unlock m"]
     // s1's reloaded copy at h's unlock, and s2's (the OSQ head after s1
     // took the lock) at s1's unlock.
     assert_eq!(counter(&r, "m/line_invalidations"), 2);
+}
+
+#[test]
+fn r74_lock_words_have_lines_on_a_real_machine_and_not_on_the_ideal_one() {
+    // Two readers share an rwsem: nobody waits for it, but every
+    // down_read and up_read is an atomic on its word, which the other CPU
+    // wrote last. A lock of the `none` policy has no word.
+    let text = r#"
+[scenario]
+name = "words"
+duration = "100us"
+cpus = 2
+[locks.l]
+kind = "rwsem"
+[locks.gone]
+kind = "rwsem"
+policy = "none"
+[tasks.r]
+count = 2
+program = ["loop", "down_read l", "cpu 100ns", "up_read l", "down_read gone", "up_read gone", "cpu 400ns", "end"]
+"#;
+    let ideal = run_on(text, Machine::ideal(Some(2)));
+    assert_eq!(ideal.counter("l/line_transfers"), None, "no line on ideal");
+    let r = run_on(text, whole("server-2s"));
+    assert_eq!(r.counter("gone/line_transfers"), None, "no word, no line");
+    let passes = |r: &VariantResult| counter(r, "l/read_acquisitions");
+    assert!(
+        passes(&r) < passes(&ideal),
+        "{} vs {}",
+        passes(&r),
+        passes(&ideal)
+    );
+    // CPUs 0 and 1, a socket apart (cores 0 and 1): at most two transfers
+    // a pass, at least one (the passes interleave).
+    let transfers = counter(&r, "l/line_transfers");
+    assert!(
+        transfers <= 2 * passes(&r) + 1 && transfers >= passes(&r),
+        "{transfers}"
+    );
 }
 
 /// Increments per second of `n` tasks on `n` CPUs looping `atomic
