@@ -57,7 +57,9 @@ pub fn estimated_memory(c: &Compiled) -> u64 {
     // A cache line and its pollers per lock word that has one, and per
     // data line (its sharer bitset grows with the CPUs that read it).
     let line = std::mem::size_of::<models::coherence::Line>() as u64 + 32;
-    let word_lines = if !c.machine.is_ideal() || c.locks.iter().any(|l| l.line.is_some()) {
+    let l = c.machine.lines;
+    let machine_lines = [l.local, l.smt, l.socket, l.remote] != [Dur::ZERO; 4];
+    let word_lines = if machine_lines || c.locks.iter().any(|l| l.line.is_some()) {
         locks
     } else {
         0

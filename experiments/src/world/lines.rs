@@ -2,8 +2,9 @@
 //! lines (`[lines]`) under the coherence model (`models::coherence`,
 //! R70-R74), and the spinners that poll lock words.
 //!
-//! A lock word has a line when the machine is not the ideal one (every
-//! lock but a `none` policy's, at the machine's costs by distance) or when
+//! A lock word has a line when the machine's lines cost something (all
+//! but the ideal machine: every lock but a `none` policy's, at the
+//! machine's costs by distance) or when
 //! the lock sets its own flat costs (`line_transfer`, `line_local`). With
 //! neither, no lock has a line and a lock step only reads the length of
 //! an empty table.
@@ -68,7 +69,10 @@ impl Lines {
                 }
             }
         };
-        let machine_lines = !m.is_ideal();
+        // Every lock word has a line on a machine whose lines cost
+        // something (all but the ideal one).
+        let l = m.lines;
+        let machine_lines = [l.local, l.smt, l.socket, l.remote] != [Dur::ZERO; 4];
         let any_lock = machine_lines || c.locks.iter().any(|l| l.line.is_some());
         let lock_fabric: TiVec<LockId, u32> = if any_lock {
             (c.locks.iter())
@@ -202,14 +206,22 @@ impl<'c> World<'c> {
     }
 
     /// `t` stalls on its CPU until `done`, a line access: as a burst, so
-    /// that a preemption keeps the rest.
-    fn line_stall(&mut self, t: TaskId, done: SimTime) {
+    /// that a preemption keeps the rest, and in a guest stretched by the
+    /// steal it overlaps as a `cpu` step is (R67: the vCPU does not run,
+    /// the access completes when it runs again). Returns when `t` goes
+    /// on.
+    fn line_stall(&mut self, t: TaskId, done: SimTime) -> SimTime {
         let now = self.clock.now;
+        let end = if self.cpus.wake.is_some() {
+            self.stolen_burst_end(t, done.since(now))
+        } else {
+            done
+        };
         let task = &mut self.tasks[t];
         task.in_burst = true;
         task.burst_start = now;
-        task.burst_end = done;
-        self.clock.schedule(t, done, Ev::Run);
+        task.burst_end = end;
+        end
     }
 
     /// The atomic of a lock step of `t` on `lock`'s word (R74): a
@@ -235,7 +247,8 @@ impl<'c> World<'c> {
         let d = a.done.since(now);
         if d > Dur::ZERO {
             self.tasks[t].atomic_done = true;
-            self.line_stall(t, a.done);
+            let end = self.line_stall(t, a.done);
+            self.clock.schedule(t, end, Ev::Run);
         }
         d
     }
@@ -249,12 +262,10 @@ impl<'c> World<'c> {
         }
         let a = self.word_rmw(lock, self.line_cpu(t));
         if a.done > self.clock.now {
-            let task = &mut self.tasks[t];
-            task.in_burst = true;
-            task.burst_start = self.clock.now;
-            task.burst_end = a.done;
+            self.line_stall(t, a.done)
+        } else {
+            a.done
         }
-        a.done
     }
 
     /// An `atomic` (`write`) or `read` step of `t` on data line `line`
@@ -279,7 +290,8 @@ impl<'c> World<'c> {
             let name = format!("{what} {}", self.c.lines[line].name);
             tr.slice_on_cpu(t, name, now, a.done, on);
         }
-        self.line_stall(t, a.done);
+        let end = self.line_stall(t, a.done);
+        self.clock.schedule(t, end, Ev::Run);
         true
     }
 }

@@ -181,10 +181,9 @@ impl<'c> World<'c> {
         end
     }
 
-    /// The steal that `victim`'s `cpu` step, cut short now by a
-    /// preemption, would have lost after now: taken off its rest and off
-    /// the count. (A lock word's atomic is not stretched: nothing to
-    /// take off.)
+    /// The steal that `victim`'s `cpu` step (or wait for a cache line),
+    /// cut short now by a preemption, would have lost after now: taken
+    /// off its rest and off the count.
     pub(super) fn unsteal_rest(&mut self, victim: TaskId) -> Dur {
         let v = &self.tasks[victim];
         let Some(w) = self.cpus.wake.as_mut() else {
@@ -193,9 +192,6 @@ impl<'c> World<'c> {
         let Some(s) = w.steal.as_ref() else {
             return Dur::ZERO;
         };
-        if v.atomic_done {
-            return Dur::ZERO;
-        }
         let lost = s.stolen_within(v.cpu, self.clock.now, v.burst_end);
         w.steal_ns = w.steal_ns.saturating_sub(lost.0);
         lost

@@ -418,6 +418,45 @@ fn r70_n_cpus_incrementing_one_line_follow_the_published_shape() {
 }
 
 #[test]
+fn a_scenario_that_names_its_machine_pays_that_machines_transfers() {
+    // The `[machine]` table, as a user writes it: 2 CPUs of server-2s are
+    // one core's two threads; an override of `line_smt` is what b pays.
+    let text = r#"
+[scenario]
+name = "table"
+duration = "1ms"
+cpus = 2
+[machine]
+profile = "server-2s"
+[lines.x]
+[tasks.a]
+count = 1
+program = ["atomic x", "cpu 10us"]
+[tasks.b]
+count = 1
+program = ["cpu 1us", "span_begin rmw", "atomic x", "span_end rmw"]
+"#;
+    let r = crate::common::run_text(text, 1);
+    assert_eq!(span(&r, "rmw/b"), (SMT, SMT, 1));
+    let text = text.replace(
+        "profile = \"server-2s\"",
+        "profile = \"server-2s\"\nline_smt = \"20ns\"",
+    );
+    let r = crate::common::run_text(&text, 1);
+    assert_eq!(span(&r, "rmw/b"), (Dur(20), Dur(20), 1));
+    // On the ideal machine the line costs nothing, and is still counted.
+    let r = crate::common::run_text(
+        &text.replace(
+            "[machine]\nprofile = \"server-2s\"\nline_smt = \"20ns\"\n",
+            "",
+        ),
+        1,
+    );
+    assert_eq!(span(&r, "rmw/b"), (Dur::ZERO, Dur::ZERO, 1));
+    assert_eq!(counter(&r, "x/transfers"), 2);
+}
+
+#[test]
 fn bad_line_steps_and_tables_name_the_field() {
     let base = r#"
 [scenario]
