@@ -3,7 +3,9 @@
 //! and the counters that say why.
 //!
 //! Until scenarios name their machine, a test compiles the scenario and
-//! sets `Compiled::machine` itself.
+//! sets `Compiled::machine` itself. The mutexes' words have cache lines
+//! of no cost (`line_transfer = "0ns"`): these tests time the wake path
+//! alone; tests/it/coherence.rs times the lines.
 
 use experiments::blame::{blame_run, Wanted};
 use experiments::program::Compiled;
@@ -86,6 +88,8 @@ cpus = 2
 runqueue = "percpu"
 [locks.m]
 kind = "mutex"
+line_transfer = "0ns"
+line_local = "0ns"
 [tasks.holder]
 count = 1
 program = ["span_begin nap", "mutex_lock m", "sleep 1ms", "mutex_unlock m", "span_end nap", "sleep 100ms"]
@@ -303,6 +307,8 @@ duration = "10s"
 cpus = 1
 [locks.m]
 kind = "mutex"
+line_transfer = "0ns"
+line_local = "0ns"
 [tasks.t]
 count = 1
 program = ["mutex_lock m", "span_begin s", "cpu 50ms", "cpu 50ms", "span_end s", "mutex_unlock m", "sleep 100s"]
