@@ -167,7 +167,8 @@ impl<'c> World<'c> {
         }
     }
 
-    /// After a call to `lock`'s policy: who polls its word now (R73).
+    /// After a call to `lock`'s policy that may have changed its
+    /// spinners: who polls its word now (R73).
     #[inline(always)]
     pub(super) fn lock_pollers_changed(&mut self, lock: LockId) {
         if self.lines.lock_has_line(lock) {
@@ -256,6 +257,7 @@ impl<'c> World<'c> {
     /// A spinner `t` was granted `lock` (R73): its cmpxchg on the word, a
     /// read-modify-write that takes the line from the releasing CPU.
     /// Returns when `t` goes on, holding the lock.
+    #[inline(never)]
     pub(super) fn spinner_cmpxchg(&mut self, t: TaskId, lock: LockId) -> SimTime {
         if !self.lines.lock_has_line(lock) {
             return self.clock.now;
@@ -271,6 +273,7 @@ impl<'c> World<'c> {
     /// An `atomic` (`write`) or `read` step of `t` on data line `line`
     /// (R70, R71): `t` holds its CPU until the access is done. Returns
     /// false when it takes no time (the step is done at once).
+    #[inline(never)]
     pub(super) fn data_line(&mut self, t: TaskId, line: LineId, write: bool) -> bool {
         let now = self.clock.now;
         let cpu = self.line_cpu(t);

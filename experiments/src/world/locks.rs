@@ -129,7 +129,6 @@ impl<'c> World<'c> {
             tasks: &view,
         };
         let r = op(&mut self.locks.policies[lock], ctx, &mut self.locks.wakes);
-        self.lock_pollers_changed(lock);
         self.apply_wakes(lock);
         r
     }
@@ -155,6 +154,9 @@ impl<'c> World<'c> {
     }
 
     pub(super) fn apply_wakes_slow(&mut self, lock: LockId) {
+        // The spinners that poll the word change only with a wake, a new
+        // spin (`start_spin`) or a spinner's own timeout (`spin_end`).
+        self.lock_pollers_changed(lock);
         let mut wakes = std::mem::take(&mut self.locks.wakes);
         for w in &wakes {
             match *w {
@@ -224,6 +226,9 @@ impl<'c> World<'c> {
         }
         self.tasks[t].state = State::Spinning;
         self.cpus.spinning += 1;
+        if let Resume::Acquired { lock, .. } = self.tasks[t].resume {
+            self.lock_pollers_changed(lock);
+        }
         match until {
             Some(at) => self.clock.queue.set(t.index(), at, Ev::SpinEnd),
             None => self.clock.queue.clear(t.index()),
@@ -240,6 +245,7 @@ impl<'c> World<'c> {
         self.tasks[t].state = State::Running;
         self.blame_switch(t, Doing::OnCpu);
         let r = self.lock_op(lock, |l, ctx, wakes| l.spin_timeout(ctx, t, mode, wakes));
+        self.lock_pollers_changed(lock);
         match r {
             Acquire::Granted => self.run_task(t),
             Acquire::Queued => {
