@@ -14,6 +14,7 @@ use output::files::{
 };
 use output::{ExperimentResult, VariantResult};
 use rayon::prelude::*;
+use sim::Dur;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -29,6 +30,9 @@ pub struct RunOptions {
     pub limits: Limits,
     /// Show a progress bar on stderr when the run takes more than a moment.
     pub progress: bool,
+    /// Keep each series' log2 histogram per window, in this unit
+    /// ([`World::keep_window_log2`]); no output file writes them.
+    pub window_log2: Option<Dur>,
 }
 
 impl Default for RunOptions {
@@ -40,6 +44,7 @@ impl Default for RunOptions {
             jobs: 0,
             limits: Limits::default(),
             progress: false,
+            window_log2: None,
         }
     }
 }
@@ -141,10 +146,14 @@ pub fn run_one(
     seed: u64,
     rep: u64,
     limits: Limits,
+    window_log2: Option<Dur>,
     progress: &mut dyn FnMut(sim::SimTime),
 ) -> Result<VariantResult, RunError> {
     crate::world::check_limits(c, &limits)?;
     let mut w = World::new(c, seed, rep, limits);
+    if let Some(unit) = window_log2 {
+        w.keep_window_log2(unit);
+    }
     w.run(progress)?;
     Ok(w.result())
 }
@@ -189,10 +198,12 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
             last = t.0;
         };
         let r =
-            run_one(c, seed, rep, opts.limits, &mut progress).map_err(|error| RunnerError::Run {
-                variant: c.variant.clone(),
-                rep,
-                error: Box::new(error),
+            run_one(c, seed, rep, opts.limits, opts.window_log2, &mut progress).map_err(|error| {
+                RunnerError::Run {
+                    variant: c.variant.clone(),
+                    rep,
+                    error: Box::new(error),
+                }
             });
         tick(c.duration.0.saturating_sub(last));
         r

@@ -9,7 +9,9 @@
 //! bucket edges fall on powers of two, so the log2 view is exact.
 //!
 //! [`Windows`] keeps count, sum and max per fixed-length window of simulated
-//! time (10 s by default), the way kernel people report tails per interval.
+//! time (10 s by default), the way kernel people report tails per interval,
+//! and, when a caller asks ([`WindowLog2`]), each window's log2 histogram,
+//! the way the cases' bpftrace scripts print one per interval.
 
 use crate::time::{Dur, SimTime};
 use hdrhistogram::Histogram;
@@ -336,6 +338,31 @@ impl HdrCounts {
         }
     }
 
+    /// Everything recorded so far as [`Log2Counts`] of `value / unit`
+    /// (the value floored to whole units, as a script that divides
+    /// nanoseconds by 1000 sees it).
+    ///
+    /// Each HDR sub-bucket goes to the log2 bucket of its lowest value,
+    /// which is exact when no log2 bound `unit x 2^k` falls inside a
+    /// sub-bucket. Below 2048 ns sub-buckets are 1 ns wide; above, the
+    /// sub-buckets of `[2^b, 2^(b+1))` are `2^(b-10)` wide. For `unit` =
+    /// 1 ns the bounds are powers of two; for 1 us, `1000 x 2^k` =
+    /// `125 x 2^(k+3)` lies in `[2^(k+9), 2^(k+10))`, whose sub-buckets are
+    /// `2^(k-1)` wide, so it is a sub-bucket edge: both are exact (a test
+    /// checks them against the values). Other units are to HDR's 0.1%.
+    pub fn log2_counts(&self, unit: Dur) -> Log2Counts {
+        let unit = unit.ns().max(1);
+        let mut out = [0u64; 65];
+        out[0] = self.zeros;
+        for (i, &c) in self.counts.iter().enumerate() {
+            let n = u64::from(c) + (self.carries.get(i).copied().unwrap_or(0) << 16);
+            if n > 0 {
+                out[log2_index(Self::lowest(i) / unit)] += n;
+            }
+        }
+        out
+    }
+
     /// The histogram of everything recorded.
     pub fn into_hist(self) -> LatencyHist {
         let mut h = LatencyHist::new();
@@ -384,6 +411,16 @@ pub fn log2_bounds(d: Dur) -> (Dur, Dur) {
     (Dur(lo), Dur(hi))
 }
 
+/// Counts per log2 bucket of a value in some unit, bpftrace `hist()`
+/// style: index 0 holds `[0]`, index k + 1 holds `[2^k, 2^(k+1))` units
+/// ([`log2_index`]).
+pub type Log2Counts = [u64; 65];
+
+/// The [`Log2Counts`] index of `v` units: 0 for 0, else `floor(log2 v) + 1`.
+pub fn log2_index(v: u64) -> usize {
+    (64 - v.leading_zeros()) as usize
+}
+
 /// `sum / count` rounded to the nearest nanosecond; 0 when `count` is 0.
 /// The mean of samples is at most their maximum, so it fits a `u64`.
 fn rounded_mean(sum: u128, count: u64) -> Dur {
@@ -427,12 +464,15 @@ pub struct Windows {
     /// time order within a run, so most records skip the division.
     cur: usize,
     cur_end: SimTime,
+    /// Each window's log2 histogram and its unit, when a [`WindowLog2`]
+    /// recorded them: one per bin.
+    log2: Option<(Dur, Vec<Log2Counts>)>,
 }
 
 impl PartialEq for Windows {
     /// Equal when they hold the same bins; the record cursor is not data.
     fn eq(&self, other: &Self) -> bool {
-        self.width == other.width && self.bins == other.bins
+        self.width == other.width && self.bins == other.bins && self.log2 == other.log2
     }
 }
 impl Eq for Windows {}
@@ -453,6 +493,7 @@ impl Windows {
             bins: Vec::new(),
             cur: 0,
             cur_end: SimTime::ZERO + width,
+            log2: None,
         }
     }
 
@@ -466,13 +507,29 @@ impl Windows {
     /// on a late sample).
     #[inline]
     pub fn record(&mut self, at: SimTime, d: Dur) {
+        if !self.record_in_current(at, d) {
+            self.record_in_another_window(at, d);
+        }
+    }
+
+    /// Records `d` if `at` falls in the current window (the last
+    /// sample's); false, recording nothing, if it does not: a caller that
+    /// keeps something per window ([`WindowLog2`]) closes the window, then
+    /// records with [`Windows::record`].
+    #[inline]
+    pub fn record_in_current(&mut self, at: SimTime, d: Dur) -> bool {
         if at < self.cur_end && self.cur_end - at <= self.width {
             if let Some(b) = self.bins.get_mut(self.cur) {
                 b.add(d);
-                return;
+                return true;
             }
         }
-        self.record_in_another_window(at, d);
+        false
+    }
+
+    /// The index of the last sample's window (0 before any sample).
+    pub fn current(&self) -> usize {
+        self.cur
     }
 
     /// [`Windows::record`] for a sample outside the current window (or
@@ -495,6 +552,14 @@ impl Windows {
         if n > self.bins.len() {
             self.bins.resize(n, WindowBin::default());
         }
+        self.pad_log2();
+    }
+
+    /// One log2 histogram per bin, empty ones for windows without samples.
+    fn pad_log2(&mut self) {
+        if let Some((_, h)) = &mut self.log2 {
+            h.resize(self.bins.len().max(h.len()), [0; 65]);
+        }
     }
 
     pub fn merge(&mut self, other: &Windows) {
@@ -510,6 +575,25 @@ impl Windows {
             a.sum += b.sum;
             a.max = a.max.max(b.max);
         }
+        if let Some((unit, theirs)) = &other.log2 {
+            let (u, ours) = self.log2.get_or_insert_with(|| (*unit, Vec::new()));
+            assert_eq!(u, unit, "log2 histograms of different units do not merge");
+            if theirs.len() > ours.len() {
+                ours.resize(theirs.len(), [0; 65]);
+            }
+            for (a, b) in ours.iter_mut().zip(theirs) {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+            }
+        }
+        self.pad_log2();
+    }
+
+    /// Each window's log2 histogram (one per bin, as [`Windows::iter`]
+    /// gives them) and its unit, if they were recorded.
+    pub fn log2(&self) -> Option<(Dur, &[Log2Counts])> {
+        self.log2.as_ref().map(|(u, h)| (*u, h.as_slice()))
     }
 
     /// (window start, bin) for every window, empty ones included.
@@ -525,6 +609,52 @@ impl Windows {
     }
     pub fn is_empty(&self) -> bool {
         self.bins.is_empty()
+    }
+}
+
+/// Builds each window's log2 histogram out of a run's one running
+/// histogram, so that recording a sample costs nothing more: when the
+/// samples move to another window, what the histogram gained since the
+/// last move fell in the window they leave (samples arrive in time
+/// order). Each move costs one pass over the histogram's buckets.
+#[derive(Clone, Debug)]
+pub struct WindowLog2 {
+    unit: Dur,
+    /// The running histogram's log2 view at the last move.
+    seen: Log2Counts,
+    windows: Vec<Log2Counts>,
+}
+
+impl WindowLog2 {
+    /// Histograms of `value / unit` ([`HdrCounts::log2_counts`]).
+    pub fn new(unit: Dur) -> Self {
+        WindowLog2 {
+            unit,
+            seen: [0; 65],
+            windows: Vec::new(),
+        }
+    }
+
+    /// Everything `hist` gained since the last call fell in window `w`.
+    pub fn close(&mut self, w: usize, hist: &HdrCounts) {
+        let now = hist.log2_counts(self.unit);
+        if now == self.seen {
+            return;
+        }
+        if w >= self.windows.len() {
+            self.windows.resize(w + 1, [0; 65]);
+        }
+        for ((x, n), s) in self.windows[w].iter_mut().zip(&now).zip(&self.seen) {
+            *x += n - s;
+        }
+        self.seen = now;
+    }
+
+    /// Gives `windows` (the same run's, extended to its end) the
+    /// histograms, after a last [`WindowLog2::close`].
+    pub fn finish(self, windows: &mut Windows) {
+        windows.log2 = Some((self.unit, self.windows));
+        windows.pad_log2();
     }
 }
 
@@ -607,6 +737,79 @@ mod hdr_counts_tests {
             }
             assert_eq!(counts.into_hist(), direct, "{vs:?}");
         }
+    }
+
+    #[test]
+    fn log2_counts_in_nanoseconds_and_microseconds_are_exact() {
+        // Random values, and each side of every microsecond bound
+        // 1000 x 2^k.
+        let edges = (0..44u32).flat_map(|k| {
+            let b = 1000u64 << k;
+            [b - 1, b, b + 1]
+        });
+        for seed in 1..20 {
+            let mut counts = HdrCounts::new();
+            let (mut ns, mut us) = ([0u64; 65], [0u64; 65]);
+            for v in values(5000, seed).into_iter().chain(edges.clone()) {
+                counts.record(Dur(v));
+                let v = v.min(i64::MAX as u64);
+                ns[log2_index(v)] += 1;
+                us[log2_index(v / 1000)] += 1;
+            }
+            assert_eq!(counts.log2_counts(Dur(1)), ns, "seed {seed}");
+            assert_eq!(counts.log2_counts(Dur(1000)), us, "seed {seed}");
+        }
+        assert_eq!([0, 1, 2, 3, 4, 7, 8].map(log2_index), [0, 1, 2, 2, 3, 3, 4]);
+    }
+
+    #[test]
+    fn window_log2_gives_each_window_the_samples_it_got() {
+        // Samples in time order, as a run records them; window 2 is empty.
+        let samples = [
+            (1u64, 0u64),
+            (3, 1500),
+            (9, 999),
+            (12, 4000),
+            (15, 2_000_000),
+            (31, 7),
+            (39, 1000),
+        ];
+        let mut hist = HdrCounts::new();
+        let mut windows = Windows::new(Dur(10));
+        let mut log2 = WindowLog2::new(Dur(1000));
+        for (t, v) in samples {
+            if !windows.record_in_current(SimTime(t), Dur(v)) {
+                log2.close(windows.current(), &hist);
+                windows.record(SimTime(t), Dur(v));
+            }
+            hist.record(Dur(v));
+        }
+        log2.close(windows.current(), &hist);
+        windows.extend_to(SimTime(50));
+        log2.finish(&mut windows);
+        let (unit, h) = windows.log2().unwrap();
+        assert_eq!(unit, Dur(1000));
+        let mut want = vec![[0u64; 65]; 5];
+        for (t, v) in samples {
+            want[(t / 10) as usize][log2_index(v / 1000)] += 1;
+        }
+        assert_eq!(h, &want[..]);
+        assert_eq!(want[0][..3], [2, 1, 0]);
+        // The counts, sums and maxima are those of `record` alone.
+        let mut plain = Windows::new(Dur(10));
+        for (t, v) in samples {
+            plain.record(SimTime(t), Dur(v));
+        }
+        plain.extend_to(SimTime(50));
+        assert!(plain
+            .iter()
+            .map(|(_, b)| *b)
+            .eq(windows.iter().map(|(_, b)| *b)));
+        // Merging two runs adds them window by window.
+        let mut two = windows.clone();
+        two.merge(&windows);
+        assert_eq!(two.log2().unwrap().1[3][1], 2 * h[3][1]);
+        assert_eq!(plain.log2(), None);
     }
 
     #[test]

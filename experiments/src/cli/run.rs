@@ -309,6 +309,7 @@ pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
             jobs: a.jobs,
             limits,
             progress: true,
+            window_log2: None,
         },
         out: a.out,
         histograms: a.histograms,

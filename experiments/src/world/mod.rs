@@ -76,7 +76,7 @@ use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskView, Wake};
 use models::{CpuId, LockId, MemcgId, TaskId, WorkId, WqId};
 use output::{Counter, Series, VariantResult};
 use sim::rng::{stream, Stream};
-use sim::stats::{HdrCounts, Windows};
+use sim::stats::{HdrCounts, WindowLog2, Windows};
 use sim::{Dur, SimTime, SlotQueue};
 use std::fmt;
 use typed_index_collections::{ti_vec, TiSlice, TiVec};

@@ -21,6 +21,22 @@ pub(super) struct Stats {
 struct Stat {
     hist: HdrCounts,
     windows: Windows,
+    /// Each window's log2 histogram, when asked for
+    /// ([`World::keep_window_log2`]).
+    log2: Option<WindowLog2>,
+}
+
+impl Stat {
+    /// [`Stats::record`] for a sample in another window than the last:
+    /// closes the last one's log2 histogram, if kept.
+    #[cold]
+    #[inline(never)]
+    fn record_in_another_window(&mut self, now: SimTime, d: Dur) {
+        if let Some(l) = &mut self.log2 {
+            l.close(self.windows.current(), &self.hist);
+        }
+        self.windows.record(now, d);
+    }
 }
 
 impl Stats {
@@ -30,6 +46,7 @@ impl Stats {
                 .map(|_| Stat {
                     hist: HdrCounts::new(),
                     windows: Windows::new(c.window),
+                    log2: None,
                 })
                 .collect(),
             counts: ti_vec![0; c.counters.len()],
@@ -41,8 +58,10 @@ impl Stats {
     #[inline]
     pub(super) fn record(&mut self, stat: StatId, now: SimTime, d: Dur) {
         let s = &mut self.series[stat];
+        if !s.windows.record_in_current(now, d) {
+            s.record_in_another_window(now, d);
+        }
         s.hist.record(d);
-        s.windows.record(now, d);
     }
 
     /// The next key of the `key next` allocator `n`, among `span` keys:
@@ -56,6 +75,16 @@ impl Stats {
 }
 
 impl<'c> World<'c> {
+    /// Keeps each statistic's log2 histogram per window, of `value /
+    /// unit` (`convoy validate` compares case 2's with the measured
+    /// ones). Costs a pass over a histogram's buckets each time its
+    /// samples move to the next window, nothing per sample.
+    pub fn keep_window_log2(&mut self, unit: Dur) {
+        for s in self.stats.series.iter_mut() {
+            s.log2 = Some(WindowLog2::new(unit));
+        }
+    }
+
     /// The results of this replication.
     pub fn result(self) -> VariantResult {
         let c = self.c;
@@ -75,6 +104,10 @@ impl<'c> World<'c> {
             .zip(self.stats.series)
             .map(|(spec, mut st)| {
                 st.windows.extend_to(horizon);
+                if let Some(mut l) = st.log2 {
+                    l.close(st.windows.current(), &st.hist);
+                    l.finish(&mut st.windows);
+                }
                 Series {
                     metric: spec.metric,
                     subject: spec.subject.clone(),

@@ -353,7 +353,7 @@ fn validate_checks_the_chosen_experiments_with_overrides() {
     let (code, _, e) = validate(&["--experiment", "bench-convoy"]);
     assert_eq!(code, Some(2), "{e}");
     assert!(
-        e.contains("--experiment bench-convoy: no calibration targets; experiments with targets: rmdir-cost, pidlist-flush-run-a, inode-alloc-reclaim"),
+        e.contains("--experiment bench-convoy: no calibration targets; experiments with targets: rmdir-cost, pidlist-flush-run-a, pidlist-flush-run-b, inode-alloc-reclaim"),
         "{e}"
     );
 }

@@ -60,6 +60,23 @@ pub fn run_builtin_seeded(name: &str, duration: &str, seed: Option<u64>) -> Expe
     run(&ScenarioFile::new(src).unwrap(), &opts).unwrap().result
 }
 
+/// Runs a built-in as `convoy validate` runs it (its targets' run
+/// options: the windows' log2 histograms kept), with `sets` and `reps`
+/// replications, one thread.
+pub fn run_for_validate(name: &str, sets: &[&str], reps: u64) -> experiments::runner::RunOutput {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let src = builtin::source(name, &sets).unwrap();
+    let base = RunOptions {
+        jobs: 1,
+        ..RunOptions::default()
+    };
+    let opts = RunOptions {
+        reps,
+        ..experiments::validate::run_options(name, &base)
+    };
+    run(&ScenarioFile::new(src).unwrap(), &opts).unwrap()
+}
+
 /// The base variant of a scenario text, compiled.
 pub fn compile_text(text: &str) -> Compiled {
     let file = ScenarioFile::new(Source::new("t.toml", text)).unwrap();
