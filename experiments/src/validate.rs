@@ -585,6 +585,11 @@ pub struct Row {
     pub places: Vec<(f64, f64)>,
     /// For a histogram target, the distances it was judged by.
     pub distance: Option<Distances>,
+    /// A statistical target's comparisons, one per measured value
+    /// (true: within), and the chance that one falls outside were the
+    /// model the machine ([`chance_outside`]).
+    pub comparisons: Vec<bool>,
+    pub chance: f64,
     pub verdict: Verdict,
 }
 
@@ -598,6 +603,8 @@ pub struct Distances {
     pub median: f64,
     /// Their p90: the threshold.
     pub threshold: f64,
+    /// How many model windows there were.
+    pub windows: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -660,11 +667,11 @@ pub fn validate(
                 experiment: e,
                 source,
             })?;
+            check_window_width(e, &file)?;
             let out = run(&file, &run_options(e, opts)).map_err(|source| ValidateError::Run {
                 experiment: e,
                 source,
             })?;
-            check_window_width(e, &out)?;
             results.push((e, out));
         }
         let out = &results.iter().find(|(e, _)| *e == t.experiment).unwrap().1;
@@ -688,16 +695,19 @@ pub fn run_options(experiment: &str, opts: &RunOptions) -> RunOptions {
 
 /// Window targets are figures per 10 s: a run whose windows are of
 /// another width (`--set scenario.window=...`) cannot be held to them.
-fn check_window_width(experiment: &'static str, out: &RunOutput) -> Result<(), ValidateError> {
+/// Checked on the compiled base variant, before anything runs.
+fn check_window_width(experiment: &'static str, file: &ScenarioFile) -> Result<(), ValidateError> {
     let per_window = TARGETS.iter().any(|t| {
         t.experiment == experiment
             && matches!(t.measure, Measure::Window { .. } | Measure::Hist { .. })
     });
-    let width = (out.result.variants.first())
-        .and_then(|v| v.series.first())
-        .map(|s| s.windows.width());
-    match width {
-        Some(width) if per_window && width != CASE_WINDOW => {
+    if !per_window {
+        return Ok(());
+    }
+    let compiled = crate::runner::prepare(file, std::slice::from_ref(&file.base))
+        .map_err(|source| ValidateError::Scenario { experiment, source })?;
+    match compiled.first().map(|(c, _)| c.window) {
+        Some(width) if width != CASE_WINDOW => {
             Err(ValidateError::WindowWidth { experiment, width })
         }
         _ => Ok(()),
@@ -734,6 +744,8 @@ pub fn judge(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
         interval: None,
         places: Vec::new(),
         distance: None,
+        comparisons: Vec::new(),
+        chance: 0.0,
         verdict: if ok { Verdict::Ok } else { Verdict::Outside },
     };
     let within = |model: f64, measured: f64, tolerance: f64| {
@@ -776,10 +788,13 @@ pub fn judge(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
             }
             worst.sort_by(f64::total_cmp);
             let (lo, hi) = (worst[0], worst[worst.len() - 1]);
+            let ok = (lo..=hi).contains(&measured);
             Ok(Row {
                 interval: Some((lo, hi)),
                 places: vec![place(&worst, (measured, measured))],
-                ..row(Some(percentile(&worst, 50)), (lo..=hi).contains(&measured))
+                comparisons: vec![ok],
+                chance: chance_outside(worst.len(), 1, worst.len()),
+                ..row(Some(percentile(&worst, 50)), ok)
             })
         }
         Measure::Window {
@@ -803,12 +818,15 @@ pub fn judge(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
             }
             w.sort_by(f64::total_cmp);
             let (lo, hi) = central_90(&w);
-            let ok = windows.iter().all(|&m| stat.contains(lo, hi, m));
+            let within: Vec<bool> = windows.iter().map(|&m| stat.contains(lo, hi, m)).collect();
+            let n = w.len();
             Ok(Row {
                 interval: Some((lo, hi)),
                 places: windows.iter().map(|&m| place(&w, stat.spans(m))).collect(),
-                ..row(Some(percentile(&w, 50)), ok)
-            })
+                chance: chance_outside(n, rank(5, n), rank(95, n)),
+                ..row(Some(percentile(&w, 50)), within.iter().all(|&x| x))
+            }
+            .with_comparisons(within))
         }
         Measure::Hist {
             variant,
@@ -832,20 +850,59 @@ pub fn judge(t: &Target, out: &RunOutput) -> Result<Row, ValidateError> {
             };
             let mut medians: Vec<f64> = model.iter().filter_map(log2_median).collect();
             medians.sort_by(f64::total_cmp);
-            let ok = judged.measured.iter().all(|&d| d <= judged.threshold);
+            let within: Vec<bool> = (judged.measured.iter())
+                .map(|&d| d <= judged.threshold)
+                .collect();
             let places = measured
                 .iter()
                 .filter_map(log2_median)
                 .map(|m| place(&medians, (m, m)))
                 .collect();
+            // Only a distance above the threshold's rank is outside.
+            let n = judged.windows;
             Ok(Row {
                 interval: Some(central_90(&medians)),
                 places,
+                chance: chance_outside(n, 0, rank(90, n)),
                 distance: Some(judged),
-                ..row(Some(percentile(&medians, 50)), ok)
-            })
+                ..row(Some(percentile(&medians, 50)), within.iter().all(|&x| x))
+            }
+            .with_comparisons(within))
         }
     }
+}
+
+impl Row {
+    fn with_comparisons(self, comparisons: Vec<bool>) -> Row {
+        Row {
+            comparisons,
+            ..self
+        }
+    }
+}
+
+/// The chance that one more draw of the model's falls outside the
+/// interval from rank `a` to rank `b` of `n` (1-based; `a` = 0 when
+/// there is no lower end): it takes any of the n + 1 ranks alike, and
+/// `a` of them lie below rank `a`, `n + 1 - b` above rank `b`.
+pub fn chance_outside(n: usize, a: usize, b: usize) -> f64 {
+    (a + n + 1 - b) as f64 / (n + 1) as f64
+}
+
+/// The chance that `k` or more of independent comparisons fall outside,
+/// each with its own chance (a Poisson-binomial tail).
+pub fn chance_of_at_least(chances: &[f64], k: usize) -> f64 {
+    // dist[j]: the chance that j of the comparisons so far fell outside.
+    let mut dist = vec![1.0];
+    for &p in chances {
+        let mut next = vec![0.0; dist.len() + 1];
+        for (j, &d) in dist.iter().enumerate() {
+            next[j] += d * (1.0 - p);
+            next[j + 1] += d * p;
+        }
+        dist = next;
+    }
+    dist.iter().skip(k).sum()
 }
 
 /// A window's figures and, when kept, its log2 histogram.
@@ -888,9 +945,12 @@ fn model_windows<'a>(
 /// arithmetic, so that p5 of 20 values is the first, not the second by a
 /// rounding of 0.05 x 20.
 pub fn percentile(sorted: &[f64], p: u32) -> f64 {
-    let n = sorted.len();
-    let rank = (p.min(100) as usize * n).div_ceil(100).max(1);
-    sorted[rank - 1]
+    sorted[rank(p, sorted.len()) - 1]
+}
+
+/// The 1-based nearest rank of the p-th percentile of n values.
+fn rank(p: u32, n: usize) -> usize {
+    (p.min(100) as usize * n).div_ceil(100).max(1)
 }
 
 /// The central 90% of `sorted`: its p5 and p95 by nearest rank.
@@ -970,6 +1030,7 @@ pub fn judge_hists(model: &[Log2Counts], measured: &[Log2Counts]) -> Option<Dist
             .collect(),
         median: percentile(&own, 50),
         threshold: percentile(&own, 90),
+        windows: own.len(),
     })
 }
 
@@ -1105,6 +1166,28 @@ pub fn format(rows: &[Row]) -> String {
     }
     if !legend.is_empty() {
         let _ = writeln!(s, "\n{}", legend.join("\n"));
+    }
+    let chances: Vec<f64> = (rows.iter())
+        .flat_map(|r| r.comparisons.iter().map(|_| r.chance))
+        .collect();
+    if !chances.is_empty() {
+        let outside: usize = (rows.iter())
+            .map(|r| r.comparisons.iter().filter(|&&x| !x).count())
+            .sum();
+        let expected: f64 = chances.iter().sum();
+        // The least count that a model that were the machine reaches
+        // one time in 20 or less.
+        let rare = (0..=chances.len())
+            .find(|&k| chance_of_at_least(&chances, k) <= 0.05)
+            .unwrap_or(chances.len());
+        let _ = writeln!(
+            s,
+            "\n{outside} of {} comparisons outside; were the model the machine,\n\
+             {expected:.1} expected, {rare} or more one time in {:.0} (taken as\n\
+             independent)",
+            chances.len(),
+            1.0 / chance_of_at_least(&chances, rare)
+        );
     }
     let _ = writeln!(
         s,
@@ -1283,6 +1366,23 @@ mod tests {
     }
 
     #[test]
+    fn chances_that_a_model_that_were_the_machine_falls_outside() {
+        // 145 windows, ranks 8 and 138: 7 + 1 of 146 ranks below, 8
+        // above. 39 worsts, their range: 2 in 40. p90 of 58: rank 53,
+        // 6 of 59 ranks above.
+        assert_eq!(chance_outside(145, 8, 138), 16.0 / 146.0);
+        assert_eq!(chance_outside(39, 1, 39), 0.05);
+        assert_eq!(chance_outside(58, 0, rank(90, 58)), 6.0 / 59.0);
+        // Two comparisons at 1/2: one or more 3/4; at 0.1 and 0.2: one
+        // or more 1 - 0.9 x 0.8; both, 0.02.
+        assert_eq!(chance_of_at_least(&[0.5, 0.5], 1), 0.75);
+        assert!((chance_of_at_least(&[0.1, 0.2], 1) - 0.28).abs() < 1e-12);
+        assert!((chance_of_at_least(&[0.1, 0.2], 2) - 0.02).abs() < 1e-12);
+        assert_eq!(chance_of_at_least(&[0.1, 0.2], 0), 1.0);
+        assert_eq!(chance_of_at_least(&[0.1, 0.2], 3), 0.0);
+    }
+
+    #[test]
     fn earth_movers_distance_on_log2_buckets_by_hand() {
         let h = |v: &[(usize, u64)]| {
             let mut out = [0u64; 65];
@@ -1419,7 +1519,14 @@ mod tests {
                     measured: vec![12.3456, 0.25],
                     median: 0.05,
                     threshold: 0.125,
+                    windows: 58,
                 }),
+                comparisons: if t.case > 1 {
+                    vec![false, true]
+                } else {
+                    vec![]
+                },
+                chance: 0.1,
                 verdict: Verdict::Outside,
             })
             .collect();
@@ -1433,6 +1540,14 @@ mod tests {
             .find(|l| l.contains("unpatched avg us") && l.contains(" 1175 "))
             .expect(&s);
         assert!(line.contains(" 10869 ") && line.contains(" 9.250 ") && line.contains(" c90 "));
+        // 40 comparisons at 10%: 4 expected; 8 or more 4.2% of the time.
+        assert!(
+            s.contains(
+                "20 of 40 comparisons outside; were the model the machine,\n\
+                 4.0 expected, 8 or more one time in 24 (taken as\nindependent)\n"
+            ),
+            "{s}"
+        );
         // A line too long for 72 columns goes on two.
         assert!(
             s.contains(

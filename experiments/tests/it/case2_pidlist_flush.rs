@@ -231,6 +231,9 @@ fn validate_judges_run_a_by_the_central_90_percent_of_windows_and_the_histograms
                     assert_eq!(n, 29);
                     assert_eq!(row.interval, Some((v[1], v[27])), "{}", t.what);
                     assert_eq!(model, v[14]);
+                    // 1 + 2 of the 30 ranks a measured window may take
+                    // lie outside: 4 in 30.
+                    assert_eq!(row.chance, 4.0 / 30.0);
                 }
                 let rank = |p: usize| v[(p * n).div_ceil(100).max(1) - 1];
                 let (lo, hi) = (rank(5), rank(95));
@@ -242,7 +245,9 @@ fn validate_judges_run_a_by_the_central_90_percent_of_windows_and_the_histograms
                     WindowStat::Calls => lo <= m && m <= hi,
                     _ => lo < m + 1.0 && m <= hi,
                 };
-                let ok = windows.iter().all(|&m| meets(m));
+                let within: Vec<bool> = windows.iter().map(|&m| meets(m)).collect();
+                assert_eq!(row.comparisons, within, "{}", t.what);
+                let ok = within.iter().all(|&x| x);
                 assert_eq!(row.verdict == Verdict::Ok, ok, "{}: {row:?}", t.what);
             }
             Measure::Hist { windows, .. } => {
@@ -288,6 +293,9 @@ fn validate_judges_run_a_by_the_central_90_percent_of_windows_and_the_histograms
                 for (a, b) in d.measured.iter().zip(&measured) {
                     assert!((a - b).abs() < 1e-9, "{d:?} {measured:?}");
                 }
+                // A distance past rank ceil(0.9 n) of n + 1: outside.
+                let r = (90 * n).div_ceil(100);
+                assert_eq!(row.chance, (n + 1 - r) as f64 / (n + 1) as f64);
                 let ok = measured.iter().all(|&m| m <= threshold);
                 assert_eq!(row.verdict == Verdict::Ok, ok, "{}: {row:?}", t.what);
             }

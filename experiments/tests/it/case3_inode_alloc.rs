@@ -90,6 +90,7 @@ fn validate_holds_the_worst_waits_to_the_range_of_39_replications() {
         assert_eq!(row.places, vec![(below, below)]);
         let ok = worst[0] <= measured && measured <= worst[38];
         assert_eq!(row.verdict == Verdict::Ok, ok, "{}: {row:?}", t.what);
+        assert_eq!((row.comparisons.clone(), row.chance), (vec![ok], 0.05));
         // The shipped calibration meets every one of case 3's targets.
         assert_eq!(row.verdict, Verdict::Ok, "{}: {row:?}", t.what);
     }

@@ -350,6 +350,24 @@ fn validate_checks_the_chosen_experiments_with_overrides() {
         "{e}"
     );
     assert_eq!(e.matches("no table").count(), 1, "{e}");
+    // Case 2's figures are per 10 s window: another width is an error,
+    // before anything runs.
+    let o = convoy_status(
+        &[
+            "validate",
+            "--experiment",
+            "pidlist-flush-run-b",
+            "--set",
+            "scenario.window=1s",
+        ],
+        d.path(),
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.starts_with("convoy: error: pidlist-flush-run-b: the targets are per 10 s window, as the case's script printed them; this run's windows are 1s (scenario.window)"),
+        "{e}"
+    );
     let (code, _, e) = validate(&["--experiment", "bench-convoy"]);
     assert_eq!(code, Some(2), "{e}");
     assert!(
@@ -376,6 +394,12 @@ fn validate_prints_model_against_targets_and_exits_1_when_one_is_outside() {
         "{s}"
     );
     assert_eq!(o.status.code(), Some(1), "{s}");
+    // Run-b's targets have their rows too.
+    assert!(
+        s.contains("case 2 pidlist-flush-run-b\n  unpatched calls/10s"),
+        "{s}"
+    );
+    assert!(s.contains("patched hist med us"), "{s}");
     for line in s.lines() {
         assert!(line.chars().count() <= 72, "{line}");
     }
