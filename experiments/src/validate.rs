@@ -55,10 +55,16 @@
 //!   the model the machine, that happens by chance 10.3% (run-a) or
 //!   10.2% (run-b) of the time. A model window's histogram has as many
 //!   calls as the model's window (run-a: about as many as measured;
-//!   run-b: nine times more, a little less noise than a measured one,
-//!   under 0.01 of distance at 40,000 calls). The table shows each
-//!   histogram's median (interpolated within its bucket) beside the
-//!   model windows' medians, so the shift reads as a ratio.
+//!   run-b: nine times more, so less sampling noise than a measured
+//!   one, whose own is small: a sample of 40,000 calls lies about 0.02
+//!   from the shape it was drawn from, of 400 about 0.1). The table
+//!   shows each histogram's median (interpolated within its bucket)
+//!   beside the model windows' medians, so the shift reads as a ratio.
+//!
+//! The table ends with the count of comparisons outside beside the count
+//! a model that were the machine would give ([`chance_of_at_least`]):
+//! per target the verdict says whether a measured value is unusual for
+//! the model; that count says whether the validation as a whole is.
 //! - Case 3's worst waits (`inode-alloc-reclaim`): each target is the
 //!   worst of one 60 s measurement, and the worst of a heavy-tailed
 //!   stall varies by a factor of ten from one 60 s window to the next.
@@ -240,7 +246,8 @@ pub struct Target {
 }
 
 impl Target {
-    /// The measured figure the table shows: the value; the mean of the
+    /// The measured figure the table shows (its `measured` column): the
+    /// value; the mean of the
     /// two windows of a window figure; the mean of the measured windows'
     /// medians (us) of a histogram.
     pub fn observed(&self) -> f64 {
@@ -259,7 +266,7 @@ impl Target {
         }
     }
 
-    /// The rule's short name, as the table's `rule` column shows it.
+    /// The rule's short name, as the table's `tol` column shows it.
     fn rule(&self) -> String {
         match self.measure {
             Measure::MeanUs { tolerance, .. } | Measure::MeanRatio { tolerance, .. } => {
@@ -1097,7 +1104,7 @@ pub fn format(rows: &[Row]) -> String {
     let _ = writeln!(
         s,
         "  {:<22}{:>9}{:>9}{:>7}{:>5}  verdict",
-        "target", "observed", "model", "ratio", "rule"
+        "target", "measured", "model", "ratio", "tol"
     );
     let mut last = "";
     for r in rows {
