@@ -27,7 +27,7 @@
 //!   of [`Target::reps`] runs pooled, each run's first window (a warm-up)
 //!   left out, whole windows only. Run-a pools 5 runs of 300 s (145
 //!   windows: ranks 8 to 138, 11.0% outside by chance); run-b, at about
-//!   90 s of one core per 300 s simulated and variant, pools 2 (58
+//!   110 s of one core per 300 s simulated and variant, pools 2 (58
 //!   windows: ranks 3 to 56, 10.2%). A target has two measured windows,
 //!   so a model that were the machine fails a target about one time in
 //!   five (21%, 19%), and one of run-a's six window targets (12
@@ -219,8 +219,8 @@ pub const WORST_REPS: u64 = 39;
 /// warm-ups (see the module doc).
 pub const RUN_A_REPS: u64 = 5;
 
-/// Runs of 300 s behind run-b's: 58 windows, at about 90 s of one core
-/// per run and variant (see the module doc).
+/// Runs of 300 s behind run-b's: 58 windows, at about 110 s of one
+/// core per run and variant (see the module doc).
 pub const RUN_B_REPS: u64 = 2;
 
 const fn window_reps(experiment: &str) -> u64 {
