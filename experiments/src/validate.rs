@@ -15,7 +15,7 @@
 //! targets are statistical: would the measured value be an unremarkable
 //! draw of the model's? Percentiles are nearest-rank ([`percentile`]: the
 //! p-th of n sorted values is the one of rank `ceil(p n / 100)`). Were the
-//! model the machine, a measured value would be one more draw beside the
+//! model right, a measured value would be one more draw beside the
 //! model's n, equally likely to take any of the n + 1 ranks; an interval
 //! from the model's rank a to rank b then leaves it out with chance
 //! `(a + n + 1 - b) / (n + 1)`, and a family of k independent such
@@ -29,7 +29,7 @@
 //!   windows: ranks 8 to 138, 11.0% outside by chance); run-b, at about
 //!   110 s of one core per 300 s simulated and variant, pools 2 (58
 //!   windows: ranks 3 to 56, 10.2%). A target has two measured windows,
-//!   so a model that were the machine fails a target about one time in
+//!   so a model that is right fails a target about one time in
 //!   five (21%, 19%), and one of run-a's six window targets (12
 //!   comparisons) more often than not: 75% were the comparisons
 //!   independent, at least 50% (the calls, mean and max of one window
@@ -52,7 +52,7 @@
 //!   model's own: each model window's distance from the others pooled,
 //!   and their p90 (nearest rank). A measured window farther than that
 //!   is less like the model than nine in ten of its own windows; were
-//!   the model the machine, that happens by chance 10.3% (run-a) or
+//!   the model right, that happens by chance 10.3% (run-a) or
 //!   10.2% (run-b) of the time. A model window's histogram has as many
 //!   calls as the model's window (run-a: about as many as measured;
 //!   run-b: nine times more, so less sampling noise than a measured
@@ -62,7 +62,7 @@
 //!   beside the model windows' medians, so the shift reads as a ratio.
 //!
 //! The table ends with the count of comparisons outside beside the count
-//! a model that were the machine would give ([`chance_of_at_least`]):
+//! a model that is right would give ([`chance_of_at_least`]):
 //! per target the verdict says whether a measured value is unusual for
 //! the model; that count says whether the validation as a whole is.
 //! - Case 3's worst waits (`inode-alloc-reclaim`): each target is the
@@ -594,7 +594,7 @@ pub struct Row {
     pub distance: Option<Distances>,
     /// A statistical target's comparisons, one per measured value
     /// (true: within), and the chance that one falls outside were the
-    /// model the machine ([`chance_outside`]).
+    /// model right ([`chance_outside`]).
     pub comparisons: Vec<bool>,
     pub chance: f64,
     pub verdict: Verdict,
@@ -1182,14 +1182,14 @@ pub fn format(rows: &[Row]) -> String {
             .map(|r| r.comparisons.iter().filter(|&&x| !x).count())
             .sum();
         let expected: f64 = chances.iter().sum();
-        // The least count that a model that were the machine reaches
+        // The least count that a model that is right reaches
         // one time in 20 or less.
         let rare = (0..=chances.len())
             .find(|&k| chance_of_at_least(&chances, k) <= 0.05)
             .unwrap_or(chances.len());
         let _ = writeln!(
             s,
-            "\n{outside} of {} comparisons outside; were the model the machine,\n\
+            "\n{outside} of {} comparisons outside; were the model right,\n\
              {expected:.1} expected, {rare} or more one time in {:.0} (taken as\n\
              independent)",
             chances.len(),
@@ -1550,7 +1550,7 @@ mod tests {
         // 40 comparisons at 10%: 4 expected; 8 or more 4.2% of the time.
         assert!(
             s.contains(
-                "20 of 40 comparisons outside; were the model the machine,\n\
+                "20 of 40 comparisons outside; were the model right,\n\
                  4.0 expected, 8 or more one time in 24 (taken as\nindependent)\n"
             ),
             "{s}"
