@@ -472,6 +472,7 @@ impl<'c> World<'c> {
         if self.obs.recorder.is_some() {
             self.blame_off_cpu(t);
         }
+        let cpu = self.tasks[t].cpu;
         if self.cpus.spinning > 0 {
             self.holder_off_cpu(t);
         }
@@ -485,6 +486,14 @@ impl<'c> World<'c> {
             self.pool_worker_sleeps(t);
         }
         if !self.cpus.pool.is_unlimited() {
+            if self.tasks[t].cpu != cpu {
+                // A task that yields is back in the run queue before it
+                // leaves; a spinner that gave up above, its lock's owner
+                // going off CPU, handed it the spinner's CPU: it runs
+                // there (started), and only the CPU it left is handed on.
+                self.hand_on_cpu(cpu);
+                return;
+            }
             let runnable = self.tasks[t].state == State::Runnable;
             self.cpus.pool.stopped(self.clock.now, t, runnable);
             self.release_cpu(t);
@@ -494,7 +503,12 @@ impl<'c> World<'c> {
     /// `t`'s CPU goes to the next task waiting for it, if any.
     #[inline(never)]
     pub(super) fn release_cpu(&mut self, t: TaskId) {
-        let cpu = self.tasks[t].cpu;
+        self.hand_on_cpu(self.tasks[t].cpu);
+    }
+
+    /// `cpu`, left by its task, goes to the next task waiting for it, if
+    /// any.
+    fn hand_on_cpu(&mut self, cpu: CpuId) {
         self.cpus.running_on[cpu] = NONE;
         if let Some((next, _waited)) = self.cpus.pool.release(self.clock.now, cpu) {
             self.give_cpu(next, cpu);

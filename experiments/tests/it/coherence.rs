@@ -529,3 +529,53 @@ program = ["loop", "read refs[0]", "cpu 1us", "end"]
     assert_eq!(counter(&r, "refs/invalidations"), 9);
     assert_eq!(r.counter("refs[0]/transfers"), None, "counted by class");
 }
+
+#[test]
+fn a_holder_that_yields_and_is_handed_its_stopped_spinners_cpu_leaves_its_own() {
+    // Found with lock words on lines (rmdir-churn on server-1s starved its
+    // churners), where spinners last long enough to meet it. h holds m on
+    // CPU 0; s spins on m on CPU 1 from 100 us; at 200 us h queues a work
+    // item, whose kworker is bound to CPU 0 and waits for it. At 5 ms h's slice is over at
+    // `mutex_lock n` (a preemption point) and h yields: back in the run
+    // queue, it goes off its CPU, so s stops spinning and sleeps (R9),
+    // and s's CPU 1 goes to the only task that may take it, h itself. h
+    // runs on CPU 1 and CPU 0 goes to the kworker; before, CPU 0 stayed
+    // h's for ever and the work never ran.
+    let text = r#"
+[scenario]
+name = "yield-migrate"
+duration = "20ms"
+cpus = 2
+preemption = "voluntary"
+hz = 1000
+timeslice = "1ms"
+[locks.m]
+kind = "mutex"
+[locks.n]
+kind = "mutex"
+[workqueues.wq]
+kind = "percpu"
+[works.w]
+program = ["span_begin w", "cpu 100us", "span_end w"]
+[tasks.h]
+count = 1
+program = ["span_begin h", "mutex_lock m", "cpu 200us", "queue_work wq w", "cpu 4800us",
+           "mutex_lock n", "mutex_unlock n", "mutex_unlock m", "span_end h"]
+[tasks.s]
+count = 1
+program = ["sleep 100us", "span_begin s", "mutex_lock m", "mutex_unlock m", "span_end s"]
+"#;
+    const MS: Dur = Dur(1_000_000);
+    const US: Dur = Dur(1_000);
+    // On the ideal machine, exactly: the work runs at 5 ms for 100 us, h
+    // ends at 5 ms on CPU 1, and s, woken by h's release, takes the CPU h
+    // leaves at once.
+    let r = run_on(text, Machine::ideal(Some(2)));
+    assert_eq!(span(&r, "w/w"), (100 * US, 100 * US, 1));
+    assert_eq!(span(&r, "h/h"), (5 * MS, 5 * MS, 1));
+    assert_eq!(span(&r, "s/s"), (4900 * US, 4900 * US, 1));
+    // On server-1s (lines, the wake path) the same: the work runs, once.
+    let r = run_on(text, cut("server-1s", 2));
+    assert_eq!(span(&r, "w/w").2, 1);
+    assert_eq!(span(&r, "s/s").2, 1);
+}
