@@ -5,6 +5,7 @@
 //!   `manifest.json`, with the exact names and columns of docs/contract.md, each
 //!   written to a temp file and renamed into place.
 //! - [`sweep_table`]: a sweep's header, point records and `points.csv`.
+//! - [`band`]: a band's rows, `band.csv`, `band.json` and its table.
 //! - [`terminal`]: the summary table and bpftrace-style log2 histograms.
 //! - [`formats`]: results as bpftrace maps, `perf lock contention` and
 //!   `/proc/lock_stat`, to set beside measurements.
@@ -12,6 +13,7 @@
 //! Architecture invariant: this crate knows result types only; it never
 //! runs a simulation or reads a scenario.
 
+pub mod band;
 pub mod files;
 pub mod formats;
 pub mod measured;

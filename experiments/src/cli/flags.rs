@@ -55,6 +55,42 @@ pub enum Command {
     /// List the built-in machine profiles, or show one with every value,
     /// its range and its source.
     Machines(MachinesArgs),
+    /// Run an experiment at its machine profile's cited values and with
+    /// each value at the low and the high end of its cited range, and
+    /// print each headline statistic's band (docs/predictions.md, Bands).
+    Band(BandArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BandArgs {
+    /// Built-in experiment name or path to a scenario file.
+    #[arg(value_name = "EXP|FILE")]
+    pub experiment: String,
+    /// The machine profile whose ranges are varied (`convoy machines`
+    /// lists them); default: the scenario's.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    /// Simulated duration of every run, overriding the scenario's.
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Seed of every run (default: the scenario's, else 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override a scalar of the scenario in every run (repeatable); a
+    /// `machine.FIELD` set here is held, not varied.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Output directory (default: out/band-EXP-PROFILE); finished runs in
+    /// it are not run again.
+    #[arg(long, value_name = "DIR", value_parser = dir_arg)]
+    pub out: Option<PathBuf>,
+    /// Threads, one run each; 0 = all cores.
+    #[arg(long, default_value_t = 0)]
+    pub jobs: usize,
+    /// Instead of one value at a time, N runs of a Latin hypercube over
+    /// every range together.
+    #[arg(long, value_name = "N")]
+    pub lhs: Option<usize>,
 }
 
 #[derive(Args, Debug)]

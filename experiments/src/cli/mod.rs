@@ -5,6 +5,7 @@
 //! command) is [`overview`]. Errors are returned, printed once by `main`,
 //! and exit with status 2.
 
+mod band;
 mod bench;
 mod check;
 mod compare;
@@ -36,6 +37,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
         Some(Command::Check(a)) => check::execute(check::plan(a)?),
         Some(Command::Merge(a)) => merge::execute(a),
         Some(Command::Machines(a)) => machines::execute(machines::plan(a)?),
+        Some(Command::Band(a)) => band::execute(band::plan(a)?),
     };
     done.map(|()| true)
 }

@@ -21,6 +21,7 @@ pub(super) fn options(f: &PointFlags, out: PathBuf) -> anyhow::Result<SweepOptio
         shard,
         out,
         progress: true,
+        run_dirs: None,
     })
 }
 

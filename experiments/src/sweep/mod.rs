@@ -9,8 +9,11 @@
 //! - [`run`]: running a sweep or a shard, skipping finished points;
 //! - [`merge`](mod@merge): joining shards;
 //! - [`check`]: a fleet report (a sweep with an observation and an
-//!   exposure) judged against the runs.
+//!   exposure) judged against the runs;
+//! - [`band`]: a scenario's statistics over the cited ranges of its
+//!   machine's values (`convoy band`), a sweep of its own making.
 
+pub mod band;
 pub mod check;
 pub mod merge;
 pub mod run;

@@ -8,7 +8,7 @@ use crate::builtin;
 use crate::runner::{self, RunOptions};
 use crate::scenario::{ScenarioError, ScenarioFile};
 use anyhow::{bail, Context};
-use output::files::write_atomic;
+use output::files::{write_atomic, write_replications, write_run_dir};
 use output::sweep_table::{FigureSpec, ParamAxis, PointRecord, PointVariant, SweepHeader};
 use output::{Metric, VariantResult};
 use rayon::prelude::*;
@@ -24,7 +24,14 @@ pub struct SweepOptions {
     pub shard: Option<(usize, usize)>,
     pub out: PathBuf,
     pub progress: bool,
+    /// `Some(names)`: also write each point's run directory (the files of
+    /// `convoy run`), `out/runs/NAME`, `names[index]` naming point
+    /// `index`'s (`convoy band`). A sweep keeps only its figures.
+    pub run_dirs: Option<Vec<String>>,
 }
+
+/// Where `run_dirs` go in the output directory.
+pub const RUNS_DIR: &str = "runs";
 
 #[derive(Debug)]
 pub struct SweepReport {
@@ -200,6 +207,15 @@ fn figure(r: &VariantResult, f: &super::spec::Figure) -> Option<u64> {
 /// Runs one point: every variant x replication on this thread, figures
 /// from the pooled and the per-replication results.
 pub fn run_point(spec: &SweepSpec, h: &SweepHeader, p: &Point) -> anyhow::Result<PointRecord> {
+    run_point_output(spec, h, p).map(|(r, _)| r)
+}
+
+/// [`run_point`], with the run's whole output beside its record.
+fn run_point_output(
+    spec: &SweepSpec,
+    h: &SweepHeader,
+    p: &Point,
+) -> anyhow::Result<(PointRecord, runner::RunOutput)> {
     let file = scenario_file(spec, p)?;
     let out = runner::run(
         &file,
@@ -246,7 +262,7 @@ pub fn run_point(spec: &SweepSpec, h: &SweepHeader, p: &Point) -> anyhow::Result
                 .collect(),
         })
         .collect();
-    Ok(PointRecord {
+    let record = PointRecord {
         hash: h.hash.clone(),
         version: h.version.clone(),
         seed: h.seed,
@@ -255,7 +271,8 @@ pub fn run_point(spec: &SweepSpec, h: &SweepHeader, p: &Point) -> anyhow::Result
         values: p.values.clone(),
         sets: point_sets(spec, p),
         variants,
-    })
+    };
+    Ok((record, out))
 }
 
 /// Which shard to run: `--shard-index`, else `SLURM_ARRAY_TASK_ID`, else
@@ -344,8 +361,15 @@ pub fn run_sweep(spec: &SweepSpec, opts: &SweepOptions) -> anyhow::Result<SweepR
     let points_dir = opts.out.join(store::POINTS_DIR);
     pool.install(|| {
         todo.par_iter().try_for_each(|p| -> anyhow::Result<()> {
-            let r = run_point(spec, &h, p)
+            let (r, out) = run_point_output(spec, &h, p)
                 .with_context(|| format!("point {} ({})", p.index, p.key.replace('\n', ", ")))?;
+            // The run's directory before the point's file: a point on
+            // disk is one whose directory is whole.
+            if let Some(names) = &opts.run_dirs {
+                let dir = opts.out.join(RUNS_DIR).join(&names[p.index]);
+                write_run_dir(&dir, &out.result, &out.manifest)?;
+                write_replications(&dir, &out.result.experiment, &out.per_rep)?;
+            }
             let name = store::point_file_name(p.index, &p.key);
             write_atomic(&points_dir, &name, &store::point_bytes(&r))?;
             bar.inc(1);

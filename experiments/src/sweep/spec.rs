@@ -871,21 +871,7 @@ fn figures(
                 st
             }
         };
-        let name = f.name.clone().unwrap_or_else(|| {
-            let subject: String = f
-                .subject
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
-            match (metric, stat) {
-                (Metric::Counter, _) => format!("counter_{subject}"),
-                (_, Stat::Count) => format!("{}_{subject}_count", metric.as_str()),
-                (_, Stat::Above(t)) => {
-                    format!("{}_{subject}_count_above_{}ns", metric.as_str(), t.ns())
-                }
-                _ => format!("{}_{subject}_{}_ns", metric.as_str(), stat.as_str()),
-            }
-        });
+        let name = (f.name.clone()).unwrap_or_else(|| figure_name(metric, &f.subject, stat));
         if out.iter().any(|o| o.name == name) {
             return Err(err(
                 Some(f.metric.span()),
@@ -902,6 +888,22 @@ fn figures(
         });
     }
     Ok(out)
+}
+
+/// A figure's default name, its column in `points.csv`:
+/// `wait_lock_read_readers_max_ns`.
+pub fn figure_name(metric: Metric, subject: &str, stat: Stat) -> String {
+    let subject: String = (subject.chars())
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    match (metric, stat) {
+        (Metric::Counter, _) => format!("counter_{subject}"),
+        (_, Stat::Count) => format!("{}_{subject}_count", metric.as_str()),
+        (_, Stat::Above(t)) => {
+            format!("{}_{subject}_count_above_{}ns", metric.as_str(), t.ns())
+        }
+        _ => format!("{}_{subject}_{}_ns", metric.as_str(), stat.as_str()),
+    }
 }
 
 /// Every combination of the parameters' values, the last parameter
@@ -933,10 +935,26 @@ fn latin_hypercube(
     params: &[Param],
     bounds: &[Option<Bounds>],
 ) -> Vec<Vec<String>> {
+    let keys: Vec<&str> = params.iter().map(|p| p.key.as_str()).collect();
+    let units = latin_hypercube_units(n, seed, &keys);
     let mut out = vec![Vec::with_capacity(params.len()); n];
-    for (p, b) in params.iter().zip(bounds) {
+    for (k, b) in bounds.iter().enumerate() {
         let b = b.as_ref().expect("checked: sampled parameters have ranges");
-        let mut s = sim::rng::stream(seed, 0, &format!("sweep lhs/{}", p.key), 0);
+        for (point, u) in out.iter_mut().zip(&units) {
+            point.push(b.at(u[k]));
+        }
+    }
+    out
+}
+
+/// The places of a Latin-hypercube sample of `n` points, in (0, 1) per
+/// key: `[point][key]`. Each key's interval is cut into `n` equal strata,
+/// each used once at a random place in it, drawn from a stream of the
+/// master seed and the key (the same sample on every machine and shard).
+pub fn latin_hypercube_units(n: usize, seed: u64, keys: &[&str]) -> Vec<Vec<f64>> {
+    let mut out = vec![Vec::with_capacity(keys.len()); n];
+    for key in keys {
+        let mut s = sim::rng::stream(seed, 0, &format!("sweep lhs/{key}"), 0);
         let mut strata: Vec<usize> = (0..n).collect();
         for i in (1..n).rev() {
             let j = ((sim::rng::unit(&mut s) * (i + 1) as f64) as usize).min(i);
@@ -944,7 +962,7 @@ fn latin_hypercube(
         }
         for (point, stratum) in out.iter_mut().zip(strata) {
             let u = (stratum as f64 + sim::rng::unit(&mut s)) / n as f64;
-            point.push(b.at(u.clamp(1e-12, 1.0 - 1e-12)));
+            point.push(u.clamp(1e-12, 1.0 - 1e-12));
         }
     }
     out

@@ -1,0 +1,805 @@
+//! Uncertainty bands (`convoy band`): a scenario run at its machine
+//! profile's cited values (the point), then with one value at a time at
+//! the low and at the high end of the range its sources allow (or at a
+//! Latin-hypercube sample over all the ranges together). The runs are the
+//! points of a sweep ([`super::run`]: in parallel, resumable, one file per
+//! point), each also written as a run directory, and all run with the
+//! point's seed: common random numbers, so that a run differs from the
+//! point by its input and not by its draws. A headline statistic's band is
+//! the lowest and highest it takes over the runs.
+//!
+//! Only the machine's values are varied: the workload's (task counts, CPU
+//! costs) are the scenario's, and the ranges are varied apart (one at a
+//! time) or independently (sampled), never as errors that move together.
+
+use super::run::{run_sweep, SweepOptions, RUNS_DIR};
+use super::spec::{figure_name, latin_hypercube_units, Figure, Param, Point, SweepSpec};
+use super::store;
+use crate::builtin;
+use crate::program::Compiled;
+use crate::runner;
+use crate::scenario::compile::IDEAL;
+use crate::scenario::doc::MachineDef;
+use crate::scenario::ScenarioFile;
+use anyhow::{bail, Context};
+use models::machine::{profiles, Cited, Machine, Preemption, Profile};
+use output::band::{BandInput, BandManifest, BandRow, BandRun, HeldInput, Sensitive};
+use output::files::write_atomic;
+use output::{Metric, Stat};
+use sim::Dur;
+use std::path::Path;
+
+/// Most samples `--lhs` may draw.
+pub const MAX_LHS: usize = 10_000;
+
+/// The statistics a band reports for a wait, hold or span (a counter has
+/// its count only).
+const STATS: [Stat; 4] = [Stat::Mean, Stat::P99, Stat::P999, Stat::Max];
+
+/// The kernel's CONFIG_HZ choices (`kernel/Kconfig.hz`), in order.
+const HZ_CHOICES: [u32; 4] = [100, 250, 300, 1000];
+/// The preemption models from least to most preemptible.
+const PREEMPTION_ORDER: [Preemption; 3] =
+    [Preemption::None, Preemption::Voluntary, Preemption::Full];
+
+/// How a band samples the ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Each value at its low and at its high, the others at their cited
+    /// values.
+    OneAtATime,
+    /// `n` points of a Latin hypercube over every range at once.
+    Sample(usize),
+}
+
+/// One machine value a band varies.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The `[machine]` field (`host_wake`).
+    pub field: &'static str,
+    pub cited: Span,
+    pub source: &'static str,
+}
+
+/// A value's cited range as `--set` text, and how a sample spreads over it.
+#[derive(Clone, Debug)]
+pub struct Span {
+    pub value: String,
+    pub low: String,
+    pub high: String,
+    /// The values between low and high, in order: a duration's range is
+    /// continuous, a choice's (HZ, preemption) its options.
+    scale: Scale,
+}
+
+#[derive(Clone, Debug)]
+enum Scale {
+    Dur(Dur, Dur),
+    Choices(Vec<String>),
+}
+
+impl Span {
+    fn dur(c: &Cited<Dur>) -> Span {
+        Span {
+            value: c.value.to_string(),
+            low: c.low.to_string(),
+            high: c.high.to_string(),
+            scale: Scale::Dur(c.low, c.high),
+        }
+    }
+
+    /// A choice among `order`'s options, the range being those from low to
+    /// high.
+    fn choice<T: Copy + PartialEq>(c: &Cited<T>, order: &[T], name: impl Fn(T) -> String) -> Span {
+        let at = |v: T| order.iter().position(|o| *o == v).unwrap_or(0);
+        let (lo, hi) = (at(c.low).min(at(c.high)), at(c.low).max(at(c.high)));
+        Span {
+            value: name(c.value),
+            low: name(c.low),
+            high: name(c.high),
+            scale: Scale::Choices(order[lo..=hi].iter().map(|v| name(*v)).collect()),
+        }
+    }
+
+    /// The value at `u` in (0, 1) of the range, as `--set` text, and its
+    /// place for ranking (nanoseconds, or the option's index).
+    fn at(&self, u: f64) -> (String, f64) {
+        match &self.scale {
+            Scale::Dur(lo, hi) => {
+                let ns = lo.0 as f64 + (hi.0 as f64 - lo.0 as f64) * u;
+                let d = Dur(ns.round() as u64);
+                (d.to_string(), d.0 as f64)
+            }
+            Scale::Choices(options) => {
+                let i = ((u * options.len() as f64) as usize).min(options.len() - 1);
+                (options[i].clone(), i as f64)
+            }
+        }
+    }
+}
+
+/// Every value of `p` that a `[machine]` table sets and that has a range,
+/// with its cited range (low may equal high: a constant). The topology and
+/// the idle states are not fields of one value; `steal_fraction` carries
+/// no range.
+pub fn cited_values(p: &Profile) -> Vec<Input> {
+    let dur = |field, c: &Cited<Dur>| Input {
+        field,
+        cited: Span::dur(c),
+        source: c.source,
+    };
+    let mut out = vec![
+        Input {
+            field: "hz",
+            cited: Span::choice(&p.hz, &HZ_CHOICES, |v| v.to_string()),
+            source: p.hz.source,
+        },
+        Input {
+            field: "preemption",
+            cited: Span::choice(&p.preemption, &PREEMPTION_ORDER, |v| v.as_str().into()),
+            source: p.preemption.source,
+        },
+        dur("base_slice", &p.base_slice),
+        dur("switch_cost", &p.switch_cost),
+        dur("ipi", &p.ipi),
+        dur("line_local", &p.lines.local),
+        dur("line_smt", &p.lines.smt),
+        dur("line_socket", &p.lines.socket),
+        dur("line_remote", &p.lines.remote),
+    ];
+    if let Some(g) = &p.guest {
+        out.push(dur("guest_ipi", &g.ipi));
+        out.push(dur("host_halt_poll", &g.host_halt_poll));
+        out.push(dur("host_wake", &g.host_wake));
+        out.push(dur("steal_episode", &g.steal_episode));
+    }
+    out
+}
+
+/// Whether a scenario's `[machine]` table (after its variant's overlay
+/// and the `--set`s) sets `field` itself.
+fn set_in(m: &MachineDef, field: &str) -> bool {
+    match field {
+        "hz" => m.hz.is_some(),
+        "preemption" => m.preemption.is_some(),
+        "base_slice" => m.base_slice.is_some(),
+        "switch_cost" => m.switch_cost.is_some(),
+        "ipi" => m.ipi.is_some(),
+        "line_local" => m.line_local.is_some(),
+        "line_smt" => m.line_smt.is_some(),
+        "line_socket" => m.line_socket.is_some(),
+        "line_remote" => m.line_remote.is_some(),
+        "guest_ipi" => m.guest_ipi.is_some(),
+        "host_halt_poll" => m.host_halt_poll.is_some(),
+        "host_wake" => m.host_wake.is_some(),
+        "steal_episode" => m.steal_episode.is_some(),
+        _ => false,
+    }
+}
+
+/// Why a value, though it has a range, cannot matter on this run's
+/// machine: a cost at a distance its topology does not have, a bare-metal
+/// IPI in a guest, the length of steal episodes when nothing is stolen.
+fn absent(field: &str, m: &Machine) -> Option<&'static str> {
+    match field {
+        "line_smt" if m.topology.threads_per_core == 1 => {
+            Some("the run's topology has no SMT siblings")
+        }
+        "line_remote" if m.topology.sockets == 1 => Some("the run's topology has one socket"),
+        "ipi" if m.guest.is_some() => Some("a guest's IPIs cost guest_ipi"),
+        "steal_episode" if m.guest.as_ref().is_some_and(|g| g.steal_fraction == 0.0) => {
+            Some("steal_fraction is 0: nothing is stolen")
+        }
+        _ => None,
+    }
+}
+
+/// What of a compiled variant the world reads of the machine and the
+/// scheduler: two variants equal here run alike. The machine's own
+/// `base_slice` is left out: the run's slice is `timeslice`, which is the
+/// base slice only when the scenario sets none.
+#[derive(PartialEq)]
+struct RunsAs {
+    hz: u32,
+    preempt_full: bool,
+    voluntary: bool,
+    timeslice: Option<Dur>,
+    switch_cost: Dur,
+    machine: Machine,
+}
+
+fn runs_as(c: &Compiled) -> RunsAs {
+    RunsAs {
+        hz: c.hz,
+        preempt_full: c.preempt_full,
+        voluntary: c.voluntary,
+        timeslice: c.timeslice,
+        switch_cost: c.switch_cost,
+        machine: Machine {
+            base_slice: Dur::ZERO,
+            ..c.machine.clone()
+        },
+    }
+}
+
+/// One run of the band: its name (its directory under `runs/`) and the
+/// input it moved and to which end, `None` for the point and a sample.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub name: String,
+    pub moved: Option<(usize, End)>,
+    /// A sample's place of each input (for ranking), empty otherwise.
+    pub places: Vec<f64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    Low,
+    High,
+}
+
+/// A checked band: the sweep it runs, the values it varies and holds.
+pub struct BandPlan {
+    pub spec: SweepSpec,
+    pub experiment: String,
+    pub profile: String,
+    pub method: Method,
+    pub duration: Dur,
+    pub varied: Vec<Input>,
+    pub held: Vec<HeldInput>,
+    /// One per point of `spec`, in order; the point first.
+    pub runs: Vec<Run>,
+}
+
+impl BandPlan {
+    /// The directory a band writes to when not told: `out/band-EXP-PROFILE`.
+    pub fn default_out(&self) -> std::path::PathBuf {
+        Path::new("out").join(format!("band-{}-{}", self.experiment, self.profile))
+    }
+}
+
+/// The scenario `experiment` with `sets` after `--machine`.
+fn scenario(
+    experiment: &str,
+    machine: &Option<String>,
+    sets: &[String],
+) -> anyhow::Result<ScenarioFile> {
+    let mut src = builtin::source(experiment, sets)?;
+    src.machine = machine.clone();
+    Ok(ScenarioFile::new(src)?)
+}
+
+/// The statistics a band reports: the built-in's headline subjects, or
+/// for a scenario file its spans (its lock waits when it has none).
+fn figures(experiment: &str, c: &Compiled) -> Vec<Figure> {
+    let subjects: Vec<(Metric, String)> = match builtin::find(experiment) {
+        Some(b) => (b.headline.iter())
+            .map(|(m, s)| (*m, s.to_string()))
+            .collect(),
+        None => {
+            let of = |metric| {
+                let mut v: Vec<(Metric, String)> = (c.stats.iter())
+                    .filter(|s| s.metric == metric)
+                    .map(|s| (metric, s.subject.clone()))
+                    .collect();
+                v.dedup();
+                v
+            };
+            let spans = of(Metric::Span);
+            if spans.is_empty() {
+                of(Metric::Wait)
+            } else {
+                spans
+            }
+        }
+    };
+    let mut out = Vec::new();
+    for (metric, subject) in subjects {
+        let stats: &[Stat] = if metric == Metric::Counter {
+            &[Stat::Count]
+        } else {
+            &STATS
+        };
+        for &stat in stats {
+            out.push(Figure {
+                name: figure_name(metric, &subject, stat),
+                metric,
+                subject: subject.clone(),
+                stat,
+                open_waits: false,
+            });
+        }
+    }
+    out
+}
+
+/// Reads the scenario, finds its machine profile and the values to vary,
+/// and lays out the runs. `sets` are the user's (`--duration` and
+/// `--seed` included, as `run` takes them).
+pub fn plan(
+    experiment: &str,
+    machine: Option<String>,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    method: Method,
+) -> anyhow::Result<BandPlan> {
+    let file = scenario(experiment, &machine, &sets)?;
+    let prepared = runner::prepare(&file, &[])?;
+    let first = &prepared[0].0;
+    let profile_name = first.machine.profile.clone();
+    if let Some((c, _)) = prepared
+        .iter()
+        .find(|(c, _)| c.machine.profile != profile_name)
+    {
+        bail!(
+            "{experiment}: variant `{}` runs on machine `{}` and `{}` on `{}`; a band varies \
+             one profile's values (--machine NAME runs every variant on one)",
+            first.variant,
+            profile_name,
+            c.variant,
+            c.machine.profile
+        );
+    }
+    let real: Vec<&str> = (profiles::PROFILES.iter())
+        .map(|p| p.name)
+        .filter(|n| *n != IDEAL)
+        .collect();
+    if profile_name == IDEAL {
+        bail!(
+            "{experiment} runs on the `{IDEAL}` machine, whose costs are zero by construction: \
+             nothing to vary; name a machine with --machine ({})",
+            real.join(", ")
+        );
+    }
+    let profile = profiles::by_name(&profile_name).context("a compiled machine is built in")?;
+    let point: Vec<RunsAs> = prepared.iter().map(|(c, _)| runs_as(c)).collect();
+    let mut varied = Vec::new();
+    let mut held = Vec::new();
+    for input in cited_values(profile) {
+        let s = &input.cited;
+        let hold = |why: String| HeldInput {
+            field: input.field.into(),
+            value: s.value.clone(),
+            why,
+        };
+        if s.low == s.high {
+            held.push(hold("exact: its sources allow one value".into()));
+            continue;
+        }
+        let set_by = prepared.iter().find(|(_, l)| {
+            (l.doc.machine.as_ref()).is_some_and(|m| set_in(m.get_ref(), input.field))
+        });
+        if let Some((_, l)) = set_by {
+            held.push(hold(format!(
+                "set by the scenario (variant `{}`) or a --set",
+                l.variant
+            )));
+            continue;
+        }
+        if let Some(why) = absent(input.field, &first.machine) {
+            held.push(hold(why.into()));
+            continue;
+        }
+        // A value the scenario's `[scenario]` table overrides (hz,
+        // preemption, timeslice, switch_cost) changes nothing.
+        let mut moves = false;
+        for end in [&s.low, &s.high] {
+            let mut with = sets.clone();
+            with.push(format!("machine.{}={end}", input.field));
+            let f = scenario(experiment, &machine, &with)?;
+            let at: Vec<RunsAs> = (runner::prepare(&f, &[])?.iter())
+                .map(|(c, _)| runs_as(c))
+                .collect();
+            moves |= at != point;
+        }
+        if !moves {
+            held.push(hold(format!(
+                "no effect: the scenario's [scenario] table sets what `{}` would",
+                input.field
+            )));
+            continue;
+        }
+        varied.push(input);
+    }
+    if varied.is_empty() {
+        let why: Vec<String> = held
+            .iter()
+            .map(|h| format!("{} ({})", h.field, h.why))
+            .collect();
+        bail!(
+            "{experiment} on machine `{profile_name}`: nothing to vary: {}",
+            why.join("; ")
+        );
+    }
+    let seed = seed.or(first.seed).unwrap_or(1);
+    let (points, runs) = layout(&varied, method, seed);
+    let params = (varied.iter())
+        .map(|i| Param {
+            key: format!("machine.{}", i.field),
+            location: "convoy band".into(),
+            name: i.field.into(),
+            format: None,
+            log: false,
+            values: Vec::new(),
+        })
+        .collect();
+    let spec = SweepSpec {
+        name: format!("band-{}-{profile_name}", first.experiment),
+        description: String::new(),
+        scenario: experiment.to_string(),
+        variants: Vec::new(),
+        seed,
+        reps: 1,
+        sets,
+        params,
+        figures: figures(experiment, first),
+        points,
+        check: None,
+        machine,
+    };
+    Ok(BandPlan {
+        spec,
+        experiment: first.experiment.clone(),
+        profile: profile_name,
+        method,
+        duration: first.duration,
+        varied,
+        held,
+        runs,
+    })
+}
+
+/// The points of the sweep and the band's runs: the point first, then one
+/// run per end of each range that is not the cited value itself (that run
+/// would be the point), or the samples. Every point has the same seed.
+fn layout(varied: &[Input], method: Method, seed: u64) -> (Vec<Point>, Vec<Run>) {
+    let cited: Vec<String> = varied.iter().map(|i| i.cited.value.clone()).collect();
+    let mut plan: Vec<(Vec<String>, Run)> = vec![(
+        cited.clone(),
+        Run {
+            name: "point".into(),
+            moved: None,
+            places: Vec::new(),
+        },
+    )];
+    match method {
+        Method::OneAtATime => {
+            for (k, input) in varied.iter().enumerate() {
+                for (end, v, tag) in [
+                    (End::Low, &input.cited.low, "low"),
+                    (End::High, &input.cited.high, "high"),
+                ] {
+                    if *v == input.cited.value {
+                        continue;
+                    }
+                    let mut values = cited.clone();
+                    values[k] = v.clone();
+                    let run = Run {
+                        name: format!("{}-{tag}", input.field),
+                        moved: Some((k, end)),
+                        places: Vec::new(),
+                    };
+                    plan.push((values, run));
+                }
+            }
+        }
+        Method::Sample(n) => {
+            let keys: Vec<String> = varied.iter().map(|i| format!("band/{}", i.field)).collect();
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            for (j, units) in latin_hypercube_units(n, seed, &keys).iter().enumerate() {
+                let (values, places) = (varied.iter().zip(units))
+                    .map(|(i, u)| i.cited.at(*u))
+                    .unzip();
+                let run = Run {
+                    name: format!("sample-{:0w$}", j + 1, w = n.to_string().len()),
+                    moved: None,
+                    places,
+                };
+                plan.push((values, run));
+            }
+        }
+    }
+    let points = (plan.iter().enumerate())
+        .map(|(index, (values, _))| {
+            let sets: Vec<String> = (varied.iter().zip(values))
+                .map(|(i, v)| format!("machine.{}={v}", i.field))
+                .collect();
+            Point {
+                index,
+                values: values.clone(),
+                key: sets.join("\n"),
+                sets,
+                seed,
+            }
+        })
+        .collect();
+    (points, plan.into_iter().map(|(_, r)| r).collect())
+}
+
+/// A finished band: its rows and manifest, as written.
+pub struct Band {
+    pub rows: Vec<BandRow>,
+    pub manifest: BandManifest,
+    /// Runs done now (the others were in the directory already).
+    pub ran: usize,
+    pub wall: std::time::Duration,
+}
+
+/// Runs the band's points not in `opts.out` yet, each with its run
+/// directory, then writes `band.csv` and `band.json` there.
+pub fn run_band(p: &BandPlan, jobs: usize, out: &Path, progress: bool) -> anyhow::Result<Band> {
+    let opts = SweepOptions {
+        jobs,
+        shard: None,
+        out: out.to_path_buf(),
+        progress,
+        run_dirs: Some(p.runs.iter().map(|r| r.name.clone()).collect()),
+    };
+    let report = run_sweep(&p.spec, &opts)?;
+    let stored = store::read_points(out, &report.header)?;
+    let records: Vec<&output::sweep_table::PointRecord> =
+        stored.values().map(|s| &s.record).collect();
+    if records.len() != p.runs.len() {
+        bail!(
+            "{}: {} of the band's {} runs are missing",
+            out.display(),
+            p.runs.len() - records.len(),
+            p.runs.len()
+        );
+    }
+    let rows = rows(p, &records);
+    let manifest = manifest(p);
+    write_atomic(out, output::band::BAND_CSV, &output::band::band_csv(&rows))?;
+    write_atomic(
+        out,
+        output::band::BAND_JSON,
+        &output::band::band_json(&manifest),
+    )?;
+    Ok(Band {
+        rows,
+        manifest,
+        ran: report.ran,
+        wall: report.wall,
+    })
+}
+
+fn manifest(p: &BandPlan) -> BandManifest {
+    BandManifest {
+        program: "convoy".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: runner::git_commit(),
+        experiment: p.experiment.clone(),
+        source: p.spec.scenario.clone(),
+        machine: p.profile.clone(),
+        method: match p.method {
+            Method::OneAtATime => "one-at-a-time".into(),
+            Method::Sample(_) => "latin-hypercube".into(),
+        },
+        seed: p.spec.seed,
+        duration_ns: p.duration.0,
+        sets: p.spec.sets.clone(),
+        varied: (p.varied.iter())
+            .map(|i| BandInput {
+                field: i.field.into(),
+                value: i.cited.value.clone(),
+                low: i.cited.low.clone(),
+                high: i.cited.high.clone(),
+                source: i.source.into(),
+            })
+            .collect(),
+        held: p.held.clone(),
+        runs: (p.runs.iter().zip(&p.spec.points))
+            .map(|(r, pt)| BandRun {
+                name: format!("{RUNS_DIR}/{}", r.name),
+                sets: pt.sets.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// One row per variant, figure: the point, the band over every run, the
+/// most sensitive input.
+fn rows(p: &BandPlan, records: &[&output::sweep_table::PointRecord]) -> Vec<BandRow> {
+    let mut out = Vec::new();
+    let variants = &records[0].variants;
+    for (vi, v) in variants.iter().enumerate() {
+        for (fi, f) in p.spec.figures.iter().enumerate() {
+            let at: Vec<Option<u64>> = (records.iter())
+                .map(|r| r.variants.get(vi).and_then(|v| v.pooled[fi]))
+                .collect();
+            let Some(point) = at[0] else { continue };
+            let all = at.iter().flatten();
+            let (low, high) = (all.clone().min(), all.max());
+            out.push(BandRow {
+                variant: v.variant.clone(),
+                metric: f.metric,
+                subject: f.subject.clone(),
+                stat: f.stat,
+                point,
+                low: low.copied().unwrap_or(point),
+                high: high.copied().unwrap_or(point),
+                sensitive: match p.method {
+                    Method::OneAtATime => one_at_a_time(p, &at, point),
+                    Method::Sample(_) => sampled(p, &at),
+                },
+            });
+        }
+    }
+    out
+}
+
+/// The input whose run at its low or high lies furthest from the point
+/// (the first in the profile's order on a tie); `None` if no run moved.
+fn one_at_a_time(p: &BandPlan, at: &[Option<u64>], point: u64) -> Option<Sensitive> {
+    let mut best: Option<(u64, Sensitive)> = None;
+    for (k, input) in p.varied.iter().enumerate() {
+        let end = |e: End| {
+            (p.runs.iter().zip(at))
+                .find(|(r, _)| r.moved == Some((k, e)))
+                .map_or(Some(point), |(_, v)| *v)
+        };
+        let (Some(lo), Some(hi)) = (end(End::Low), end(End::High)) else {
+            continue;
+        };
+        let moved = lo.abs_diff(point).max(hi.abs_diff(point));
+        if moved > 0 && best.as_ref().is_none_or(|(m, _)| moved > *m) {
+            let s = Sensitive {
+                field: input.field.into(),
+                at_low: lo,
+                at_high: hi,
+            };
+            best = Some((moved, s));
+        }
+    }
+    best.map(|(_, s)| s)
+}
+
+/// The input whose samples rank most like the statistic's (Spearman's
+/// rank correlation, by its size; the first on a tie), with the statistic
+/// at the sample where the input was lowest and where it was highest.
+fn sampled(p: &BandPlan, at: &[Option<u64>]) -> Option<Sensitive> {
+    let samples: Vec<(&Run, u64)> = (p.runs.iter().zip(at))
+        .filter(|(r, _)| !r.places.is_empty())
+        .filter_map(|(r, v)| v.map(|v| (r, v)))
+        .collect();
+    if samples.len() < 3 {
+        return None;
+    }
+    let stat: Vec<f64> = samples.iter().map(|(_, v)| *v as f64).collect();
+    let stat_ranks = ranks(&stat);
+    let mut best: Option<(f64, Sensitive)> = None;
+    for (k, input) in p.varied.iter().enumerate() {
+        let x: Vec<f64> = samples.iter().map(|(r, _)| r.places[k]).collect();
+        let rho = pearson(&ranks(&x), &stat_ranks).abs();
+        if rho > 0.0 && best.as_ref().is_none_or(|(b, _)| rho > *b) {
+            let lo = (0..x.len()).min_by(|&a, &b| x[a].total_cmp(&x[b]));
+            let hi = (0..x.len()).max_by(|&a, &b| x[a].total_cmp(&x[b]));
+            let (Some(lo), Some(hi)) = (lo, hi) else {
+                continue;
+            };
+            let s = Sensitive {
+                field: input.field.into(),
+                at_low: samples[lo].1,
+                at_high: samples[hi].1,
+            };
+            best = Some((rho, s));
+        }
+    }
+    best.map(|(_, s)| s)
+}
+
+/// Ranks from 1, ties given their mean rank.
+fn ranks(x: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..x.len()).collect();
+    order.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
+    let mut r = vec![0.0; x.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && x[order[j + 1]] == x[order[i]] {
+            j += 1;
+        }
+        let mean = (i + j) as f64 / 2.0 + 1.0;
+        for &o in &order[i..=j] {
+            r[o] = mean;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+/// Pearson's correlation; 0 when either side does not vary.
+fn pearson(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len() as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        sab += (x - ma) * (y - mb);
+        saa += (x - ma) * (x - ma);
+        sbb += (y - mb) * (y - mb);
+    }
+    if saa == 0.0 || sbb == 0.0 {
+        0.0
+    } else {
+        sab / (saa * sbb).sqrt()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_whose_low_is_its_high_is_listed_exact_and_only_ranges_are_spans() {
+        let mut p = profiles::by_name("server-2s").unwrap().clone();
+        p.switch_cost = Cited::exact(Dur(2_000), "test");
+        let values = cited_values(&p);
+        let sw = values.iter().find(|i| i.field == "switch_cost").unwrap();
+        assert_eq!(
+            (sw.cited.low.as_str(), sw.cited.high.as_str()),
+            ("2us", "2us")
+        );
+        let hz = values.iter().find(|i| i.field == "hz").unwrap();
+        assert_eq!(
+            (hz.cited.low.as_str(), hz.cited.high.as_str()),
+            ("100", "1000")
+        );
+        assert!(
+            values.iter().all(|i| !i.field.starts_with("host_")),
+            "bare metal"
+        );
+    }
+
+    #[test]
+    fn a_sample_spreads_a_choice_over_its_options_and_a_duration_evenly() {
+        let p = profiles::by_name("server-2s").unwrap();
+        let values = cited_values(p);
+        let hz = &values.iter().find(|i| i.field == "hz").unwrap().cited;
+        let got: Vec<String> = [0.01, 0.3, 0.6, 0.99].iter().map(|u| hz.at(*u).0).collect();
+        assert_eq!(got, ["100", "250", "300", "1000"]);
+        let pre = &values
+            .iter()
+            .find(|i| i.field == "preemption")
+            .unwrap()
+            .cited;
+        assert_eq!(pre.at(0.5).0, "voluntary");
+        let sw = &values
+            .iter()
+            .find(|i| i.field == "switch_cost")
+            .unwrap()
+            .cited;
+        assert_eq!(sw.at(0.5).0, "2.45us", "midway between 1.1us and 3.8us");
+    }
+
+    #[test]
+    fn one_at_a_time_runs_each_end_that_is_not_the_cited_value() {
+        let p = profiles::by_name("kvm-guest").unwrap();
+        let varied: Vec<Input> = (cited_values(p).into_iter())
+            .filter(|i| ["host_halt_poll", "host_wake"].contains(&i.field))
+            .collect();
+        let (points, runs) = layout(&varied, Method::OneAtATime, 7);
+        let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+        // host_halt_poll's cited value is its high end (200us).
+        assert_eq!(
+            names,
+            [
+                "point",
+                "host_halt_poll-low",
+                "host_wake-low",
+                "host_wake-high"
+            ]
+        );
+        assert_eq!(
+            points[1].sets,
+            ["machine.host_halt_poll=0ns", "machine.host_wake=5us"]
+        );
+        assert!(points.iter().all(|p| p.seed == 7), "common random numbers");
+    }
+
+    #[test]
+    fn ranks_share_ties_and_correlation_reads_order() {
+        assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), [3.5, 1.0, 3.5, 2.0]);
+        assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]) - 1.0).abs() < 1e-12);
+        assert_eq!(pearson(&[1.0, 1.0], &[1.0, 2.0]), 0.0);
+    }
+}
