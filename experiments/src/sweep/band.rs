@@ -20,7 +20,7 @@ use crate::program::Compiled;
 use crate::runner;
 use crate::scenario::compile::IDEAL;
 use crate::scenario::doc::MachineDef;
-use crate::scenario::ScenarioFile;
+use crate::scenario::{Loaded, ScenarioFile};
 use anyhow::{bail, Context};
 use models::machine::{profiles, Cited, Machine, Preemption, Profile};
 use output::band::{BandInput, BandManifest, BandRow, BandRun, HeldInput, Sensitive};
@@ -222,6 +222,63 @@ fn runs_as(c: &Compiled) -> RunsAs {
     }
 }
 
+/// Which of `profile`'s values to vary for the compiled variants
+/// `prepared`, and why each other one is held: a constant, a value the
+/// scenario sets, a cost the run's machine does not have, or one that
+/// `moves` (compiling the variants at its two ends) finds changes nothing.
+pub fn choose(
+    profile: &Profile,
+    prepared: &[(Compiled, Loaded)],
+    mut moves: impl FnMut(&Input) -> anyhow::Result<bool>,
+) -> anyhow::Result<(Vec<Input>, Vec<HeldInput>)> {
+    let mut varied = Vec::new();
+    let mut held = Vec::new();
+    for input in cited_values(profile) {
+        let s = &input.cited;
+        let hold = |why: String| HeldInput {
+            field: input.field.into(),
+            value: s.value.clone(),
+            why,
+        };
+        if s.low == s.high {
+            held.push(hold("exact: its sources allow one value".into()));
+            continue;
+        }
+        let set_by = prepared.iter().find(|(_, l)| {
+            (l.doc.machine.as_ref()).is_some_and(|m| set_in(m.get_ref(), input.field))
+        });
+        if let Some((_, l)) = set_by {
+            let whose = match prepared.len() {
+                1 => String::new(),
+                _ => format!(" (variant `{}`)", l.variant),
+            };
+            held.push(hold(format!("set by [machine] or a --set{whose}")));
+            continue;
+        }
+        // Absent from every variant's machine (a variant may set its own
+        // topology).
+        let absent_in: Vec<Option<&str>> = (prepared.iter())
+            .map(|(c, _)| absent(input.field, &c.machine))
+            .collect();
+        if let Some(Some(why)) = absent_in
+            .first()
+            .filter(|_| absent_in.iter().all(Option::is_some))
+        {
+            held.push(hold(why.to_string()));
+            continue;
+        }
+        if !moves(&input)? {
+            held.push(hold(format!(
+                "no effect: the scenario's [scenario] table sets what `{}` would",
+                input.field
+            )));
+            continue;
+        }
+        varied.push(input);
+    }
+    Ok((varied, held))
+}
+
 /// One run of the band: its name (its directory under `runs/`) and the
 /// input it moved and to which end, `None` for the point and a sample.
 #[derive(Clone, Debug)]
@@ -353,37 +410,11 @@ pub fn plan(
     }
     let profile = profiles::by_name(&profile_name).context("a compiled machine is built in")?;
     let point: Vec<RunsAs> = prepared.iter().map(|(c, _)| runs_as(c)).collect();
-    let mut varied = Vec::new();
-    let mut held = Vec::new();
-    for input in cited_values(profile) {
-        let s = &input.cited;
-        let hold = |why: String| HeldInput {
-            field: input.field.into(),
-            value: s.value.clone(),
-            why,
-        };
-        if s.low == s.high {
-            held.push(hold("exact: its sources allow one value".into()));
-            continue;
-        }
-        let set_by = prepared.iter().find(|(_, l)| {
-            (l.doc.machine.as_ref()).is_some_and(|m| set_in(m.get_ref(), input.field))
-        });
-        if let Some((_, l)) = set_by {
-            held.push(hold(format!(
-                "set by the scenario (variant `{}`) or a --set",
-                l.variant
-            )));
-            continue;
-        }
-        if let Some(why) = absent(input.field, &first.machine) {
-            held.push(hold(why.into()));
-            continue;
-        }
-        // A value the scenario's `[scenario]` table overrides (hz,
-        // preemption, timeslice, switch_cost) changes nothing.
+    // A value the scenario's `[scenario]` table overrides (hz,
+    // preemption, timeslice, switch_cost) changes nothing.
+    let (varied, held) = choose(profile, &prepared, |input| {
         let mut moves = false;
-        for end in [&s.low, &s.high] {
+        for end in [&input.cited.low, &input.cited.high] {
             let mut with = sets.clone();
             with.push(format!("machine.{}={end}", input.field));
             let f = scenario(experiment, &machine, &with)?;
@@ -392,19 +423,12 @@ pub fn plan(
                 .collect();
             moves |= at != point;
         }
-        if !moves {
-            held.push(hold(format!(
-                "no effect: the scenario's [scenario] table sets what `{}` would",
-                input.field
-            )));
-            continue;
-        }
-        varied.push(input);
-    }
+        Ok(moves)
+    })?;
     if varied.is_empty() {
         let why: Vec<String> = held
             .iter()
-            .map(|h| format!("{} ({})", h.field, h.why))
+            .map(|h| format!("{}: {}", h.field, h.why))
             .collect();
         bail!(
             "{experiment} on machine `{profile_name}`: nothing to vary: {}",

@@ -70,6 +70,12 @@ const FRAGMENTS: &[&str] = &[
     "refusing to merge",
     "points missing (shards not merged or not finished)",
     "targets met, ",
+    // Bands.
+    "nothing to vary; name a machine with --machine",
+    ": nothing to vary: ",
+    "set by [machine] or a --set",
+    "one profile's values (--machine NAME runs every variant on one)",
+    "expected a number of samples from 1 to ",
 ];
 
 /// The workspace's crates, at its top level.

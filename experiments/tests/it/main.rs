@@ -4,6 +4,7 @@
 
 mod architecture;
 mod bad_input;
+mod band;
 mod blame;
 mod builtin_snapshots;
 mod case1_rmdir_cost;
