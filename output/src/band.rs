@@ -135,6 +135,8 @@ pub struct BandManifest {
     pub method: String,
     /// Every run's seed (common random numbers).
     pub seed: u64,
+    /// Replications of each run, pooled.
+    pub replications: u64,
     pub duration_ns: u64,
     /// The `--set` arguments every run gets, the duration's and seed's too.
     pub sets: Vec<String>,
@@ -159,9 +161,13 @@ pub fn band_table(m: &BandManifest, rows: &[BandRow]) -> String {
         "one-at-a-time" => "one value at a time at its cited low and high",
         _ => "all values sampled together over their cited ranges",
     };
+    let reps = match m.replications {
+        1 => String::new(),
+        n => format!(" x {n} replications"),
+    };
     let _ = writeln!(
         s,
-        "band: {} on {}, {}, seed {}: {} runs, {how}",
+        "band: {} on {}, {}, seed {}: {} runs{reps}, {how}",
         m.experiment,
         m.machine,
         Dur(m.duration_ns),
@@ -253,6 +259,7 @@ mod tests {
             machine: "kvm-guest".into(),
             method: "one-at-a-time".into(),
             seed: 1,
+            replications: 1,
             duration_ns: 30_000_000_000,
             sets: vec![],
             varied: vec![BandInput {

@@ -30,7 +30,7 @@ pub(super) fn plan(a: BandArgs) -> anyhow::Result<Plan> {
         Some(n) if (1..=MAX_LHS).contains(&n) => Method::Sample(n),
         Some(n) => bail!("--lhs {n}: expected a number of samples from 1 to {MAX_LHS}"),
     };
-    let b = band::plan(&a.experiment, a.machine, sets, a.seed, method)?;
+    let b = band::plan(&a.experiment, a.machine, sets, a.seed, a.reps, method)?;
     let out = a.out.unwrap_or_else(|| b.default_out());
     Ok(Plan {
         band: b,

@@ -91,6 +91,9 @@ pub struct BandArgs {
     /// every range together.
     #[arg(long, value_name = "N")]
     pub lhs: Option<usize>,
+    /// Replications of every run, pooled; points.csv gives their spread.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_REPS))]
+    pub reps: u64,
 }
 
 #[derive(Args, Debug)]

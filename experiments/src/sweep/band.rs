@@ -371,13 +371,14 @@ fn figures(experiment: &str, c: &Compiled) -> Vec<Figure> {
 }
 
 /// Reads the scenario, finds its machine profile and the values to vary,
-/// and lays out the runs. `sets` are the user's (`--duration` and
-/// `--seed` included, as `run` takes them).
+/// and lays out the runs, each of `reps` replications pooled. `sets` are
+/// the user's (`--duration` and `--seed` included, as `run` takes them).
 pub fn plan(
     experiment: &str,
     machine: Option<String>,
     sets: Vec<String>,
     seed: Option<u64>,
+    reps: u64,
     method: Method,
 ) -> anyhow::Result<BandPlan> {
     let file = scenario(experiment, &machine, &sets)?;
@@ -453,7 +454,7 @@ pub fn plan(
         scenario: experiment.to_string(),
         variants: Vec::new(),
         seed,
-        reps: 1,
+        reps: reps.max(1),
         sets,
         params,
         figures: figures(experiment, first),
@@ -600,6 +601,7 @@ fn manifest(p: &BandPlan) -> BandManifest {
             Method::Sample(_) => "latin-hypercube".into(),
         },
         seed: p.spec.seed,
+        replications: p.spec.reps,
         duration_ns: p.duration.0,
         sets: p.spec.sets.clone(),
         varied: (p.varied.iter())

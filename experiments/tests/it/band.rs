@@ -129,6 +129,7 @@ fn values_the_scenario_fixes_or_that_change_nothing_are_held() {
         None,
         vec!["machine.switch_cost=2us".into()],
         None,
+        1,
         Method::OneAtATime,
     )
     .unwrap();
@@ -190,6 +191,8 @@ fn a_latin_hypercube_band_runs_its_samples_beside_the_point() {
             &s,
             "--lhs",
             "3",
+            "--reps",
+            "2",
             "--jobs",
             "1",
             "--out",
@@ -209,6 +212,7 @@ fn a_latin_hypercube_band_runs_its_samples_beside_the_point() {
     }
     let json = fs::read_to_string(out.join("band.json")).unwrap();
     assert!(json.contains("\"method\": \"latin-hypercube\""));
+    assert!(json.contains("\"replications\": 2"));
 }
 
 #[test]
