@@ -22,6 +22,9 @@ program = [
   "  up_read l",
   "end",
 ]
+
+[machine]
+profile = 'ideal'
 "#;
 
 struct Outcome {
@@ -360,6 +363,9 @@ program = ["mutex_lock a", "sleep 1ms", "mutex_lock b", "mutex_unlock b", "mutex
 [tasks.two]
 count = 1
 program = ["mutex_lock b", "sleep 1ms", "mutex_lock a", "mutex_unlock a", "mutex_unlock b"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]
@@ -426,6 +432,9 @@ program = ["cpu 500us", "flush_workqueue q", "cpu 10us"]
 [tasks.r]
 count = 1
 program = ["sleep 200us", "queue_work q wk[0]", "sleep 1ms"]
+
+[machine]
+profile = 'ideal'
 "#;
     let o = convoy_run(text, &[]);
     assert_error(
@@ -463,6 +472,9 @@ program = ["mutex_lock b", "STEP", "mutex_lock a", "mutex_unlock a", "mutex_unlo
 [tasks.bg]
 count = 1
 program = ["loop", "sleep 1ms", "cpu 1us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     let asleep = text
         .replace("SPIN", "spin_on_owner = false")

@@ -377,6 +377,9 @@ program = ["mutex_lock big", "sleep 5ms", "queue_work wq w", "flush_workqueue wq
 [tasks.waiter]
 count = 1
 program = ["sleep 1ms", "mutex_lock big", "mutex_unlock big", "sleep 1s"]
+
+[machine]
+profile = 'ideal'
 "#;
     let (subject, so_far, lines) = stuck(text, None);
     assert_eq!(subject, "big/lock/waiter");
@@ -421,6 +424,9 @@ program = ["mutex_lock m", "mutex_unlock m", "sleep 1s"]
 [tasks.hog]
 count = 2
 program = ["cpu 1s"]
+
+[machine]
+profile = 'ideal'
 "#;
     let waiter = line(0, "waiter[0]", "waits for m (lock) since 0.000000 s");
     let (_, so_far, lines) = stuck(text, None);

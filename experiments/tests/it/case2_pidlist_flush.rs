@@ -74,7 +74,9 @@ fn r40_unpatched_flushes_the_workqueue_and_patched_only_cancels_its_own_work() {
         .unwrap()
         .hist
         .max();
-    assert_eq!(pa_mutex_wait, Dur::ZERO);
+    // No other task holds it: the wait is at most the mutex word's cache
+    // line coming from the CPU that touched it last (R70).
+    assert!(pa_mutex_wait < Dur::from_us(1), "{pa_mutex_wait:?}");
     let own = span(pa);
     assert!(
         own.min() > Dur::from_us(1) && own.max() <= Dur::from_us(129),
@@ -127,6 +129,9 @@ program = ["key 3", "call tasks_read_new", "sleep 500ms",
            "key 4", "call tasks_read_new", "sleep 2s",
            "span_begin late", "call cgroup1_pidlist_destroy_own", "span_end late",
            "sleep 100s"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]

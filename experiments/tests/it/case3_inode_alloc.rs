@@ -22,11 +22,11 @@ fn r51_reclaim_under_kernfs_rwsem_parks_other_readers_until_the_patch() {
     assert!(max("before", Metric::Wait, "kernfs_rwsem/write/creator") > 10 * MS);
     assert!(max("before", Metric::Span, "readdir/lister") > 10 * MS);
     // After: reclaim happens before the lock; the hold is the 1.65 us
-    // lookup and nobody waits long for kernfs_rwsem.
-    assert_eq!(
-        max("after", Metric::Hold, "kernfs_rwsem/read/allocator"),
-        Dur(1_650)
-    );
+    // lookup (plus, on the scenario's machine, the lock word's cache line
+    // at its release: a few ns to one transfer) and nobody waits long for
+    // kernfs_rwsem.
+    let hold = max("after", Metric::Hold, "kernfs_rwsem/read/allocator");
+    assert!((Dur(1_650)..=Dur(1_650 + 200)).contains(&hold), "{hold:?}");
     for subject in [
         "kernfs_rwsem/read/oomd",
         "kernfs_rwsem/read/below",

@@ -17,6 +17,9 @@ program = ["mutex_lock m", "sleep $hold", "mutex_unlock m", "sleep 1s"]
 [tasks.waiter]
 count = 1
 program = ["sleep 100us", "mutex_lock m", "mutex_unlock m", "sleep 1s"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 /// Four runs, the hold 1..4 ms: the waiter waits hold - 0.1 ms. The

@@ -150,7 +150,10 @@ fn bench_lines_prints_increments_by_profile_and_cpus() {
         .iter()
         .find(|l| l.split_whitespace().take(2).eq(["server-2s", "4"]))
         .unwrap();
-    assert!(row.contains("51.00") && row.contains("1.000"), "{row}");
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    let (predicted, ratio): (f64, f64) = (cols[5].parse().unwrap(), cols[6].parse().unwrap());
+    assert_eq!(predicted, 51.0, "{row}");
+    assert!((ratio - 1.0).abs() < 0.01, "{row}");
     assert!(!s.contains("ideal"), "{s}");
 }
 
@@ -425,6 +428,9 @@ program = ["mutex_lock m", "sleep 10s", "mutex_unlock m"]
 [tasks.waiter]
 count = 1
 program = ["sleep 250ms", "mutex_lock m", "mutex_unlock m", "sleep 10s"]
+
+[machine]
+profile = 'ideal'
 "#,
     )
     .unwrap();
@@ -509,6 +515,9 @@ kind = "mutex"
 [tasks.a]
 count = 1
 program = ["loop", "mutex_lock m", "mutex_unlock m", "sleep 1ms", "end"]
+
+[machine]
+profile = 'ideal'
 "#,
     )
     .unwrap();

@@ -85,6 +85,9 @@ program = ["span_begin first", "atomic x", "span_end first", "span_begin again",
 [tasks.b]
 count = 1
 program = ["cpu 500ns", "span_begin turn", "atomic x", "span_end turn", "cpu 1us", "span_begin turn", "atomic x", "span_end turn"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_on(text, whole("server-2s"));
     assert_eq!(span(&r, "first/a"), (SOCKET, SOCKET, 1));
@@ -111,6 +114,9 @@ cpus = 4
 [tasks.q]
 count = 4
 program = ["span_begin rmw", "atomic x", "span_end rmw"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_on(text, whole("server-2s"));
     let h = &r.series(Metric::Span, "rmw/q").unwrap().hist;
@@ -141,6 +147,9 @@ count = 2
 program = ["cpu 1us", "span_begin miss", "read x", "span_end miss", "cpu 1us",
            "span_begin hit", "read x", "span_end hit",
            "cpu 2us", "span_begin miss", "read x", "span_end miss"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_on(text, whole("server-2s"));
     // Two misses per reader: at 1 us (side by side) and at ~4 us.
@@ -173,6 +182,9 @@ program = ["sleep 1ms"]
 [tasks.b]
 count = 1
 program = ["cpu 1us", "span_begin rmw", "atomic x", "span_end rmw"]
+
+[machine]
+profile = 'ideal'
 "#
     )
 }
@@ -218,6 +230,9 @@ program = ["mutex_lock m", "cpu 10us", "mutex_unlock m"]
 [tasks.s]
 count = 1
 program = ["cpu 1us", "mutex_lock m", "mutex_unlock m"]
+
+[machine]
+profile = 'ideal'
 "#;
     let wait = |r: &VariantResult| r.series(Metric::Wait, "m/lock/s").unwrap().hist.max();
     let hold = |r: &VariantResult| r.series(Metric::Hold, "m/lock/h").unwrap().hist.max();
@@ -262,6 +277,9 @@ program = ["cpu 1us", "mutex_lock m", "cpu 1us", "mutex_unlock m"]
 [tasks.s2]
 count = 1
 program = ["cpu 2us", "mutex_lock m", "mutex_unlock m"]
+
+[machine]
+profile = 'ideal'
 "#;
     let mut m = whole("server-2s");
     m.topology = Topology::new(2, 2, 2);
@@ -296,6 +314,9 @@ policy = "none"
 [tasks.r]
 count = 2
 program = ["loop", "down_read l", "cpu 100ns", "up_read l", "down_read gone", "up_read gone", "cpu 400ns", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     let ideal = run_on(text, Machine::ideal(Some(2)));
     assert_eq!(ideal.counter("l/line_transfers"), None, "no line on ideal");
@@ -335,6 +356,9 @@ cpus = {n}
 [tasks.inc]
 count = {n}
 program = [{start}"loop", "atomic counter", "count incs", "end"]
+
+[machine]
+profile = 'ideal'
 "#
     );
     let r = run_on(&text, machine);
@@ -448,7 +472,7 @@ program = ["cpu 1us", "span_begin rmw", "atomic x", "span_end rmw"]
     let r = crate::common::run_text(
         &text.replace(
             "[machine]\nprofile = \"server-2s\"\nline_smt = \"20ns\"\n",
-            "",
+            "[machine]\nprofile = \"ideal\"\n",
         ),
         1,
     );
@@ -468,6 +492,9 @@ instances = 4
 [tasks.t]
 count = 2
 program = ["STEP"]
+
+[machine]
+profile = 'ideal'
 "#;
     for (step, needle) in [
         ("atomic y", "no line `y` in [lines]; declared: x, fam"),
@@ -518,6 +545,9 @@ program = ["loop", "atomic refs[self]", "cpu 1us", "end"]
 [tasks.other]
 count = 1
 program = ["loop", "read refs[0]", "cpu 1us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     // Flat costs of its own: the same on the ideal machine.
     let r = run_on(text, Machine::ideal(Some(3)));
@@ -564,6 +594,9 @@ program = ["span_begin h", "mutex_lock m", "cpu 200us", "queue_work wq w", "cpu 
 [tasks.s]
 count = 1
 program = ["sleep 100us", "span_begin s", "mutex_lock m", "mutex_unlock m", "span_end s"]
+
+[machine]
+profile = 'ideal'
 "#;
     const MS: Dur = Dur(1_000_000);
     const US: Dur = Dur(1_000);

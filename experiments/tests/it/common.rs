@@ -128,6 +128,9 @@ program = ["sleep 1ms", "down_write kernfs_rwsem", "cpu 20us", "up_write kernfs_
 [tasks.walkers]
 count = 4
 program = ["sleep 2ms", "down_read kernfs_rwsem", "cpu 1us", "up_read kernfs_rwsem"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 /// Exact mean wait (queueing delay before service) of the finite-source

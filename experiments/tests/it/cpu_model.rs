@@ -33,6 +33,9 @@ program = ["mutex_lock m", "span_begin nap", "sleep 1ms", "span_end nap", "mutex
 [tasks.waiter]
 count = 1
 program = ["sleep 100us", "mutex_lock m", "mutex_unlock m"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text);
     // The sleeper runs 5 us after its timer.
@@ -57,6 +60,9 @@ program = ["span_begin wakee", "sleep 1ms", "cpu 1ms", "span_end wakee"]
 [tasks.hog]
 count = 1
 program = ["span_begin hog", "cpu 10ms", "span_end hog"]
+
+[machine]
+profile = 'ideal'
 "#;
 // wakee runs first at 0 and sleeps; hog then takes the only CPU for 10 ms;
 // wakee wakes at 1 ms.
@@ -124,6 +130,9 @@ program = ["span_begin wakee", "sleep 1ms", "cpu 1ms", "span_end wakee"]
 [tasks.hog]
 count = 1
 program = ["sleep 100us", "span_begin hog", "cpu 10ms", "span_end hog"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(preempt);
     assert_eq!(span(&r, "wakee/wakee"), 2 * MS);
@@ -164,6 +173,9 @@ duration = "1s"
 [tasks.t]
 count = 1
 program = ["loop", "sleep exp(1ms)", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     let with = base.replace(
         "duration = \"1s\"",
@@ -232,6 +244,9 @@ line_local = "5ns"
 [tasks.r]
 count = {cpus}
 program = ["loop", "down_read l", "cpu 100ns", "up_read l", "cpu 400ns", "end"]
+
+[machine]
+profile = 'ideal'
 "#
     );
     let r = run_text(&text);
@@ -280,6 +295,9 @@ program = ["loop", "  span_begin pass", "  cpu 100us", "  span_end pass", "end"]
 [tasks.b]
 count = 1
 program = ["loop", "  span_begin pass", "  cpu 100us", "  span_end pass", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 fn passes(r: &VariantResult, group: &str) -> u64 {
@@ -335,6 +353,9 @@ program = ["mutex_lock m", "repeat 10", "  might_resched", "  cpu 1ms", "end", "
 [tasks.b]
 count = 1
 program = ["loop", "  cpu 100us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     let hold = |t: &str| {
         run_text(t)
@@ -370,6 +391,9 @@ program = ["span_begin done", "cpu 2ms", "sleep 100us", "cpu 100us", "span_end d
 [tasks.a]
 count = 1
 program = ["loop", "  cpu 500us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]
@@ -412,6 +436,9 @@ program = ["cpu 10us"]
 [tasks.t]
 count = 1
 program = ["span_begin f", "QUEUE", "flush_workqueue wq", "span_end f"]
+
+[machine]
+profile = 'ideal'
 "#;
     let local = run_text(&text.replace("QUEUE", "queue_work wq w"));
     assert_eq!(span(&local, "f/t"), 15 * US);
@@ -449,6 +476,9 @@ program = ["span_begin done", "sleep 1.02ms", "cpu 1ms", "span_end done"]
 [tasks.hog]
 count = 1
 program = ["loop", "  cpu 100us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text);
     assert_eq!(span(&r, "done/rt"), 11_100 * US);
@@ -483,6 +513,9 @@ program = ["span_begin s", "repeat 30", "  cpu 100us", "end", "span_end s"]
 [tasks.u]
 count = 1
 program = ["queue_work wq w", "cpu 5ms"]
+
+[machine]
+profile = 'ideal'
 "#;
     assert_eq!(span(&run_text(text), "s/t"), 3 * MS);
 }
@@ -511,6 +544,9 @@ program = ["loop", "  cpu 100us", "end"]
 [tasks.h2]
 count = 1
 program = ["loop", "  cpu 100us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     // CFS: s comes back at its own vruntime 0, 4.5 ms behind h2, past the
     // granularity: h2 yields at its next step boundary (10.5 ms) and s runs.
@@ -546,6 +582,9 @@ program = ["repeat 29", "  cpu 100us", "end", "span_begin q", "sleep 20050us", "
 [tasks.b]
 count = 1
 program = ["loop", "  cpu 100us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     // 6.12 (DELAY_DEQUEUE): a stayed queued, counted in V, until V
     // reached its vruntime, and left with no lag; woken, it is placed at
@@ -584,6 +623,9 @@ program = ["cpu 5ms"]
 [tasks.y]
 count = 1
 program = ["cpu 1500us", "sleep 1s"]
+
+[machine]
+profile = 'ideal'
 "#;
     // Shared queue: CPU 1 takes z, which waited longer, then w.
     let r = run_text(&text.replace("RQ", "shared"));
@@ -636,6 +678,9 @@ program = ["queue_delayed_work wq1 a 9ms", "sleep 1s"]
 [tasks.h]
 count = 3
 program = ["loop", "  cpu 300us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]
@@ -681,6 +726,9 @@ program = ["loop", "  span_begin pass", "  cpu 100us", "  span_end pass", "end"]
 count = 1
 nice = 5
 program = ["loop", "  span_begin pass", "  cpu 100us", "  span_end pass", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]
@@ -765,6 +813,9 @@ program = ["span_begin a", "cpu 10us", "sleep 5us", "cpu 10us", "span_end a"]
 [tasks.b]
 count = 1
 program = ["span_begin b", "cpu 10us", "span_end b"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]
@@ -811,6 +862,9 @@ program = ["cpu 10us"]
 [tasks.s]
 count = 1
 program = ["span_begin f", "queue_work wq w", "flush_workqueue wq", "span_end f"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text);
     assert_eq!(span(&r, "f/s"), 14 * US);
@@ -876,6 +930,9 @@ value = "8us"
 [tasks.a]
 count = 1
 program = ["span_begin c", "cpu $d", "span_end c", "span_begin s", "sleep $d", "span_end s"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text);
     assert_eq!((span(&r, "c/a"), span(&r, "s/a")), (2 * US, 8 * US));
@@ -948,6 +1005,9 @@ program = ["loop", "cpu 100us", "count it", "end"]
 count = 1
 nice = {nice}
 program = ["loop", "cpu 100us", "count it", "end"]
+
+[machine]
+profile = 'ideal'
 "#
         )
     };

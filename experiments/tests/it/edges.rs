@@ -69,6 +69,9 @@ value = "0ns"
 count = 2
 program = ["loop", "cpu 0ns", "sleep 0ns", "mutex_lock l", "cpu const(0ns)",
            "sleep $nothing", "mutex_unlock l", "sleep 10us", "end"]
+
+[machine]
+profile = 'ideal'
 "#);
     // Passes start at 0, 10 us, ..., 990 us: 100 per task. A hold of zero
     // length never makes the other task wait.
@@ -81,7 +84,7 @@ program = ["loop", "cpu 0ns", "sleep 0ns", "mutex_lock l", "cpu const(0ns)",
 
 #[test]
 fn a_zero_duration_run_is_an_error_naming_the_field() {
-    let text = "[scenario]\nname = \"z\"\nduration = \"0ns\"\n[tasks.a]\ncount = 1\nprogram = [\"sleep 1ms\"]\n";
+    let text = "[scenario]\nname = \"z\"\nduration = \"0ns\"\n[tasks.a]\ncount = 1\nprogram = [\"sleep 1ms\"]\n\n[machine]\nprofile = 'ideal'\n";
     assert_error(text, &["t.toml:3", "scenario.duration", "more than zero"]);
     assert_error(
         &text.replace("\"0ns\"", "\"0\""),
@@ -98,6 +101,9 @@ duration = "1ns"
 [tasks.a]
 count = 3
 program = ["span_begin s", "sleep 0ns", "span_end s", "count started", "loop", "sleep 1ns", "count passes", "end"]
+
+[machine]
+profile = 'ideal'
 "#);
     let s = r.series(Metric::Span, "s/a").unwrap();
     assert_eq!((s.hist.count(), s.hist.max()), (3, Dur::ZERO));
@@ -128,6 +134,9 @@ program = ["loop", "sleep 5h", "count tick", "end"]
 [tasks.c]
 count = 2
 program = ["loop", "sleep 4h", "count tick", "end"]
+
+[machine]
+profile = 'ideal'
 "#);
     // 1e6 s and 2e6 s end before 30 days (2.592e6 s); 3e6 s does not.
     let s = hist(&r, Metric::Span, "s/a");
@@ -160,6 +169,9 @@ program = ["down_read l", "cpu 1us", "up_read l", "count done"]
 [tasks.nap]
 count = 50000
 program = ["down_write l", "cpu 10ns", "up_write l", "count done", "sleep 1000000s", "count woke"]
+
+[machine]
+profile = 'ideal'
 "#);
     assert_eq!(counter(&r, "done/exit"), 50_000);
     assert_eq!(counter(&r, "done/nap"), 50_000);
@@ -179,6 +191,9 @@ duration = "1s"
 [tasks.a]
 count = 1
 program = ["loop", "sleep 1ms", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     // Past u64 nanoseconds.
     assert_error(
@@ -219,6 +234,9 @@ window = "1ns"
 [tasks.a]
 count = 1
 program = ["span_begin s", "sleep 1ms", "span_end s"]
+
+[machine]
+profile = 'ideal'
 "#;
     assert_error(text, &["t.toml:5", "scenario.window", "at most 1048576"]);
     // The default 10 s window over 500 years: the duration is named.
@@ -253,6 +271,9 @@ window = "4380000h"
 [tasks.a]
 count = 1
 program = ["sleep 900000h", "span_begin s", "sleep 1ms", "span_end s"]
+
+[machine]
+profile = 'ideal'
 "#);
     let s = r.series(Metric::Span, "s/a").unwrap();
     assert_eq!((s.hist.count(), s.hist.max()), (1, MS));
@@ -271,6 +292,9 @@ cpus = 1
 [tasks.a]
 count = 200
 program = ["cpu 1ms", "count done"]
+
+[machine]
+profile = 'ideal'
 "#);
     // Task i finishes at (i + 1) ms; the last at 200 ms, the horizon.
     assert_eq!(counter(&r, "done/a"), 199);
@@ -295,6 +319,9 @@ kind = "mutex"
 [tasks.a]
 count = 3
 program = ["loop", "mutex_lock l", "cpu 1ms", "mutex_unlock l", "end"]
+
+[machine]
+profile = 'ideal'
 "#);
     // The lock, not the CPUs, serialises them: holds of 1 ms ending at
     // 1, 2, ..., 9 ms (10 ms is the horizon).
@@ -308,6 +335,9 @@ cpus = 4096
 [tasks.a]
 count = 5000
 program = ["cpu 1ms", "count done"]
+
+[machine]
+profile = 'ideal'
 "#);
     assert_eq!(counter(&more, "done/a"), 5000);
     assert_eq!(counter(&more, "cpu/runqueue_waits"), 5000 - 4096);
@@ -324,6 +354,9 @@ window = "10ms"
 [tasks.a]
 count = 1
 program = ["sleep 21ms", "span_begin s", "sleep 1234567ns", "span_end s"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]
@@ -406,6 +439,9 @@ program = ["repeat 0", "count zero", "sleep 1ms", "end",
 [tasks.solo]
 count = 1
 program = ["mutex_lock fam[self]", "cpu 1us", "mutex_unlock fam[self]"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run(text);
     assert_eq!(r.counter("ran/none").unwrap_or(0), 0);
@@ -441,6 +477,9 @@ duration = "1s"
 [tasks.a]
 count = 1
 program = ["with_prob 1.5", "count x", "end", "sleep 1ms"]
+
+[machine]
+profile = 'ideal'
 "#;
     assert_error(text, &["t.toml:7", "tasks.a.program[0]"]);
     assert_error(
@@ -476,6 +515,9 @@ program = ["loop", "sleep exp(50ms)", "key random 0 1024", "call lookup_slow", "
 [tasks.churner]
 count = 1000
 program = ["loop", "sleep exp(100ms)", "call cgroup_mkdir", "call cgroup_rmdir", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]

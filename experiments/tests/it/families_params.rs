@@ -22,6 +22,9 @@ program = ["down_write i_rwsem[self]", "repeat $nodes", "  cpu 1ms", "end", "up_
 [tasks.shared]
 count = 2
 program = ["sleep 10ms", "down_write i_rwsem[0]", "cpu 1ms", "up_write i_rwsem[0]"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 /// The compile error of a scenario text named `name`.
@@ -119,6 +122,9 @@ instances = 4
 [tasks.a]
 count = 2
 program = ["KEY", "mutex_lock m[self]", "cpu 1ms", "mutex_unlock m[self]"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 /// Contentions of the two tasks of `KEYED` with its `key` step set to `key`.

@@ -21,6 +21,9 @@ program = ["loop", "  call cgroup_mkdir", "  call cgroup_rmdir", "  sleep 1ms", 
 [tasks.walker]
 count = 4
 program = ["loop", "  call stat", "  call readdir", "  sleep 200us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]
@@ -95,6 +98,9 @@ reclaim = "20ms"
 [tasks.lookup]
 count = 1
 program = ["call lookup_slow"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     assert_eq!(

@@ -15,6 +15,9 @@ kind = "mutex"
 [tasks.a]
 count = 2
 program = ["loop", "  mutex_lock m", "  cpu 1us", "  mutex_unlock m", "  sleep 10us", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -181,6 +184,9 @@ kind = "mutex"
 [tasks.poller]
 count = 1
 program = ["mutex_lock m", "repeat 1000000000", "  count polls", "end", "mutex_unlock m"]
+
+[machine]
+profile = 'ideal'
 "#;
     let file = ScenarioFile::new(Source::new("spin.toml", text)).unwrap();
     let l = file.load(&file.base).unwrap();
@@ -220,6 +226,9 @@ program = ["queue_work w x[0]"]
 [tasks.a]
 count = 1
 program = ["queue_work w x[0]", "sleep 50ms"]
+
+[machine]
+profile = 'ideal'
 "#;
     let file = ScenarioFile::new(Source::new("requeue.toml", text)).unwrap();
     let l = file.load(&file.base).unwrap();
@@ -257,7 +266,7 @@ fn input_that_would_fill_memory_is_refused_before_anything_runs() {
     refused(dir, &["run", &inc], "larger than 16 MiB");
     // Operations that each call the next twice: 2^41 steps inlined.
     let mut text = String::from(
-        "[scenario]\nname = \"e\"\nduration = \"1s\"\n[tasks.a]\ncount = 1\nprogram = [\"call o0\", \"sleep 1ms\"]\n",
+        "[scenario]\nname = \"e\"\nduration = \"1s\"\n[tasks.a]\ncount = 1\nprogram = [\"call o0\", \"sleep 1ms\"]\n\n[machine]\nprofile = 'ideal'\n",
     );
     for n in 0..41 {
         text += &format!(

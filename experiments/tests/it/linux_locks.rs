@@ -33,6 +33,9 @@ program = ["sleep 1ms", "down_write kernfs_rwsem", "cpu 20us", "up_write kernfs_
 [tasks.walkers]
 count = 5
 program = ["sleep 2ms", "down_read kernfs_rwsem", "cpu 1us", "up_read kernfs_rwsem"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     let w = &r
@@ -85,6 +88,9 @@ program = ["sleep 1ms", "down_write l", "cpu 1ms", "up_write l"]
 [tasks.worker]
 count = 1
 program = ["span_begin work", "sleep 2ms", "cpu 1ms", "span_end work"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     // The span runs from 0: 2 ms asleep, then 1 ms of CPU with no wait.
@@ -128,6 +134,9 @@ spin_on_owner = false
 [tasks.w]
 count = 4
 program = ["loop", "sleep exp(2ms)", "mutex_lock m", "cpu exp(100us)", "mutex_unlock m", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 3);
     let h = &r.series(Metric::Wait, "m/lock/w").unwrap().hist;
@@ -176,6 +185,9 @@ program = [{w2_sleep}"{lock}", "cpu 1ms", "{unlock}"]
 [tasks.worker]
 count = 1
 program = ["span_begin work", {worker_sleep}"cpu 1ms", "span_end work"]
+
+[machine]
+profile = 'ideal'
 "#
     )
 }

@@ -44,8 +44,29 @@ fn compile_with(
 }
 
 #[test]
-fn no_machine_table_is_the_ideal_machine_with_todays_defaults() {
+fn no_machine_table_is_the_default_profile_a_machine_that_exists() {
     let c = compile_text(&scenario("cpus = 4", ""));
+    assert_eq!(
+        c.machine.profile,
+        experiments::scenario::compile::DEFAULT_PROFILE
+    );
+    assert_eq!(c.machine.profile, "server-1s");
+    assert!(!c.machine.is_ideal());
+    assert_eq!(c.cpus, Some(4));
+    assert_eq!(c.hz, 250);
+    assert!(c.voluntary && !c.preempt_full, "PREEMPT_VOLUNTARY");
+    assert!(c.percpu_runqueues);
+    assert_eq!(c.wake_placement, WakePlacement::Eevdf);
+    // 0.70 ms x (1 + ilog2(4)).
+    assert_eq!(c.timeslice, Some(Dur(2_100_000)));
+    assert!(c.switch_cost > Dur::ZERO);
+    // No CPU count: the profile's.
+    assert_eq!(compile_text(&scenario("", "")).cpus, Some(32));
+}
+
+#[test]
+fn the_ideal_machine_keeps_the_defaults_of_the_models_logic() {
+    let c = compile_text(&scenario("cpus = 4", "[machine]\nprofile = \"ideal\"\n"));
     assert_eq!(c.machine.profile, "ideal");
     assert!(c.machine.is_ideal());
     assert_eq!(c.cpus, Some(4));
@@ -56,7 +77,10 @@ fn no_machine_table_is_the_ideal_machine_with_todays_defaults() {
     assert_eq!(c.timeslice, None);
     assert_eq!(c.switch_cost, Dur::ZERO);
     // Unlimited CPUs stay the default there.
-    assert_eq!(compile_text(&scenario("", "")).cpus, None);
+    assert_eq!(
+        compile_text(&scenario("", "[machine]\nprofile = \"ideal\"\n")).cpus,
+        None
+    );
 }
 
 #[test]
@@ -305,7 +329,7 @@ fn set_machine_fields_works_without_a_table_and_over_one() {
     assert_eq!(c.machine.lines.socket, Dur(60));
     assert_eq!(c.hz, 1000);
     let c = compile_with(&text, &["machine.line_socket=60ns"], None).unwrap();
-    assert_eq!(c.machine.profile, "ideal");
+    assert_eq!(c.machine.profile, "server-1s");
     assert_eq!(c.machine.lines.socket, Dur(60));
     let guest = scenario("cpus = 4", "[machine]\nprofile = \"kvm-guest\"\n");
     let c = compile_with(&guest, &["machine.steal_fraction=0"], None).unwrap();

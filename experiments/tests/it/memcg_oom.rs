@@ -68,6 +68,9 @@ program = ["mutex_lock m", "sleep {hold}", "mutex_unlock m"]
 [tasks.charger]
 count = 1
 program = ["sleep 5ms", "span_begin alloc", "charge box 1 page", "span_end alloc"]
+
+[machine]
+profile = 'ideal'
 "#
     )
 }
@@ -139,6 +142,9 @@ initial = "110000 pages"
 [tasks.t]
 count = 1
 program = ["span_begin alloc", "charge box 128 pages", "span_end alloc"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     let jiffies = models::memcg::high_penalty_jiffies(110_128, 100_000, 128, 250);
@@ -177,6 +183,9 @@ release_rate = 3200.0
 [tasks.t]
 count = 1
 program = ["span_begin alloc", "charge box 1 page", "span_end alloc"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     assert_eq!(
@@ -214,6 +223,9 @@ program = ["sleep 1ms", "charge box 50 pages", "span_begin alive", "sleep 100s",
 [tasks.charger]
 count = 1
 program = ["sleep 5ms", "span_begin alloc", "charge box 100 pages", "span_end alloc", "sleep 100s"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     assert_eq!(r.counter("memcg/box/oom_exits"), Some(1));
@@ -245,6 +257,9 @@ reclaim_kept = {kept}
 [tasks.charger]
 count = 1
 program = ["span_begin alloc", "charge box 1 page", "span_end alloc", "sleep 10s"]
+
+[machine]
+profile = 'ideal'
 "#
     )
 }
@@ -312,6 +327,9 @@ program = ["span_begin alloc", "charge box 1 page", "span_end alloc", "sleep 10s
 [tasks.taker]
 count = 1
 program = ["sleep 6ms", "span_begin take", "charge box 32 pages", "span_end take", "sleep 10s"]
+
+[machine]
+profile = 'ideal'
 "#
     )
 }
@@ -424,6 +442,9 @@ max = "MAX"
 [tasks.t]
 count = 1
 program = ["charge box CHARGE", "sleep 1ms"]
+
+[machine]
+profile = 'ideal'
 "#;
     for (max, charge, field) in [
         ("18446744073709551615 pages", "1 page", "memcg.box.max"),
@@ -466,6 +487,9 @@ program = ["mutex_lock m", "charge g 1 page", "cpu 10us", "mutex_unlock m", "sle
 [tasks.o]
 count = 1
 program = ["sleep 100us", "mutex_lock m", "cpu 10us", "mutex_unlock m", "sleep 2s"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     let hold = &r.series(Metric::Hold, "m/lock/v").unwrap().hist;

@@ -30,6 +30,9 @@ program = ["loop", "  sleep 5ms", "  down_write l", "  cpu 50us", "  up_write l"
 
 [variants.fifo.locks.l]
 policy = "fifo"
+
+[machine]
+profile = 'ideal'
 "#;
 
 fn sweep_text(readers: &str, think_steps: usize, extra: &str) -> String {

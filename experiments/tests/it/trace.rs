@@ -16,6 +16,9 @@ program = ["mutex_lock m", "span_begin nap", "sleep 1ms", "span_end nap", "mutex
 [tasks.waiter]
 count = 1
 program = ["sleep 100us", "mutex_lock m", "cpu 50us", "mutex_unlock m", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 fn trace_of(args: &[&str]) -> (Value, Vec<u8>) {
@@ -243,6 +246,9 @@ program = ["cpu 10us"]
 [tasks.q]
 count = 1
 program = ["queue_work wq w[0]", "cpu 200us", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
 "#;
     let v = trace_of_scenario(text);
     // Each slice names the CPU: the kworker waited for CPU 0, which q ran on.
@@ -289,6 +295,9 @@ program = ["loop", "  queue_work wq w[0]", "  cpu 100us", "  sleep 1ms", "end"]
 [tasks.b]
 count = 1
 program = ["sleep 10us", "loop", "  queue_work wq w[1]", "  cpu 20us", "  sleep 2ms", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     let v = trace_of_scenario(text);
     let cpus_of = |kworker: &str| -> std::collections::BTreeSet<u64> {
@@ -337,6 +346,9 @@ program = ["cpu 50us"]
 [tasks.q]
 count = 1
 program = ["queue_work a x[0]", "queue_work b y[0]", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
 "#
     ))
 }
@@ -404,6 +416,9 @@ program = ["cpu 50us"]
 [tasks.q]
 count = 1
 program = ["queue_work a x[0]", "sleep 50us", "queue_work b y[0]", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
 "#,
     );
     // q got the CPU at 1 ms, when the kworker yielded at a tick.
@@ -436,6 +451,9 @@ program = ["down_read l", "cpu 2ms", "up_read l", "sleep 100ms"]
 [tasks.w]
 count = 1
 program = ["sleep 100us", "down_write l", "cpu 10us", "up_write l", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
 "#,
     );
     let queue = queue_counts(&v);
@@ -457,6 +475,9 @@ kind = "rwsem"
 [tasks.w]
 count = 1
 program = ["down_write l", "sleep 1ms", "downgrade_write l", "sleep 1ms", "up_read l", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
 "#,
     );
     let part = |name: &str| {

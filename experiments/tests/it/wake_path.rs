@@ -96,6 +96,9 @@ program = ["span_begin nap", "mutex_lock m", "sleep 1ms", "mutex_unlock m", "spa
 [tasks.waiter]
 count = 1
 program = ["sleep 100us", "span_begin got", "mutex_lock m", "span_end got", "mutex_unlock m", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]
@@ -203,6 +206,9 @@ program = ["span_begin b", "sleep 1010us", "cpu 100us", "span_end b"]
 [tasks.hog]
 count = 1
 program = ["cpu 10ms"]
+
+[machine]
+profile = 'ideal'
 "#;
     let c = on(text, "server-2s");
     let r = run(&c);
@@ -236,6 +242,9 @@ program = ["sleep 100us", "span_begin w", "cpu 1us", "span_end w"]
 [tasks.hog]
 count = 1
 program = ["cpu 102us", "cpu 1ms"]
+
+[machine]
+profile = 'ideal'
 "#;
     let c = on(text, "server-2s");
     let v = trace(&c);
@@ -312,6 +321,9 @@ line_local = "0ns"
 [tasks.t]
 count = 1
 program = ["mutex_lock m", "span_begin s", "cpu 50ms", "cpu 50ms", "span_end s", "mutex_unlock m", "sleep 100s"]
+
+[machine]
+profile = 'ideal'
 "#;
     let mut c = on(text, "kvm-guest");
     let g = c.machine.guest.as_mut().unwrap();
@@ -353,6 +365,9 @@ program = ["span_begin b", "sleep 10us", "cpu 100us", "span_end b", "sleep 10s"]
 [tasks.a]
 count = 1
 program = ["span_begin a", "cpu 500us", "cpu 500us", "cpu 500us", "span_end a", "sleep 10s"]
+
+[machine]
+profile = 'ideal'
 "#;
     let ideal = run(&on(text, "ideal"));
     assert_eq!(span(&ideal, "b/b"), 1_100 * US);
@@ -397,6 +412,9 @@ program = ["span_begin w", "sleep 1ms", "cpu 100us", "span_end w", "sleep 10s"]
 [tasks.v]
 count = 1
 program = ["span_begin v", "cpu 10ms", "span_end v", "sleep 10s"]
+
+[machine]
+profile = 'ideal'
 "#;
     let mut c = on(text, "kvm-guest");
     let g = c.machine.guest.as_mut().unwrap();
@@ -439,6 +457,9 @@ program = ["cpu 10us"]
 [tasks.t]
 count = 1
 program = ["span_begin f", "queue_delayed_work wq w 1us", "sleep 8001us", "flush_workqueue wq", "span_end f", "sleep 1s"]
+
+[machine]
+profile = 'ideal'
 "#;
     let c = on(text, "server-2s");
     let r = run(&c);

@@ -32,6 +32,9 @@ program = ["queue_work destroy_wq destroy[self]"]
 [tasks.flusher]
 count = 1
 program = ["span_begin flush", "flush_workqueue destroy_wq", "span_end flush"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     assert_eq!(
@@ -63,6 +66,8 @@ kind = "unbound"
 max_active = 1
 [works.w]
 program = ["cpu 2ms"]
+[machine]
+profile = 'ideal'
 [tasks.t]
 count = 1"#;
 
@@ -115,6 +120,9 @@ program = ["mutex_lock pidlist_mutex", "cpu 30ms", "mutex_unlock pidlist_mutex"]
 count = 1
 program = ["sleep 1ms", "queue_work pidlist_wq pidlist_destroy",
            "span_begin destroy_all", "flush_workqueue pidlist_wq", "span_end destroy_all"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     assert_eq!(
@@ -153,6 +161,9 @@ program = [
   "span_begin first", "queue_work wq w", "flush_workqueue wq", "span_end first",
   "span_begin second", "queue_work wq w", "flush_workqueue wq", "span_end second",
 ]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     assert_eq!(
@@ -266,6 +277,9 @@ program = ["cpu 2ms", "count ran"]
 [tasks.a]
 count = 1
 program = ["cpu 10us", "queue_work wq w[0]", "queue_work wq w[0]", "mod_delayed_work wq w[0] 0ms", "queue_work wq w[1]", "cancel_delayed_work_sync wq w[1]", "sleep 50ms"]
+
+[machine]
+profile = 'ideal'
 "#;
     let r = run_text(text, 1);
     assert_eq!(r.counter("ran/w"), Some(1));

@@ -50,6 +50,9 @@ program = ["sleep 1ms", "down_write l", "cpu 2ms", "up_write l"]
 [tasks.b]
 count = 1
 program = ["sleep 2ms", "span_begin r", "down_read l", "cpu 1ms", "up_read l", "span_end r"]
+
+[machine]
+profile = 'ideal'
 "#;
     let (r, _) = run_variant(text, "base", 1);
     assert_eq!(one(&r, Metric::Wait, "l/read/a"), Dur::ZERO);
@@ -82,6 +85,9 @@ program = ["down_write l", "sleep 5ms", "up_write l"]
 [tasks.r]
 count = 3
 program = ["sleep 1ms", "down_read l", "cpu 1ms", "up_read l"]
+
+[machine]
+profile = 'ideal'
 "#;
     let (r, _) = run_variant(text, "base", 1);
     let s = r.series(Metric::Wait, "l/read/r").unwrap();
@@ -107,6 +113,9 @@ cpus = 2
 [tasks.t]
 count = 3
 program = ["span_begin work", "sleep 1ms", "cpu 1ms", "span_end work"]
+
+[machine]
+profile = 'ideal'
 "#;
     let (r, _) = run_variant(text, "base", 1);
     let s = r.series(Metric::Span, "work/t").unwrap();
@@ -136,6 +145,9 @@ program = ["sleep 2ms", "mutex_lock m", "cpu 3ms", "mutex_unlock m"]
 [tasks.early]
 count = 1
 program = ["sleep 1ms", "mutex_lock m", "cpu 3ms", "mutex_unlock m"]
+
+[machine]
+profile = 'ideal'
 "#;
     let (r, _) = run_variant(text, "base", 1);
     assert_eq!(one(&r, Metric::Wait, "m/lock/early"), 9 * MS);
@@ -157,6 +169,9 @@ program = [
   "span_begin always", "with_prob 1", "  cpu 1ms", "end", "span_end always",
   "span_begin nested", "repeat 2", "  repeat 3", "    cpu 1ms", "  end", "end", "span_end nested",
 ]
+
+[machine]
+profile = 'ideal'
 "#;
     let (r, _) = run_variant(text, "base", 1);
     assert_eq!(one(&r, Metric::Span, "rep/t"), 3 * MS);
@@ -179,6 +194,9 @@ kind = "mutex"
 [tasks.t]
 count = 1
 program = ["loop", "mutex_lock l", "cpu 3ms", "mutex_unlock l", "sleep 1ms", "end"]
+
+[machine]
+profile = 'ideal'
 "#;
     let (r, _) = run_variant(text, "base", 1);
     assert_eq!(r.series(Metric::Wait, "l/lock/t").unwrap().hist.count(), 3);
@@ -204,6 +222,9 @@ count = 2
 program = ["loop", "sleep exp(1ms)", "call mkdir", "end"]
 [variants.after.ops.mkdir]
 steps = ["cpu exp(20us)", "down_write l", "cpu exp(30us)", "up_write l"]
+
+[machine]
+profile = 'ideal'
 "#;
 
 #[test]
@@ -347,6 +368,9 @@ unit = "ns"
 count = 1
 program = ["loop", "span_begin a", "cpu $destroy", "span_end a",
            "span_begin b", "cpu $rmdir", "span_end b", "end"]
+
+[machine]
+profile = 'ideal'
 "#,
     )
     .unwrap();

@@ -13,7 +13,7 @@ use toml::Spanned;
 
 /// The profile of a scenario without a `[machine]` table, or whose table
 /// names none. A later step makes this a real machine.
-pub const DEFAULT_PROFILE: &str = "ideal";
+pub const DEFAULT_PROFILE: &str = "server-1s";
 
 /// The profile of no physical cost. A run on it keeps the scheduler
 /// defaults that every scenario had before machines were modelled.
