@@ -1389,15 +1389,17 @@ mod tests {
         assert_eq!(chance_of_at_least(&[0.1, 0.2], 3), 0.0);
     }
 
+    /// A log2 histogram with `n` calls in bucket `k` for each `(k, n)`.
+    fn h(v: &[(usize, u64)]) -> [u64; 65] {
+        let mut out = [0u64; 65];
+        for &(k, n) in v {
+            out[k] = n;
+        }
+        out
+    }
+
     #[test]
     fn earth_movers_distance_on_log2_buckets_by_hand() {
-        let h = |v: &[(usize, u64)]| {
-            let mut out = [0u64; 65];
-            for &(k, n) in v {
-                out[k] = n;
-            }
-            out
-        };
         // All calls one bucket up: a distance of 1; three up: 3.
         assert_eq!(emd_log2(&h(&[(3, 10)]), &h(&[(4, 7)])), Some(1.0));
         assert_eq!(emd_log2(&h(&[(3, 10)]), &h(&[(6, 1)])), Some(3.0));
@@ -1416,13 +1418,6 @@ mod tests {
 
     #[test]
     fn histograms_are_judged_against_the_model_windows_own_distances() {
-        let h = |v: &[(usize, u64)]| {
-            let mut out = [0u64; 65];
-            for &(k, n) in v {
-                out[k] = n;
-            }
-            out
-        };
         // Ten model windows: nine with all 4 calls in bucket 3, one with
         // 2 of them in bucket 4.
         let mut model = vec![h(&[(3, 4)]); 9];
