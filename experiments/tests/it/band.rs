@@ -224,7 +224,7 @@ fn what_cannot_be_banded_is_an_error() {
     assert!(err.contains("cannot read scenario file"), "{err}");
     assert!(err.contains("built-in experiments are"), "{err}");
 
-    // Every built-in runs on the ideal machine until it names a profile.
+    // bench-convoy names the ideal machine.
     let o = convoy_status(&["band", "bench-convoy"], tmp.path());
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
