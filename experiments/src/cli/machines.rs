@@ -125,11 +125,12 @@ pub fn show(p: &Profile) -> String {
         rows.push(dur("guest_ipi", &g.ipi));
         rows.push(dur("host_halt_poll", &g.host_halt_poll));
         rows.push(dur("host_wake", &g.host_wake));
+        let f = &g.steal_fraction;
         rows.push((
             "steal_fraction".into(),
-            g.steal_fraction.to_string(),
-            "-".into(),
-            p.steal_source,
+            f.value.to_string(),
+            range(f, |v| v.to_string()),
+            f.source,
         ));
         rows.push(dur("steal_episode", &g.steal_episode));
     }

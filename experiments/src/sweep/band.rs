@@ -75,6 +75,8 @@ pub struct Span {
 #[derive(Clone, Debug)]
 enum Scale {
     Dur(Dur, Dur),
+    /// A fraction (`steal_fraction`), continuous from low to high.
+    Frac(f64, f64),
     Choices(Vec<String>),
 }
 
@@ -85,6 +87,15 @@ impl Span {
             low: c.low.to_string(),
             high: c.high.to_string(),
             scale: Scale::Dur(c.low, c.high),
+        }
+    }
+
+    fn frac(c: &Cited<f64>) -> Span {
+        Span {
+            value: frac_text(c.value),
+            low: frac_text(c.low),
+            high: frac_text(c.high),
+            scale: Scale::Frac(c.low, c.high),
         }
     }
 
@@ -110,6 +121,12 @@ impl Span {
                 let d = Dur(ns.round() as u64);
                 (d.to_string(), d.0 as f64)
             }
+            Scale::Frac(lo, hi) => {
+                let f = lo + (hi - lo) * u;
+                let text = frac_text(f);
+                let place = text.parse().unwrap_or(f);
+                (text, place)
+            }
             Scale::Choices(options) => {
                 let i = ((u * options.len() as f64) as usize).min(options.len() - 1);
                 (options[i].clone(), i as f64)
@@ -118,10 +135,21 @@ impl Span {
     }
 }
 
+/// A fraction as `--set` text: four decimals at most, no trailing zeros
+/// (a sample's value is the text the run is given).
+fn frac_text(f: f64) -> String {
+    let s = format!("{f:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() {
+        "0".into()
+    } else {
+        s.into()
+    }
+}
+
 /// Every value of `p` that a `[machine]` table sets and that has a range,
 /// with its cited range (low may equal high: a constant). The topology and
-/// the idle states are not fields of one value; `steal_fraction` carries
-/// no range.
+/// the idle states are not fields of one value.
 pub fn cited_values(p: &Profile) -> Vec<Input> {
     let dur = |field, c: &Cited<Dur>| Input {
         field,
@@ -151,6 +179,11 @@ pub fn cited_values(p: &Profile) -> Vec<Input> {
         out.push(dur("guest_ipi", &g.ipi));
         out.push(dur("host_halt_poll", &g.host_halt_poll));
         out.push(dur("host_wake", &g.host_wake));
+        out.push(Input {
+            field: "steal_fraction",
+            cited: Span::frac(&g.steal_fraction),
+            source: g.steal_fraction.source,
+        });
         out.push(dur("steal_episode", &g.steal_episode));
     }
     out
@@ -172,6 +205,7 @@ fn set_in(m: &MachineDef, field: &str) -> bool {
         "guest_ipi" => m.guest_ipi.is_some(),
         "host_halt_poll" => m.host_halt_poll.is_some(),
         "host_wake" => m.host_wake.is_some(),
+        "steal_fraction" => m.steal_fraction.is_some(),
         "steal_episode" => m.steal_episode.is_some(),
         _ => false,
     }
@@ -226,9 +260,12 @@ fn runs_as(c: &Compiled) -> RunsAs {
 /// `prepared`, and why each other one is held: a constant, a value the
 /// scenario sets, a cost the run's machine does not have, or one that
 /// `moves` (compiling the variants at its two ends) finds changes nothing.
+/// `joint`: the values are sampled together (a Latin hypercube), not one
+/// at a time.
 pub fn choose(
     profile: &Profile,
     prepared: &[(Compiled, Loaded)],
+    joint: bool,
     mut moves: impl FnMut(&Input) -> anyhow::Result<bool>,
 ) -> anyhow::Result<(Vec<Input>, Vec<HeldInput>)> {
     let mut varied = Vec::new();
@@ -257,8 +294,14 @@ pub fn choose(
         }
         // Absent from every variant's machine (a variant may set its own
         // topology).
+        // Sampled together with a varied steal fraction, the episode
+        // length matters even where the fraction's cited value is 0.
+        let steal_varies = joint && varied.iter().any(|v: &Input| v.field == "steal_fraction");
         let absent_in: Vec<Option<&str>> = (prepared.iter())
-            .map(|(c, _)| absent(input.field, &c.machine))
+            .map(|(c, _)| match input.field {
+                "steal_episode" if steal_varies => None,
+                _ => absent(input.field, &c.machine),
+            })
             .collect();
         if let Some(Some(why)) = absent_in
             .first()
@@ -413,7 +456,8 @@ pub fn plan(
     let point: Vec<RunsAs> = prepared.iter().map(|(c, _)| runs_as(c)).collect();
     // A value the scenario's `[scenario]` table overrides (hz,
     // preemption, timeslice, switch_cost) changes nothing.
-    let (varied, held) = choose(profile, &prepared, |input| {
+    let joint = matches!(method, Method::Sample(_));
+    let (varied, held) = choose(profile, &prepared, joint, |input| {
         let mut moves = false;
         for end in [&input.cited.low, &input.cited.high] {
             let mut with = sets.clone();

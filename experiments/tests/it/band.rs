@@ -173,11 +173,56 @@ fn a_value_whose_low_is_its_high_is_not_varied() {
     let prepared = runner::prepare(&file, &[]).unwrap();
     let mut profile = profiles::by_name("server-1s").unwrap().clone();
     profile.ipi = Cited::exact(Dur(1_000), "a constant, for the test");
-    let (varied, held) = choose(&profile, &prepared, |_| Ok(true)).unwrap();
+    let (varied, held) = choose(&profile, &prepared, false, |_| Ok(true)).unwrap();
     assert!(varied.iter().all(|i| i.field != "ipi"));
     let ipi = held.iter().find(|h| h.field == "ipi").unwrap();
     assert!(ipi.why.starts_with("exact"), "{}", ipi.why);
     assert!(varied.iter().any(|i| i.field == "switch_cost"));
+}
+
+#[test]
+fn a_guest_band_varies_the_steal_fraction_and_the_episode_length_only_beside_it() {
+    let text = SCENARIO.replace("\"server-1s\"", "\"kvm-guest\"");
+    let file = ScenarioFile::new(Source::new("t.toml", &text)).unwrap();
+    let prepared = runner::prepare(&file, &[]).unwrap();
+    let profile = profiles::by_name("kvm-guest").unwrap();
+    let fields = |joint| {
+        let (varied, held) = choose(profile, &prepared, joint, |_| Ok(true)).unwrap();
+        let varied: Vec<&str> = varied.iter().map(|i| i.field).collect();
+        (varied, held)
+    };
+    // One at a time: the fraction moves from its cited 0 to 12%; the
+    // episode length alone, at no steal, changes nothing.
+    let (varied, held) = fields(false);
+    assert!(varied.contains(&"steal_fraction"), "{varied:?}");
+    let episode = held.iter().find(|h| h.field == "steal_episode").unwrap();
+    assert!(episode.why.contains("nothing is stolen"), "{}", episode.why);
+    // Sampled together, both move.
+    let (varied, _) = fields(true);
+    assert!(varied.contains(&"steal_fraction") && varied.contains(&"steal_episode"));
+    let tmp = tempfile::tempdir().unwrap();
+    let p = plan(
+        &write_scenario(tmp.path(), &text),
+        None,
+        vec![],
+        None,
+        1,
+        Method::OneAtATime,
+    )
+    .unwrap();
+    let high = p
+        .runs
+        .iter()
+        .position(|r| r.name == "steal_fraction-high")
+        .unwrap();
+    assert!(
+        p.spec.points[high]
+            .sets
+            .iter()
+            .any(|s| s == "machine.steal_fraction=0.12"),
+        "{:?}",
+        p.spec.points[high].sets
+    );
 }
 
 #[test]

@@ -121,9 +121,11 @@ impl LineCosts<Dur> {
     }
 }
 
-/// What a virtual machine adds to the wake path and takes from its vCPUs.
+/// What a virtual machine adds to the wake path and takes from its vCPUs:
+/// durations `T` and the steal fraction `F` (cited in a profile, plain in
+/// a machine).
 #[derive(Clone, Debug, PartialEq)]
-pub struct GuestCosts<T> {
+pub struct GuestCosts<T, F = f64> {
     /// An IPI sent from a guest: a VM exit, the host's delivery and the
     /// entry on the target (no IPI virtualization).
     pub ipi: T,
@@ -135,7 +137,7 @@ pub struct GuestCosts<T> {
     /// wakeup of the thread and the VM entry.
     pub host_wake: T,
     /// Fraction of a vCPU's time the host runs something else (steal).
-    pub steal_fraction: f64,
+    pub steal_fraction: F,
     /// Mean length of one steal episode.
     pub steal_episode: T,
 }
@@ -162,8 +164,7 @@ pub struct Profile {
     pub idle_states: Cited<&'static [IdleState]>,
     pub lines: LineCosts<Cited<Dur>>,
     /// For a virtual machine, what the hypervisor adds.
-    pub guest: Option<GuestCosts<Cited<Dur>>>,
-    pub steal_source: &'static str,
+    pub guest: Option<GuestCosts<Cited<Dur>, Cited<f64>>>,
 }
 
 /// A profile resolved for one run: plain numbers, sized to its CPUs.
@@ -215,7 +216,7 @@ impl Machine {
                 ipi: g.ipi.value,
                 host_halt_poll: g.host_halt_poll.value,
                 host_wake: g.host_wake.value,
-                steal_fraction: g.steal_fraction,
+                steal_fraction: g.steal_fraction.value,
                 steal_episode: g.steal_episode.value,
             }),
         }

@@ -176,8 +176,7 @@ pub(super) fn profile(src: &Source, doc: &Doc) -> Result<Profile, ScenarioError>
                         ),
                     ));
                 }
-                g.steal_fraction = f;
-                p.steal_source = SET_HERE;
+                g.steal_fraction = models::machine::Cited::exact(f, SET_HERE);
             }
         }
     }
