@@ -590,3 +590,41 @@ fn convoy_machines_lists_the_profiles_and_shows_each() {
         insta::assert_snapshot!(format!("machines-{}", p.name), text);
     }
 }
+
+/// Every built-in runs on every machine profile (`--machine NAME`), each
+/// for a short while: a profile's topology sized to the scenario's CPUs,
+/// its wake path and its lines on every model a built-in uses.
+#[test]
+fn every_builtin_runs_on_every_profile() {
+    use experiments::builtin::{self, BUILTINS};
+    use experiments::runner::{self, RunOptions};
+    use experiments::scenario::ScenarioFile;
+    for b in BUILTINS {
+        for p in models::machine::profiles::PROFILES {
+            let mut src = builtin::source(b.name, &["scenario.duration=5ms".into()]).unwrap();
+            src.machine = Some(p.name.into());
+            let file = ScenarioFile::new(src).unwrap();
+            let opts = RunOptions {
+                jobs: 1,
+                ..RunOptions::default()
+            };
+            let out = runner::run(&file, &opts)
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", b.name, p.name));
+            let m = &out.manifest;
+            assert_eq!(m.machine.profile, p.name, "{}", b.name);
+            for r in &m.resolved_scenarios {
+                let on = r
+                    .machine
+                    .as_ref()
+                    .map_or(&m.machine.profile, |v| &v.profile);
+                assert_eq!(on, p.name, "{} variant {}", b.name, r.variant);
+            }
+            assert!(
+                out.result.variants.iter().all(|v| v.events > 0),
+                "{} on {} recorded nothing",
+                b.name,
+                p.name
+            );
+        }
+    }
+}
