@@ -21,11 +21,14 @@
 //!   sharers, and operations that queue for the line (R70-R72).
 //! - [`memcg`]: a memory cgroup's charge path (R45-R48) as a state
 //!   machine: stock, batch, reclaim retries, OOM without a second kill.
+//! - [`rcu`]: Tree RCU's normal grace periods, ended by the CPUs' ticks
+//!   and the kthread's forcing scans, and the callbacks and
+//!   `synchronize_rcu` waiters that wait for them (R90-R94).
 //!
 //! Dependencies inside the crate point one way: `ids`, `timer` and
 //! `machine` are leaves (`machine` uses `ids`); `coherence` uses `ids`
 //! and `machine`; `locks` and `workqueue` use `ids` and `timer`, `sched`
-//! and `memcg` only `ids`; none of these uses another. Each directory's
+//! and `memcg` only `ids`; `rcu` uses `ids` and `timer`; none of these uses another. Each directory's
 //! `mod.rs` gives the order of its own modules.
 //!
 //! Models know nothing about scenario files or output formats. Each model
@@ -37,6 +40,7 @@ pub mod ids;
 pub mod locks;
 pub mod machine;
 pub mod memcg;
+pub mod rcu;
 pub mod sched;
 pub mod timer;
 pub mod workqueue;

@@ -431,6 +431,46 @@ impl Workqueue {
         true
     }
 
+    /// `queue_rcu_work(wq, rwork)` with a modelled grace period (R94):
+    /// the item becomes pending now and waits for its RCU callback
+    /// ([`Self::rcu_work_rcufn`]), which the caller registers with the
+    /// grace-period model; no timer is armed. Returns false, doing nothing,
+    /// if the item is already pending.
+    pub fn queue_rcu_work_modelled(&mut self, work: WorkId, cpu: CpuId) -> bool {
+        if self.work_pending(work) {
+            self.n.queue_noops += 1;
+            return false;
+        }
+        self.pwq_index(cpu);
+        self.items.entry(work).pending = Pending::Timer {
+            cpu,
+            expires: SimTime::MAX,
+        };
+        self.n.timers_armed += 1;
+        true
+    }
+
+    /// `rcu_work_rcufn` (R94): the grace period of an item queued with
+    /// [`Self::queue_rcu_work_modelled`] is over and its callback runs:
+    /// the item is queued with `__queue_work` on the CPU it was queued
+    /// from (the callback runs there). Returns false for an item that is
+    /// not waiting for its grace period.
+    pub fn rcu_work_rcufn(&mut self, now: SimTime, work: WorkId, out: &mut Vec<Action>) -> bool {
+        let Some(item) = self.items.get_mut(&work) else {
+            return false;
+        };
+        let Pending::Timer { cpu, expires } = item.pending else {
+            return false;
+        };
+        if expires != SimTime::MAX {
+            return false;
+        }
+        item.pending = Pending::No;
+        self.n.timers_fired += 1;
+        self.__queue_work(now, work, cpu, out);
+        true
+    }
+
     /// `delayed_work_timer_fn` (R35): the item's timer fired; it is queued
     /// with `__queue_work` on the CPU recorded when the timer was armed.
     /// Returns false, doing nothing, for a dead timer (killed or re-armed
@@ -1247,6 +1287,24 @@ mod tests {
         assert!(!queued);
         h.now = SimTime(41_234_567);
         assert_eq!(h.fire(3), (true, vec![Start(w(3), c(0))]));
+    }
+
+    #[test]
+    fn r94_a_modelled_rcu_work_is_pending_until_its_callback_queues_it() {
+        let mut h = H::percpu(2, 1);
+        // Pending at once, no timer armed; a second queue is a no-op.
+        assert!(h.wq.queue_rcu_work_modelled(w(4), c(1)));
+        assert!(h.wq.work_pending(w(4)));
+        assert!(!h.wq.queue_rcu_work_modelled(w(4), c(1)));
+        // A flush does not wait for it (R36).
+        assert_eq!(h.flush(), FlushOutcome::Done);
+        // A timer event for it is dead; its callback queues it on its CPU.
+        assert_eq!(h.fire(4), (false, none()));
+        let (queued, out) = h.call(|q, now, out| q.rcu_work_rcufn(now, w(4), out));
+        assert!(queued);
+        assert_eq!(out, vec![Start(w(4), c(1))]);
+        let (again, _) = h.call(|q, now, out| q.rcu_work_rcufn(now, w(4), out));
+        assert!(!again);
     }
 
     #[test]
