@@ -280,6 +280,7 @@ fn state_label(d: Doing, names: &dyn Names) -> String {
         Doing::Lock { lock, mode } => format!("waited for {}", names.lock(lock, mode)),
         Doing::Flush { wq } => format!("in flush_workqueue({})", names.workqueue(wq)),
         Doing::WorkWait { wq } => format!("waited for a running work of {}", names.workqueue(wq)),
+        Doing::GracePeriod => "in synchronize_rcu (an RCU grace period)".into(),
         Doing::Idle => "idle kworker".into(),
         Doing::Exited => "exited".into(),
         Doing::Unknown => "not recorded".into(),

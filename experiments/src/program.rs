@@ -201,6 +201,17 @@ pub enum Instr {
         delay: Option<DistId>,
         rcu: bool,
     },
+    /// `queue_rcu_work W ITEM` (`rcu_work`: pending from now) or
+    /// `call_rcu W ITEM` (a callback that queues the item): after a
+    /// grace period of the RCU model (R92, R94).
+    RcuQueue {
+        wq: WqId,
+        work: WorkTypeId,
+        key: WorkKey,
+        rcu_work: bool,
+    },
+    /// `synchronize_rcu`: sleep until a full grace period has passed (R93).
+    SynchronizeRcu,
     ModDelayedWork {
         wq: WqId,
         work: WorkTypeId,
@@ -506,6 +517,16 @@ pub struct Compiled {
 }
 
 impl Compiled {
+    /// Whether a program uses the RCU model (`synchronize_rcu`,
+    /// `call_rcu`, `queue_rcu_work` without a grace period): the world
+    /// then runs it.
+    pub fn uses_rcu(&self) -> bool {
+        self.groups.iter().any(|g| {
+            g.code
+                .iter()
+                .any(|i| matches!(i, Instr::RcuQueue { .. } | Instr::SynchronizeRcu))
+        })
+    }
     /// Tasks of the task groups (work programs have none of their own).
     pub fn tasks(&self) -> u64 {
         self.groups.iter().map(|g| u64::from(g.count)).sum()

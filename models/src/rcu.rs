@@ -275,7 +275,10 @@ impl<C: Clone> Rcu<C> {
             }
         });
         let more = !self.waiters.is_empty()
-            || self.cbs.iter().any(|q| q.back().is_some_and(|(n, _)| *n > done));
+            || self
+                .cbs
+                .iter()
+                .any(|q| q.back().is_some_and(|(n, _)| *n > done));
         if more {
             self.start(now);
         }
@@ -335,7 +338,16 @@ mod tests {
         r.call_rcu(SimTime(MS / 2), CpuId(2), 7);
         assert!(r.active());
         let acts = run(&mut r, 1, 4, |_, _| false);
-        assert_eq!(acts, vec![(3, RcuAction::Invoke { cpu: CpuId(2), cb: 7 })]);
+        assert_eq!(
+            acts,
+            vec![(
+                3,
+                RcuAction::Invoke {
+                    cpu: CpuId(2),
+                    cb: 7
+                }
+            )]
+        );
         assert_eq!(r.n.grace_periods, 1);
         assert_eq!(r.n.gp_ns_max, 3 * MS / 2);
         assert_eq!(r.n.fqs_scans, 0);
@@ -351,7 +363,16 @@ mod tests {
         r.call_rcu(SimTime(MS / 2), CpuId(0), 1);
         let acts = run(&mut r, 1, 6, |_, c| c == CpuId(1));
         // Grace period ends at 4 ms; CPU 0's tick at 5 ms runs the callback.
-        assert_eq!(acts, vec![(5, RcuAction::Invoke { cpu: CpuId(0), cb: 1 })]);
+        assert_eq!(
+            acts,
+            vec![(
+                5,
+                RcuAction::Invoke {
+                    cpu: CpuId(0),
+                    cb: 1
+                }
+            )]
+        );
         assert_eq!(r.n.gp_ns_max, 7 * MS / 2);
         assert_eq!((r.n.fqs_scans, r.n.fqs_reports), (1, 1));
     }
@@ -392,9 +413,27 @@ mod tests {
         assert_eq!(
             acts,
             vec![
-                (3, RcuAction::Invoke { cpu: CpuId(0), cb: 'a' }),
-                (5, RcuAction::Invoke { cpu: CpuId(1), cb: 'b' }),
-                (5, RcuAction::Invoke { cpu: CpuId(1), cb: 'c' }),
+                (
+                    3,
+                    RcuAction::Invoke {
+                        cpu: CpuId(0),
+                        cb: 'a'
+                    }
+                ),
+                (
+                    5,
+                    RcuAction::Invoke {
+                        cpu: CpuId(1),
+                        cb: 'b'
+                    }
+                ),
+                (
+                    5,
+                    RcuAction::Invoke {
+                        cpu: CpuId(1),
+                        cb: 'c'
+                    }
+                ),
             ]
         );
         assert_eq!(r.n.grace_periods, 2);
@@ -409,7 +448,16 @@ mod tests {
         let mut r: Rcu<u32> = Rcu::new(2, 1000);
         r.call_rcu(SimTime(MS / 2), CpuId(0), 5);
         let acts = run(&mut r, 1, 5, |_, _| true);
-        assert_eq!(acts, vec![(5, RcuAction::Invoke { cpu: CpuId(0), cb: 5 })]);
+        assert_eq!(
+            acts,
+            vec![(
+                5,
+                RcuAction::Invoke {
+                    cpu: CpuId(0),
+                    cb: 5
+                }
+            )]
+        );
         assert_eq!(r.n.fqs_reports, 1);
     }
 
@@ -434,7 +482,10 @@ mod tests {
         }
         assert_eq!(
             acts,
-            vec![(8, RcuAction::Wake(TaskId(1))), (16, RcuAction::Wake(TaskId(2)))]
+            vec![
+                (8, RcuAction::Wake(TaskId(1))),
+                (16, RcuAction::Wake(TaskId(2)))
+            ]
         );
         assert!(!r.active());
     }

@@ -147,6 +147,9 @@ impl LockOp {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StepKind {
     Cpu(DistRef),
+    /// `cpu D per_cpu`: D for each possible CPU of the machine (a
+    /// `for_each_possible_cpu` loop), one draw times the count.
+    CpuPerCpu(DistRef),
     Sleep(DistRef),
     Lock(LockOp, String),
     SpanBegin(String),
@@ -166,6 +169,16 @@ pub enum StepKind {
         delay: Option<DistRef>,
         rcu: bool,
     },
+    /// `queue_rcu_work W ITEM[KEY]` (`rcu_work`: pending from now) or
+    /// `call_rcu W ITEM[KEY]` (a callback that queues the item), after a
+    /// grace period of the RCU model (R92, R94).
+    RcuQueue {
+        wq: String,
+        item: WorkRef,
+        rcu_work: bool,
+    },
+    /// `synchronize_rcu`: wait for a full grace period (R93).
+    SynchronizeRcu,
     /// `mod_delayed_work W ITEM[KEY] D` (R35).
     ModDelayedWork {
         wq: String,
@@ -226,8 +239,8 @@ pub enum Node {
 }
 
 const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
-mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, queue_rcu_work, mod_delayed_work, cancel_delayed_work_sync, \
-flush_workqueue, count, atomic, read, key, might_resched, span_begin, span_end, call, repeat, loop, with_prob, if_work_busy, end";
+mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, queue_rcu_work, call_rcu, mod_delayed_work, cancel_delayed_work_sync, \
+flush_workqueue, synchronize_rcu, count, atomic, read, key, might_resched, span_begin, span_end, call, repeat, loop, with_prob, if_work_busy, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
@@ -336,7 +349,13 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
     };
     let kind = match kw {
         "" => return Err(o.error("empty step")),
-        "cpu" => StepKind::Cpu(dist_arg(o, kw, arg)?),
+        "cpu" => match arg.strip_suffix("per_cpu") {
+            Some(d) if d.ends_with(char::is_whitespace) => {
+                StepKind::CpuPerCpu(dist_arg(o, kw, d.trim())?)
+            }
+            _ => StepKind::Cpu(dist_arg(o, kw, arg)?),
+        },
+        "synchronize_rcu" => no_arg(StepKind::SynchronizeRcu)?,
         "sleep" => StepKind::Sleep(dist_arg(o, kw, arg)?),
         "down_read" => StepKind::Lock(LockOp::DownRead, name_arg(o, kw, arg, "a lock name")?),
         "up_read" => StepKind::Lock(LockOp::UpRead, name_arg(o, kw, arg, "a lock name")?),
@@ -355,6 +374,7 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         "queue_work"
         | "queue_delayed_work"
         | "queue_rcu_work"
+        | "call_rcu"
         | "mod_delayed_work"
         | "cancel_delayed_work_sync" => {
             let words: Vec<&str> = arg.splitn(3, char::is_whitespace).map(str::trim).collect();
@@ -364,7 +384,7 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
                     match kw {
                         "queue_work" => " [delay D]",
                         "mod_delayed_work" | "queue_delayed_work" => " DELAY",
-                        "queue_rcu_work" => " GRACE_PERIOD",
+                        "queue_rcu_work" => " [GRACE_PERIOD]",
                         _ => "",
                     }
                 ))
@@ -390,6 +410,12 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
                         rcu: false,
                     }
                 }
+                "queue_rcu_work" | "call_rcu" if words.len() == 2 => StepKind::RcuQueue {
+                    wq,
+                    item,
+                    rcu_work: kw == "queue_rcu_work",
+                },
+                "call_rcu" => return Err(usage()),
                 "queue_delayed_work" | "queue_rcu_work" => match words.get(2) {
                     Some(d) => StepKind::QueueWork {
                         wq,

@@ -25,6 +25,8 @@ pub(super) enum Ev {
     Timer,
     /// (A memcg's second slot) background release tick.
     Release,
+    /// (RCU's slot) a tick while RCU has work (R90-R94).
+    Rcu,
 }
 
 /// What the engine keeps to run events in order and to stop a runaway
@@ -66,6 +68,7 @@ impl Clock {
             tasks: tasks.len(),
             memcgs: c.memcgs.len(),
             items: work_items(c),
+            rcu: usize::from(c.uses_rcu()),
         };
         Clock {
             queue: SlotQueue::with_bounds(slots.len(), &queue_bounds(&tasks.table.raw), Ev::Run),
@@ -129,17 +132,25 @@ pub(super) fn work_items(c: &Compiled) -> usize {
 }
 
 /// The event queue's slots, in order: one per task, then one per memcg
-/// for its OOM reaper, one per work item for its delayed-work timer, and
-/// one per memcg for its background release.
+/// for its OOM reaper, one per work item for its delayed-work timer, one
+/// per memcg for its background release, and RCU's tick if a program
+/// uses RCU.
 #[derive(Copy, Clone, Debug)]
 pub(super) struct EventSlots {
     tasks: usize,
     memcgs: usize,
     items: usize,
+    rcu: usize,
 }
 
 impl EventSlots {
     fn len(self) -> usize {
+        self.tasks + self.memcgs + self.items + self.memcgs + self.rcu
+    }
+
+    /// RCU's tick (only when a program uses RCU).
+    pub(super) fn rcu(self) -> usize {
+        debug_assert_eq!(self.rcu, 1);
         self.tasks + self.memcgs + self.items + self.memcgs
     }
 

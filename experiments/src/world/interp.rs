@@ -241,6 +241,20 @@ impl<'c> World<'c> {
                         Some(d) => q.queue_delayed_work(now, id, cpu, d, out),
                     });
                 }
+                Instr::RcuQueue {
+                    wq,
+                    work,
+                    key,
+                    rcu_work,
+                } => {
+                    pc += 1;
+                    self.rcu_queue(t, wq, work, key, rcu_work);
+                }
+                Instr::SynchronizeRcu => {
+                    pc += 1;
+                    self.synchronize_rcu(t, pc);
+                    return Ok(());
+                }
                 Instr::ModDelayedWork {
                     wq,
                     work,

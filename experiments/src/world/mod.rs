@@ -22,7 +22,9 @@
 //! - `Observers` (`observe`): the trace, blame's picker and recorder,
 //!   the draw log;
 //! - `WakePath` (`wakepath`, inside `Cpus`): on a machine that is not
-//!   ideal, idle CPUs' wake latencies and a guest's steal.
+//!   ideal, idle CPUs' wake latencies and a guest's steal;
+//! - `RcuWorld` (`rcu`): RCU's grace periods, callbacks and
+//!   `synchronize_rcu` waiters, when a program uses them.
 //!
 //! Kernfs has no subsystem here: the kernfs and cgroup operations are a
 //! library of scenario steps (`scenarios/lib/kernfs.toml`) over the
@@ -49,7 +51,9 @@
 //! - `Timer(item)`: a delayed-work timer fired (`delayed_work_timer`);
 //! - `Reap(memcg)`: the OOM reaper's delay after a kill is over
 //!   (`Memcgs::oom_reap`);
-//! - `Release(memcg)`: a background release tick (`release_tick`).
+//! - `Release(memcg)`: a background release tick (`release_tick`);
+//! - `Rcu`: a tick while RCU has a grace period or callbacks
+//!   (`rcu_tick`, `rcu`).
 //!
 //! A task that spins on a lock keeps its CPU. The world tells a lock when
 //! one of its holders leaves its CPU (spinners on it stop), and when a task
@@ -99,6 +103,8 @@ mod observe;
 use observe::Observers;
 pub mod recorder;
 use recorder::{Doing, Focus, Names, Picker, Recorder, Wait, Wanted};
+mod rcu;
+use rcu::RcuWorld;
 mod results;
 use results::Stats;
 mod stuck;
@@ -128,6 +134,8 @@ pub struct World<'c> {
     lines: Lines,
     memcg: Memcgs,
     wq: Workqueues,
+    /// RCU's grace periods and callbacks, if a program uses them.
+    rcu: Option<Box<RcuWorld>>,
     stats: Stats,
     obs: Observers,
 }
@@ -145,6 +153,7 @@ impl<'c> World<'c> {
             lines: Lines::new(c),
             memcg: Memcgs::new(c, tasks.len()),
             wq: Workqueues::new(c, tasks.first_kworker()),
+            rcu: RcuWorld::new(c),
             stats: Stats::new(c),
             obs: Observers::default(),
             tasks,
@@ -179,6 +188,7 @@ impl<'c> World<'c> {
                     Ev::Timer => self.delayed_work_timer(slots.timer_of(slot)),
                     Ev::Reap => self.memcg.oom_reap(slots.reaper_of(slot)),
                     Ev::Release => self.release_tick(slots.release_of(slot)),
+                    Ev::Rcu => self.rcu_tick(),
                     Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd => {
                         unreachable!("a task's event is in the task's slot")
                     }
@@ -191,7 +201,7 @@ impl<'c> World<'c> {
                 Ev::Wake => self.sleep_over(t)?,
                 Ev::Ready => self.wake_latency_over(t)?,
                 Ev::SpinEnd => self.spin_end(t)?,
-                Ev::Timer | Ev::Reap | Ev::Release => {
+                Ev::Timer | Ev::Reap | Ev::Release | Ev::Rcu => {
                     unreachable!("timer, reaper and release events are in their own slots")
                 }
             }

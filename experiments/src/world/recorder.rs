@@ -36,6 +36,8 @@ pub enum Doing {
     Flush { wq: WqId },
     /// Waiting for a running item of `wq` (`cancel_*_sync`).
     WorkWait { wq: WqId },
+    /// In `synchronize_rcu`, waiting for a grace period (R93).
+    GracePeriod,
     /// A kworker with no item.
     Idle,
     /// The task has exited (done, or killed).

@@ -129,6 +129,9 @@ impl<'c> World<'c> {
         self.wq.counters(c, &mut counters);
         self.memcg.counters(c, &mut counters);
         self.cpus.counters(c, &mut counters);
+        if let Some(r) = &self.rcu {
+            r.counters(&mut counters);
+        }
         let mut r = VariantResult {
             variant: c.variant.clone(),
             series,

@@ -199,6 +199,10 @@ impl World<'_> {
                     );
                     (s, self.running_items(wq))
                 }
+                Doing::GracePeriod => (
+                    "in synchronize_rcu, waiting for a grace period".into(),
+                    Vec::new(),
+                ),
                 _ => ("blocked".into(), Vec::new()),
             },
             (State::Runnable, Some((lock, mode))) => {

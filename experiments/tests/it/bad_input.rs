@@ -132,17 +132,15 @@ fn missing_end() {
 }
 
 #[test]
-fn queue_rcu_work_without_a_grace_period() {
+fn call_rcu_with_a_grace_period() {
+    // A callback's grace period is the RCU model's: `call_rcu` takes none.
     let wq = "[workqueues.wq]\n[works.w]\nprogram = [\"cpu 1us\"]\n[tasks.a]";
     let text =
-        broken("[tasks.a]", wq).replacen(r#"  "loop","#, r#"  "queue_rcu_work wq w", "loop","#, 1);
+        broken("[tasks.a]", wq).replacen(r#"  "loop","#, r#"  "call_rcu wq w 10ms", "loop","#, 1);
     let o = convoy_run(&text, &[]);
     assert_error(
         &o,
-        &[
-            "tasks.a.program[0]",
-            "expected `queue_rcu_work WORKQUEUE ITEM GRACE_PERIOD`",
-        ],
+        &["tasks.a.program[0]", "expected `call_rcu WORKQUEUE ITEM`"],
     );
 }
 

@@ -26,6 +26,7 @@ mod linux_locks;
 mod machine;
 mod memcg_oom;
 mod queueing_theory;
+mod rcu_grace_periods;
 mod sweep;
 mod trace;
 mod wake_path;

@@ -119,6 +119,12 @@ impl<'a> Checker<'a, '_, '_> {
                     self.work_use(work.work, o, true, work.name)?;
                 }
             }
+            Kind::RcuQueue {
+                work,
+                rcu_work: true,
+            } => {
+                self.work_use(work.work, o, true, work.name)?;
+            }
             Kind::ModDelayedWork { work, .. } | Kind::CancelWorkSync { work } => {
                 self.work_use(work.work, o, false, work.name)?;
             }
@@ -141,6 +147,8 @@ impl<'a> Checker<'a, '_, '_> {
             | Kind::Charge { .. }
             | Kind::Uncharge { .. }
             | Kind::FlushWorkqueue { .. }
+            | Kind::RcuQueue { .. }
+            | Kind::SynchronizeRcu
             | Kind::Count { .. }
             | Kind::Line { .. } => {}
         }

@@ -253,6 +253,20 @@ impl<'l> Lowering<'l> {
             &Kind::FlushWorkqueue { wq } => {
                 self.push(Instr::FlushWorkqueue { wq }, o);
             }
+            Kind::RcuQueue { work, rcu_work } => {
+                self.push(
+                    Instr::RcuQueue {
+                        wq: work.wq,
+                        work: work.work,
+                        key: work.key,
+                        rcu_work: *rcu_work,
+                    },
+                    o,
+                );
+            }
+            Kind::SynchronizeRcu => {
+                self.push(Instr::SynchronizeRcu, o);
+            }
             &Kind::Line {
                 line,
                 write,

@@ -145,6 +145,9 @@ fn program(
         // more if a `key` step sets it higher.
         self_count: pr.self_count.max(key_bound),
         cpu_scale: settings.cpu_scale,
+        possible_cpus: settings
+            .cpus
+            .unwrap_or_else(|| settings.machine.topology.cpus()),
     };
     let mut resolved =
         names::resolve(&scope, &expanded, &mut shared.dists, &mut shared.cpu_scaled)?;

@@ -90,6 +90,13 @@ pub(super) enum Kind<'a> {
         delay: Option<DistId>,
         rcu: bool,
     },
+    /// `queue_rcu_work` (`rcu_work`) or `call_rcu` after a modelled
+    /// grace period.
+    RcuQueue {
+        work: WorkStep<'a>,
+        rcu_work: bool,
+    },
+    SynchronizeRcu,
     ModDelayedWork {
         work: WorkStep<'a>,
         delay: DistId,
@@ -164,6 +171,9 @@ pub(super) struct Scope<'a> {
     pub self_count: u32,
     /// What a `cpu` step's time is multiplied by (1 / `scenario.cpu_speed`).
     pub cpu_scale: f64,
+    /// The machine's possible CPUs (`nr_cpu_ids`): what a `cpu D per_cpu`
+    /// step multiplies D by.
+    pub possible_cpus: u32,
 }
 
 /// Resolves an expanded program, each `call` to the operation's steps.
@@ -225,6 +235,23 @@ impl<'a> Resolver<'_, 'a, '_> {
                 }
                 Kind::Delay { dist, sleep, zero }
             }
+            StepKind::CpuPerCpu(d) => {
+                let dist = self.dist(o, d)?;
+                let zero = self.dists.dists[dist].is_always_zero();
+                let f = self.scope.cpu_scale * f64::from(self.scope.possible_cpus);
+                let scaled = self.dists.dists[dist].scaled(f);
+                let dist = self.add_dist(scaled);
+                Kind::Delay {
+                    dist,
+                    sleep: false,
+                    zero,
+                }
+            }
+            StepKind::SynchronizeRcu => Kind::SynchronizeRcu,
+            StepKind::RcuQueue { wq, item, rcu_work } => Kind::RcuQueue {
+                work: self.work_ref(o, wq, item)?,
+                rcu_work: *rcu_work,
+            },
             StepKind::Lock(op, name) => Kind::Lock(self.lock_step(o, *op, name)?),
             StepKind::SpanBegin(name) => Kind::SpanBegin { name, slot: 0 },
             StepKind::SpanEnd(name) => Kind::SpanEnd { name, slot: 0 },
