@@ -5,6 +5,7 @@
 /// Each library's name and text.
 pub const LIBRARIES: &[(&str, &str)] = &[
     ("kernfs", include_str!("../../scenarios/lib/kernfs.toml")),
+    ("cgroup", include_str!("../../scenarios/lib/cgroup.toml")),
     (
         "pidlist-flush",
         include_str!("../../scenarios/lib/pidlist-flush.toml"),

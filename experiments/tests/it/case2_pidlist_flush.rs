@@ -109,7 +109,7 @@ const OWN_FREE: &str = r#"
 name = "own-free"
 duration = "10s"
 cpus = 2
-include = ["kernfs", "pidlist-flush"]
+include = ["kernfs", "cgroup", "pidlist-flush"]
 [params]
 seed_cgroups = 1
 [dists.pidlist_build_cpu]
