@@ -138,3 +138,90 @@ fn an_error_inside_the_library_names_the_library_and_line() {
     let e = file.err().unwrap().to_string();
     assert!(e.contains("c.toml:6") && e.contains("nosuchlib"), "{e}");
 }
+
+/// One churner of case 2's library (v1 mkdir, `tasks` read, rmdir) alone
+/// on `cpus` CPUs of the ideal machine, for 50 ms; its 1 ms slice lets
+/// the kworkers bound to its CPU run.
+fn v1_churner(cpus: u32) -> output::VariantResult {
+    let text = format!(
+        r#"
+[scenario]
+name = "v1-churn"
+duration = "50ms"
+cpus = {cpus}
+hz = 1000
+timeslice = "1ms"
+include = ["kernfs", "cgroup", "pidlist-flush"]
+[params]
+seed_cgroups = 1
+[dists.pidlist_build_cpu]
+dist = "const"
+value = "1us"
+[dists.destroy_all_cpu]
+dist = "const"
+value = "5us"
+[tasks.reader]
+count = 0
+[tasks.churner]
+count = 1
+
+[machine]
+profile = 'ideal'
+"#
+    );
+    run_text(&text, 1)
+}
+
+#[test]
+fn r96_r97_v1_mkdir_allocates_its_per_cpu_state_under_cgroup_mutex() {
+    // cgroup_create's four pcpu_alloc take pcpu_alloc_mutex, nested in
+    // cgroup_mutex and the parent's i_rwsem (R97); the zeroing and init
+    // loops cost per possible CPU: 7 lines zeroed at 4 ns and 3 init
+    // lines at 1 ns, 31 ns a CPU, so the mkdir's cgroup_mutex hold on 8
+    // CPUs is 6 x 31 ns longer than on 2 (R96).
+    let (two, eight) = (v1_churner(2), v1_churner(8));
+    let hold = |r: &output::VariantResult| {
+        r.series(Metric::Hold, "cgroup_mutex/lock/churner")
+            .unwrap()
+            .hist
+            .max()
+    };
+    let mkdirs = two
+        .counter("cgroup_mutex/acquisitions/site/v1_mkdir")
+        .unwrap();
+    assert_eq!(
+        two.counter("pcpu_alloc_mutex/acquisitions"),
+        Some(4 * mkdirs)
+    );
+    assert_eq!(
+        two.series(Metric::Hold, "pcpu_alloc_mutex/lock/churner")
+            .unwrap()
+            .hist
+            .max(),
+        Dur(500)
+    );
+    // mkdir's hold is the longer of the churner's two (mkdir, rmdir).
+    assert_eq!(hold(&eight) - hold(&two), Dur(6 * 31));
+}
+
+#[test]
+fn r95_r98_r99_a_v1_cgroup_without_controllers_is_released_after_a_grace_period() {
+    // No kill_css: nothing runs on cgroup_offline_wq. rmdir's
+    // percpu_ref_kill is a call_rcu whose callback queues css_release;
+    // css_release_work_fn flushes the rstat under cgroup_mutex (5 us +
+    // 70 ns a CPU) and queues css_free after another grace period.
+    let (two, eight) = (v1_churner(2), v1_churner(8));
+    assert_eq!(two.counter("wq/cgroup_offline_wq/executed"), Some(0));
+    let released = two.counter("wq/cgroup_release_wq/executed").unwrap();
+    assert!(released > 0);
+    assert!(two.counter("wq/cgroup_free_wq/executed").unwrap() > 0);
+    assert!(two.counter("rcu/callbacks").unwrap() >= released);
+    let hold = |r: &output::VariantResult| {
+        r.series(Metric::Hold, "cgroup_mutex/lock/css_release")
+            .unwrap()
+            .hist
+            .max()
+    };
+    assert_eq!(hold(&two), Dur(5_000 + 2 * 70));
+    assert_eq!(hold(&eight), Dur(5_000 + 8 * 70));
+}
