@@ -46,4 +46,4 @@ pub mod timer;
 pub mod workqueue;
 
 pub use ids::{CpuId, LockId, MemcgId, TaskId, WorkId, WqId};
-pub use locks::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskView, Wake};
+pub use locks::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskView, Wake, WordAccess};

@@ -93,6 +93,66 @@ impl Holders {
 pub enum LockKind {
     Rwsem,
     Mutex,
+    /// `spinlock_t`: waiters spin on their CPU, holders run with
+    /// preemption disabled (R75-R80).
+    Spinlock,
+    /// `struct percpu_rw_semaphore` (R81-R85).
+    PercpuRwsem,
+    /// `seqcount_t`: readers retry, writers never wait (R86, R87).
+    Seqcount,
+    /// `seqlock_t`: a seqcount whose writers take its spinlock (R86-R88).
+    Seqlock,
+}
+
+impl LockKind {
+    /// The kind's name as scenario files spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockKind::Rwsem => "rwsem",
+            LockKind::Mutex => "mutex",
+            LockKind::Spinlock => "spinlock",
+            LockKind::PercpuRwsem => "percpu_rw_semaphore",
+            LockKind::Seqcount => "seqcount",
+            LockKind::Seqlock => "seqlock",
+        }
+    }
+
+    /// Every kind, in the order documentation lists them.
+    pub const ALL: [LockKind; 6] = [
+        LockKind::Rwsem,
+        LockKind::Mutex,
+        LockKind::Spinlock,
+        LockKind::PercpuRwsem,
+        LockKind::Seqcount,
+        LockKind::Seqlock,
+    ];
+
+    /// The kind named `name` in a scenario file.
+    pub fn by_name(name: &str) -> Option<LockKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// Whether a hold in `mode` runs with preemption disabled: a
+    /// spinlock's (R75, `spin_lock` disables it) and a sequence
+    /// counter's write section (R86: the writer must not be preempted).
+    /// Such a holder never sleeps and is never preempted.
+    pub fn disables_preemption(self, mode: Mode) -> bool {
+        match self {
+            LockKind::Spinlock => true,
+            LockKind::Seqcount | LockKind::Seqlock => mode == Mode::Write,
+            LockKind::Rwsem | LockKind::Mutex | LockKind::PercpuRwsem => false,
+        }
+    }
+
+    /// Whether an acquisition may sleep (`might_sleep()` in the kernel's
+    /// function): a voluntary preemption point, and a bug with preemption
+    /// disabled.
+    pub fn acquire_may_sleep(self) -> bool {
+        matches!(
+            self,
+            LockKind::Rwsem | LockKind::Mutex | LockKind::PercpuRwsem
+        )
+    }
 }
 
 /// The answer to an acquisition request (or a retry, or a spin timeout).
@@ -105,6 +165,22 @@ pub enum Acquire {
     /// The task keeps its CPU and spins, until a wake names it or, if
     /// `until` is set, until then ([`LockPolicy::spin_timeout`]).
     Spin { until: Option<SimTime> },
+    /// The task sleeps until `until` (an RCU grace period, R82), then is
+    /// woken by that timer to try again ([`LockPolicy::retry`]).
+    Sleep { until: SimTime },
+}
+
+/// What a lock step does to the lock's word (its cache line, R74): the
+/// world charges the access before the policy decides.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WordAccess {
+    /// Nothing shared: a per-CPU counter (R81's fast path).
+    None,
+    /// A plain load (R71): a sequence count, a percpu rwsem's `block`.
+    Read,
+    /// A read-modify-write (R70): every other lock's fast path and
+    /// release.
+    Rmw,
 }
 
 /// A wakeup issued by a lock.
@@ -238,6 +314,36 @@ pub trait LockPolicy: Send {
     /// Each poller keeps a copy of the word's cache line.
     fn word_pollers(&self) -> [Option<TaskId>; 2] {
         [None, None]
+    }
+
+    /// The spinners that re-read the word after every write to it, each
+    /// in turn (R80): a ticket lock's waiters, readers waiting for an
+    /// even sequence count. Appended to `out`, in no particular order.
+    fn rereaders(&self, out: &mut Vec<TaskId>) {
+        let _ = out;
+    }
+
+    /// Whether a spinner in `mode` that is granted the lock goes on once
+    /// its re-read of the word is done (R80: it saw its ticket, or an
+    /// even count), instead of after a cmpxchg of its own (R73).
+    fn rereads(&self, mode: Mode) -> bool {
+        let _ = mode;
+        false
+    }
+
+    /// What a lock step in `mode` (an acquisition, or a release when
+    /// `acquire` is false) does to the lock word at `now`.
+    fn word_access(&self, now: SimTime, mode: Mode, acquire: bool) -> WordAccess {
+        let _ = (now, mode, acquire);
+        WordAccess::Rmw
+    }
+
+    /// `read_seqcount_retry`: `task`'s read section ends; whether a
+    /// writer overlapped it and it must read again (seqcount and seqlock
+    /// only, R87).
+    fn read_retry(&mut self, ctx: &LockCtx, task: TaskId) -> bool {
+        let _ = (ctx, task);
+        unreachable!("read_seqcount_retry on a lock without sequence")
     }
 
     /// `downgrade_write`: the writer `task` becomes a reader (rwsem only).

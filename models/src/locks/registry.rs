@@ -10,6 +10,8 @@ use crate::ids::TaskId;
 use crate::locks::mutex_fifo::FifoMutex;
 use crate::locks::mutex_linux::LinuxMutex;
 use crate::locks::none::NoLock;
+use crate::locks::percpu_rwsem::PercpuRwsem;
+use crate::locks::policy::WordAccess;
 use crate::locks::policy::{Acquire, LockCtx, LockKind, LockPolicy, Mode, Wake};
 use crate::locks::rwsem_fifo::FifoRwsem;
 use crate::locks::rwsem_linux::{LinuxRwsem, LinuxRwsemConfig};
@@ -17,6 +19,10 @@ use crate::locks::rwsem_phase_fair::PhaseFairRwsem;
 use crate::locks::rwsem_reader_pref::ReaderPrefRwsem;
 use crate::locks::rwsem_rt::RtRwsem;
 use crate::locks::rwsem_writer_pref::WriterPrefRwsem;
+use crate::locks::seqcount::Seqcount;
+use crate::locks::seqlock::Seqlock;
+use crate::locks::spinlock::{QSpinlock, TicketSpinlock};
+use sim::{Dur, SimTime};
 
 /// (kind, policy name) pairs that exist, in the order documentation lists
 /// them.
@@ -31,6 +37,13 @@ pub const POLICIES: &[(LockKind, &str)] = &[
     (LockKind::Rwsem, "rt"),
     (LockKind::Rwsem, "none"),
     (LockKind::Mutex, "none"),
+    (LockKind::Spinlock, "linux"),
+    (LockKind::Spinlock, "ticket"),
+    (LockKind::Spinlock, "none"),
+    (LockKind::PercpuRwsem, "linux"),
+    (LockKind::PercpuRwsem, "none"),
+    (LockKind::Seqcount, "linux"),
+    (LockKind::Seqlock, "linux"),
 ];
 
 /// The policy a lock of `kind` gets when the scenario names none.
@@ -52,18 +65,23 @@ pub fn policies_of(kind: LockKind) -> Vec<&'static str> {
         .collect()
 }
 
-/// Kernel build options that change a lock.
+/// Kernel build options and machine values that change a lock.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct LockOptions {
     /// CONFIG_RWSEM_SPIN_ON_OWNER / CONFIG_MUTEX_SPIN_ON_OWNER (default y on
     /// SMP, !PREEMPT_RT): writers spin on a running owner (R8-R11, R27).
     pub spin_on_owner: bool,
+    /// How long a percpu_rw_semaphore's `rcu_sync` waits for an RCU grace
+    /// period (R82, R85). The compiler sets it (from the machine, or the
+    /// lock's `grace_period`); the default here is for tests.
+    pub grace_period: Dur,
 }
 
 impl Default for LockOptions {
     fn default() -> Self {
         LockOptions {
             spin_on_owner: true,
+            grace_period: Dur::ZERO,
         }
     }
 }
@@ -79,8 +97,13 @@ pub enum AnyLock {
     WriterPref(WriterPrefRwsem),
     PhaseFair(PhaseFairRwsem),
     Rt(RtRwsem),
-    /// `none`, for both kinds.
+    /// `none`, for every kind that has it.
     None(NoLock),
+    QSpinlock(QSpinlock),
+    Ticket(TicketSpinlock),
+    PercpuRwsem(PercpuRwsem),
+    Seqcount(Seqcount),
+    Seqlock(Seqlock),
 }
 
 impl AnyLock {
@@ -107,6 +130,16 @@ impl AnyLock {
             (LockKind::Rwsem, "phase-fair") => Some(AnyLock::PhaseFair(PhaseFairRwsem::new())),
             (LockKind::Rwsem, "rt") => Some(AnyLock::Rt(RtRwsem::new())),
             (LockKind::Rwsem | LockKind::Mutex, "none") => Some(AnyLock::None(NoLock::new())),
+            (LockKind::Spinlock, "linux") => Some(AnyLock::QSpinlock(QSpinlock::new())),
+            (LockKind::Spinlock, "ticket") => Some(AnyLock::Ticket(TicketSpinlock::new())),
+            (LockKind::Spinlock | LockKind::PercpuRwsem, "none") => {
+                Some(AnyLock::None(NoLock::new()))
+            }
+            (LockKind::PercpuRwsem, "linux") => {
+                Some(AnyLock::PercpuRwsem(PercpuRwsem::new(o.grace_period)))
+            }
+            (LockKind::Seqcount, "linux") => Some(AnyLock::Seqcount(Seqcount::new())),
+            (LockKind::Seqlock, "linux") => Some(AnyLock::Seqlock(Seqlock::new())),
             _ => None,
         }
     }
@@ -124,6 +157,11 @@ macro_rules! each {
             AnyLock::PhaseFair($l) => $e,
             AnyLock::Rt($l) => $e,
             AnyLock::None($l) => $e,
+            AnyLock::QSpinlock($l) => $e,
+            AnyLock::Ticket($l) => $e,
+            AnyLock::PercpuRwsem($l) => $e,
+            AnyLock::Seqcount($l) => $e,
+            AnyLock::Seqlock($l) => $e,
         }
     };
 }
@@ -171,6 +209,19 @@ impl LockPolicy for AnyLock {
     fn word_pollers(&self) -> [Option<TaskId>; 2] {
         each!(self, l => l.word_pollers())
     }
+    fn rereaders(&self, out: &mut Vec<TaskId>) {
+        each!(self, l => l.rereaders(out))
+    }
+    fn rereads(&self, mode: Mode) -> bool {
+        each!(self, l => l.rereads(mode))
+    }
+    #[inline]
+    fn word_access(&self, now: SimTime, mode: Mode, acquire: bool) -> WordAccess {
+        each!(self, l => l.word_access(now, mode, acquire))
+    }
+    fn read_retry(&mut self, ctx: &LockCtx, task: TaskId) -> bool {
+        each!(self, l => l.read_retry(ctx, task))
+    }
     fn downgrade(&mut self, ctx: &LockCtx, task: TaskId, wakes: &mut Vec<Wake>) {
         each!(self, l => l.downgrade(ctx, task, wakes))
     }
@@ -197,5 +248,13 @@ mod tests {
         }
         assert!(AnyLock::new(LockKind::Rwsem, "lifo").is_none());
         assert_eq!(policies_of(LockKind::Mutex), vec!["linux", "fifo", "none"]);
+        assert_eq!(
+            policies_of(LockKind::Spinlock),
+            vec!["linux", "ticket", "none"]
+        );
+        for k in LockKind::ALL {
+            assert_eq!(LockKind::by_name(k.as_str()), Some(k));
+            assert!(AnyLock::new(k, default_policy(k)).is_some());
+        }
     }
 }
