@@ -140,6 +140,16 @@ pub enum Instr {
         slot: u8,
         dynamic: bool,
     },
+    /// `read_seqcount_retry` / `read_seqretry`: the read section in
+    /// `slot` ends (recorded under `hold`); if a writer overlapped it, the
+    /// task goes back to `begin`, the block's `Acquire` (R87).
+    SeqRetry {
+        lock: LockId,
+        hold: StatId,
+        slot: u8,
+        dynamic: bool,
+        begin: Pc,
+    },
     /// `downgrade_write`: the write hold in `slot` ends (recorded under
     /// `hold`) and a read hold starts in the same slot.
     Downgrade {
@@ -325,6 +335,9 @@ pub struct LockSpec {
     pub options: models::locks::LockOptions,
     /// Cache-line costs of an atomic on the lock word: (transfer, local).
     pub line: Option<(Dur, Dur)>,
+    /// A seqcount's write serialisation lock (R86), the instance of the
+    /// same index for a family.
+    pub serialised_by: Option<LockId>,
 }
 
 /// A data cache line (`[lines.NAME]`): a refcount, a counter, a list
@@ -499,6 +512,10 @@ pub struct Compiled {
     /// physical costs of the wake path and of cache lines.
     pub machine: models::machine::Machine,
     pub locks: TiVec<LockId, LockSpec>,
+    /// Some lock's hold disables preemption (a spinlock, a sequence
+    /// count's write section): the world then looks at held locks before
+    /// it preempts a task or lets it yield.
+    pub atomic_holds: bool,
     /// The data cache lines (`[lines]`), a family's instances one each.
     pub lines: TiVec<LineId, LineSpec>,
     pub dists: TiVec<DistId, Dist>,
@@ -545,11 +562,13 @@ impl Compiled {
     }
 }
 
-/// The label of a mode in subjects: `read`/`write` for an rwsem, `lock` for
-/// a mutex.
+/// The label of a mode in subjects: `read`/`write` for the kinds with
+/// two modes, `lock` for a mutex and a spinlock.
 pub fn mode_label(kind: LockKind, mode: Mode) -> &'static str {
     match kind {
-        LockKind::Mutex => "lock",
-        LockKind::Rwsem => mode.as_str(),
+        LockKind::Mutex | LockKind::Spinlock => "lock",
+        LockKind::Rwsem | LockKind::PercpuRwsem | LockKind::Seqcount | LockKind::Seqlock => {
+            mode.as_str()
+        }
     }
 }

@@ -19,6 +19,9 @@
 //!
 //! So many CPUs that want the line at once queue for it, each behind the
 //! ones before it, and one operation's wait grows with the contenders.
+//! Re-reads ([`Line::reread`]) by the CPUs that poll a word every write
+//! invalidates (a ticket lock's waiters) queue as writes do, one after
+//! another (R80).
 //!
 //! Costs come from a [`Fabric`]: a topology and the machine's
 //! [`LineCosts`] by [`Distance`], or flat costs (a lock's own
@@ -267,6 +270,31 @@ impl Line {
         self.stats.wait += start.since(now);
         Access { start, done }
     }
+
+    /// A re-read by `c`, asked at `now`, of a line that many CPUs poll and
+    /// every write invalidates (R80: a ticket lock's word): it waits for
+    /// every operation asked before it, reads included, so the re-reads
+    /// after a write are served one after another. A hit costs the local
+    /// cost and waits for nothing, as in [`Line::read`].
+    pub fn reread(&mut self, f: &Fabric, c: CpuId, now: SimTime) -> Access {
+        if self.holds(c) {
+            return Access {
+                start: now,
+                done: now + f.costs.local,
+            };
+        }
+        let start = now.max(self.busy_until);
+        let d = match self.owner {
+            Some(o) => f.distance(o, c),
+            None => Distance::Socket,
+        };
+        let done = start + f.costs.at(d);
+        self.busy_until = done;
+        self.sharers.insert(c, f.socket(c));
+        self.stats.transfers += 1;
+        self.stats.wait += start.since(now);
+        Access { start, done }
+    }
 }
 
 #[cfg(test)]
@@ -360,6 +388,29 @@ mod tests {
             l.stats.transfers, 5,
             "0's first write, 3 read misses, 1's write"
         );
+    }
+
+    #[test]
+    fn r80_rereads_after_a_write_are_served_one_after_another() {
+        let f = fabric();
+        let mut l = Line::default();
+        // CPU 0 writes at 0 (from memory: socket cost, done at 100).
+        assert_eq!(l.rmw(&f, CpuId(0), NS(0)), acc(0, 100));
+        // CPUs 1 (same socket), 2 (other socket) and 4 (0's sibling)
+        // re-read, all asked at 100: each waits for the one before.
+        assert_eq!(l.reread(&f, CpuId(1), NS(100)), acc(100, 200));
+        assert_eq!(l.reread(&f, CpuId(2), NS(100)), acc(200, 1200));
+        assert_eq!(l.reread(&f, CpuId(4), NS(100)), acc(1200, 1210));
+        // A hit waits for nothing.
+        assert_eq!(l.reread(&f, CpuId(1), NS(300)), acc(300, 301));
+        // A plain read (R71) would have waited for the write only.
+        let mut m = Line::default();
+        m.rmw(&f, CpuId(0), NS(0));
+        assert_eq!(m.read(&f, CpuId(1), NS(100)), acc(100, 200));
+        assert_eq!(m.read(&f, CpuId(2), NS(100)), acc(100, 1100));
+        // The next write waits for every re-read, and invalidates them.
+        assert_eq!(l.rmw(&f, CpuId(0), NS(500)), acc(1210, 2210));
+        assert_eq!(l.stats.invalidations, 3);
     }
 
     #[test]

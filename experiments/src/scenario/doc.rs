@@ -278,7 +278,8 @@ pub struct MixPart {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockDef {
-    /// `rwsem` or `mutex`.
+    /// `rwsem`, `mutex`, `spinlock`, `percpu_rw_semaphore`, `seqcount`
+    /// or `seqlock`.
     pub kind: Spanned<String>,
     /// Lock policy; `linux` by default.
     #[serde(default)]
@@ -298,6 +299,14 @@ pub struct LockDef {
     pub line_transfer: Option<Spanned<String>>,
     #[serde(default)]
     pub line_local: Option<Spanned<String>>,
+    /// A percpu_rw_semaphore's RCU grace period (R85); the machine's by
+    /// default.
+    #[serde(default)]
+    pub grace_period: Option<Spanned<String>>,
+    /// A seqcount's write serialisation lock (`seqcount_LOCKNAME_t`,
+    /// R86): its writers must hold it.
+    #[serde(default)]
+    pub lock: Option<Spanned<String>>,
 }
 
 /// A data cache line (`[lines.NAME]`), or a family of them.

@@ -122,6 +122,20 @@ pub enum LockOp {
     MutexUnlock,
     /// `downgrade_write`: a write hold becomes a read hold (R21).
     Downgrade,
+    SpinLock,
+    SpinUnlock,
+    PercpuDownRead,
+    PercpuUpRead,
+    PercpuDownWrite,
+    PercpuUpWrite,
+    WriteSeqcountBegin,
+    WriteSeqcountEnd,
+    WriteSeqlock,
+    WriteSequnlock,
+    /// `read_seqcount_begin` / `read_seqbegin`: heads of a read block
+    /// that `read_seqcount_retry` / `read_seqretry` closes (R87).
+    ReadSeqcountBegin,
+    ReadSeqbegin,
 }
 
 impl LockOp {
@@ -134,13 +148,71 @@ impl LockOp {
             LockOp::MutexLock => "mutex_lock",
             LockOp::MutexUnlock => "mutex_unlock",
             LockOp::Downgrade => "downgrade_write",
+            LockOp::SpinLock => "spin_lock",
+            LockOp::SpinUnlock => "spin_unlock",
+            LockOp::PercpuDownRead => "percpu_down_read",
+            LockOp::PercpuUpRead => "percpu_up_read",
+            LockOp::PercpuDownWrite => "percpu_down_write",
+            LockOp::PercpuUpWrite => "percpu_up_write",
+            LockOp::WriteSeqcountBegin => "write_seqcount_begin",
+            LockOp::WriteSeqcountEnd => "write_seqcount_end",
+            LockOp::WriteSeqlock => "write_seqlock",
+            LockOp::WriteSequnlock => "write_sequnlock",
+            LockOp::ReadSeqcountBegin => "read_seqcount_begin",
+            LockOp::ReadSeqbegin => "read_seqbegin",
         }
     }
     pub fn is_acquire(self) -> bool {
         matches!(
             self,
-            LockOp::DownRead | LockOp::DownWrite | LockOp::MutexLock
+            LockOp::DownRead
+                | LockOp::DownWrite
+                | LockOp::MutexLock
+                | LockOp::SpinLock
+                | LockOp::PercpuDownRead
+                | LockOp::PercpuDownWrite
+                | LockOp::WriteSeqcountBegin
+                | LockOp::WriteSeqlock
+                | LockOp::ReadSeqcountBegin
+                | LockOp::ReadSeqbegin
         )
+    }
+
+    /// The step that closes a read block this op heads, if it heads one.
+    pub fn retry_keyword(self) -> Option<&'static str> {
+        match self {
+            LockOp::ReadSeqcountBegin => Some("read_seqcount_retry"),
+            LockOp::ReadSeqbegin => Some("read_seqretry"),
+            _ => None,
+        }
+    }
+
+    /// The op a lock-step keyword names.
+    fn by_keyword(kw: &str) -> Option<LockOp> {
+        use LockOp::*;
+        [
+            DownRead,
+            UpRead,
+            DownWrite,
+            UpWrite,
+            MutexLock,
+            MutexUnlock,
+            Downgrade,
+            SpinLock,
+            SpinUnlock,
+            PercpuDownRead,
+            PercpuUpRead,
+            PercpuDownWrite,
+            PercpuUpWrite,
+            WriteSeqcountBegin,
+            WriteSeqcountEnd,
+            WriteSeqlock,
+            WriteSequnlock,
+            ReadSeqcountBegin,
+            ReadSeqbegin,
+        ]
+        .into_iter()
+        .find(|op| op.keyword() == kw)
     }
 }
 
@@ -222,6 +294,9 @@ pub enum StepKind {
         wq: String,
         item: WorkRef,
     },
+    /// `read_seqcount_retry S` / `read_seqretry S`: closes the read block
+    /// of S, whose body runs again while a writer overlapped it (R87).
+    SeqRetry(String),
     End,
 }
 
@@ -231,16 +306,24 @@ pub struct Step {
     pub origin: Origin,
 }
 
-/// A step, or a block with its body.
+/// A step, or a block with its body; a read block (`read_seqcount_begin
+/// S` ... `read_seqcount_retry S`) keeps its closing step as `tail`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Node {
     Leaf(Step),
-    Block { head: Step, body: Vec<Node> },
+    Block {
+        head: Step,
+        body: Vec<Node>,
+        tail: Option<Step>,
+    },
 }
 
 const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, downgrade_write, \
-mutex_lock, mutex_unlock, charge, uncharge, queue_work, queue_delayed_work, queue_rcu_work, call_rcu, mod_delayed_work, cancel_delayed_work_sync, \
-flush_workqueue, synchronize_rcu, count, atomic, read, key, might_resched, span_begin, span_end, call, repeat, loop, with_prob, if_work_busy, end";
+mutex_lock, mutex_unlock, spin_lock, spin_unlock, percpu_down_read, percpu_up_read, percpu_down_write, \
+percpu_up_write, write_seqcount_begin, write_seqcount_end, read_seqcount_begin, read_seqcount_retry, \
+write_seqlock, write_sequnlock, read_seqbegin, read_seqretry, charge, uncharge, queue_work, queue_delayed_work, queue_rcu_work, call_rcu, \
+mod_delayed_work, cancel_delayed_work_sync, flush_workqueue, synchronize_rcu, count, atomic, read, key, might_resched, span_begin, span_end, \
+call, repeat, loop, with_prob, if_work_busy, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
@@ -368,6 +451,13 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         "mutex_unlock" => {
             StepKind::Lock(LockOp::MutexUnlock, name_arg(o, kw, arg, "a mutex name")?)
         }
+        "read_seqcount_retry" | "read_seqretry" => {
+            StepKind::SeqRetry(name_arg(o, kw, arg, "a lock name")?)
+        }
+        _ if LockOp::by_keyword(kw).is_some() => StepKind::Lock(
+            LockOp::by_keyword(kw).expect("matched"),
+            name_arg(o, kw, arg, "a lock name")?,
+        ),
         "span_begin" => StepKind::SpanBegin(name_arg(o, kw, arg, "a span name")?),
         "span_end" => StepKind::SpanEnd(name_arg(o, kw, arg, "a span name")?),
         "call" => StepKind::Call(name_arg(o, kw, arg, "an operation name")?),
@@ -519,6 +609,11 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
     Ok(Step { kind, origin })
 }
 
+/// The keyword of a step's text (its first word).
+fn text_keyword(text: &str) -> &str {
+    text.split_whitespace().next().unwrap_or("")
+}
+
 /// Parses a list of step strings (`field` is e.g. `tasks.oomd.program`) and
 /// nests blocks. An `end` without a block, or a block without an `end`, is
 /// an error at that step.
@@ -536,10 +631,6 @@ pub fn parse_program(
             field: format!("{field}[{i}]"),
         };
         let step = parse_step(item.get_ref(), origin)?;
-        let body = match stack.last_mut() {
-            Some((_, b)) => b,
-            None => &mut top,
-        };
         match step.kind {
             StepKind::Repeat(_)
             | StepKind::RepeatParam(_)
@@ -548,9 +639,59 @@ pub fn parse_program(
             | StepKind::IfWorkBusy { .. } => {
                 stack.push((step, Vec::new()));
             }
+            StepKind::Lock(op, _) if op.retry_keyword().is_some() => {
+                stack.push((step, Vec::new()));
+            }
+            StepKind::SeqRetry(ref name) => {
+                let head_op = |h: &Step| match &h.kind {
+                    StepKind::Lock(op, n) => op.retry_keyword().map(|kw| (kw, n.clone())),
+                    _ => None,
+                };
+                let this = text_keyword(items[i].get_ref());
+                match stack.last().and_then(|(h, _)| head_op(h)) {
+                    Some((want, n)) if want == this && n == *name => {}
+                    Some((want, n)) => {
+                        return Err(step.origin.error(format!(
+                            "`{this} {name}` closes a read block; the open one is `{n}`'s, closed by `{want} {n}`"
+                        )))
+                    }
+                    None => {
+                        return Err(step.origin.error(format!(
+                            "`{this} {name}` without an open `read_seqcount_begin {name}` or `read_seqbegin {name}` (a read block's body may not leave another block open)"
+                        )));
+                    }
+                }
+                let (head, b) = stack.pop().expect("checked above");
+                let node = Node::Block {
+                    head,
+                    body: b,
+                    tail: Some(step),
+                };
+                match stack.last_mut() {
+                    Some((_, outer)) => outer.push(node),
+                    None => top.push(node),
+                }
+            }
+            StepKind::End if stack.last().is_some_and(|(h, _)| {
+                matches!(h.kind, StepKind::Lock(op, _) if op.retry_keyword().is_some())
+            }) => {
+                let (head, _) = stack.last().expect("checked");
+                let StepKind::Lock(op, n) = &head.kind else {
+                    unreachable!("checked")
+                };
+                return Err(step.origin.error(format!(
+                    "`end` cannot close `{} {n}`: a read block ends with `{} {n}`",
+                    op.keyword(),
+                    op.retry_keyword().expect("checked")
+                )));
+            }
             StepKind::End => match stack.pop() {
                 Some((head, b)) => {
-                    let node = Node::Block { head, body: b };
+                    let node = Node::Block {
+                        head,
+                        body: b,
+                        tail: None,
+                    };
                     match stack.last_mut() {
                         Some((_, outer)) => outer.push(node),
                         None => top.push(node),
@@ -562,10 +703,20 @@ pub fn parse_program(
                     ))
                 }
             },
-            _ => body.push(Node::Leaf(step)),
+            _ => match stack.last_mut() {
+                Some((_, b)) => b.push(Node::Leaf(step)),
+                None => top.push(Node::Leaf(step)),
+            },
         }
     }
     if let Some((head, _)) = stack.pop() {
+        if let StepKind::Lock(op, n) = &head.kind {
+            let close = op.retry_keyword().expect("only read blocks are lock steps");
+            return Err(head.origin.error(format!(
+                "`{} {n}` has no matching `{close} {n}`",
+                op.keyword()
+            )));
+        }
         let kw = match head.kind {
             StepKind::Repeat(_) | StepKind::RepeatParam(_) => "repeat",
             StepKind::Loop => "loop",

@@ -16,6 +16,9 @@ pub(super) enum Ev {
     Wake,
     /// The task's spin deadline on the lock it asked for passed.
     SpinEnd,
+    /// The timed sleep a lock put the task in is over (an RCU grace
+    /// period, `Acquire::Sleep`, R82).
+    LockTimer,
     /// The task's wake-to-run latency is over; it may take a CPU (or runs
     /// on the one it reserved: `wakepath`).
     Ready,

@@ -240,6 +240,8 @@ impl<'c> World<'c> {
             .filter(|(_, v)| v.state == State::Running && v.in_burst && v.burst_end > now)
             .filter(|(_, v)| wakee_rt || !v.rt)
             .filter(|(i, _)| self.c.preempt_full || self.at_user_boundary(*i))
+            // Not a holder with preemption disabled (R75).
+            .filter(|(i, _)| !self.preempt_off(*i))
             .min_by_key(|(i, v)| (v.rt, v.burst_start, *i))
             .map(|(i, _)| i)?;
         let unstolen = self.unsteal_rest(victim);

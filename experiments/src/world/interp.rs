@@ -173,6 +173,16 @@ impl<'c> World<'c> {
                         self.start_spin(t, until);
                         return Ok(());
                     }
+                    Acquire::Sleep { until } => {
+                        self.tasks[t].resume = Resume::Acquired {
+                            lock,
+                            mode,
+                            wait,
+                            slot,
+                        };
+                        self.lock_sleep(t, lock, until);
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -191,6 +201,7 @@ impl<'c> World<'c> {
         if self.cpus.may_resched
             && (self.c.preempt_full || self.at_user_boundary(t))
             && self.resched_due_slow(t)
+            && !self.preempt_off(t)
         {
             let pc = self.tasks[t].pc;
             self.yield_cpu(t, pc);
@@ -354,8 +365,13 @@ impl<'c> World<'c> {
                     site,
                 } => {
                     // might_sleep() in down_*/mutex_lock: a voluntary
-                    // preemption point, even holding other locks.
-                    if self.c.voluntary && !self.tasks[t].atomic_done && self.resched_due(t) {
+                    // preemption point, even holding other locks (not in
+                    // spin_lock, R75, which a sleeping hold cannot be in).
+                    if self.c.voluntary
+                        && !self.tasks[t].atomic_done
+                        && self.resched_due(t)
+                        && self.c.locks[lock].kind.acquire_may_sleep()
+                    {
                         self.yield_cpu(t, pc);
                         return Ok(());
                     }
@@ -368,7 +384,7 @@ impl<'c> World<'c> {
                     if !self.tasks[t].atomic_done {
                         self.tasks[t].since = self.clock.now;
                     }
-                    if self.line_atomic(t, lock) > Dur::ZERO {
+                    if self.line_atomic(t, lock, mode, true) > Dur::ZERO {
                         self.tasks[t].pc = pc;
                         return Ok(());
                     }
@@ -387,6 +403,19 @@ impl<'c> World<'c> {
                                 slot,
                             };
                             self.start_spin(t, until);
+                            return Ok(());
+                        }
+                        Acquire::Sleep { until } => {
+                            self.locks.count_contention(lock, mode);
+                            let task = &mut self.tasks[t];
+                            task.pc = pc;
+                            task.resume = Resume::Acquired {
+                                lock,
+                                mode,
+                                wait,
+                                slot,
+                            };
+                            self.lock_sleep(t, lock, until);
                             return Ok(());
                         }
                         Acquire::Queued => {
@@ -416,21 +445,45 @@ impl<'c> World<'c> {
                     dynamic,
                 } => {
                     let lock = self.lock_instance(t, lock, dynamic);
-                    if self.line_atomic(t, lock) > Dur::ZERO {
+                    if self.line_atomic(t, lock, mode, false) > Dur::ZERO {
                         self.tasks[t].pc = pc;
                         return Ok(());
                     }
                     pc += 1;
-                    let start = self.tasks.unhold(t, slot);
-                    self.stats
-                        .record(hold, self.clock.now, self.clock.now.since(start));
-                    if self.obs.trace.is_some() {
-                        self.trace_lock(t, "hold", lock, mode, start);
-                    }
-                    if let Some(r) = self.obs.recorder.as_mut() {
-                        r.hold(t, lock, mode, start, self.clock.now);
-                    }
+                    self.end_hold(t, lock, mode, hold, slot);
                     self.lock_op(lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
+                    // preempt_enable() in spin_unlock: under PREEMPT_FULL a
+                    // preemption point once no hold disables it (R75).
+                    if self.c.preempt_full
+                        && self.c.locks[lock].kind.disables_preemption(mode)
+                        && self.resched_due(t)
+                        && !self.preempt_off(t)
+                    {
+                        self.yield_cpu(t, pc);
+                        return Ok(());
+                    }
+                }
+                Instr::SeqRetry {
+                    lock,
+                    hold,
+                    slot,
+                    dynamic,
+                    begin,
+                } => {
+                    let lock = self.lock_instance(t, lock, dynamic);
+                    // The count's second load (R87).
+                    if self.line_atomic(t, lock, Mode::Read, false) > Dur::ZERO {
+                        self.tasks[t].pc = pc;
+                        return Ok(());
+                    }
+                    self.end_hold(t, lock, Mode::Read, hold, slot);
+                    let again = self.lock_op(lock, |l, ctx, _| l.read_retry(ctx, t));
+                    if again {
+                        pc = begin;
+                        back_edge!();
+                    } else {
+                        pc += 1;
+                    }
                 }
                 Instr::Downgrade {
                     lock,

@@ -20,6 +20,14 @@
 //!   the line as soon as the last write was done (or as soon as it began
 //!   to poll, if later), if that was before the write now asked for can
 //!   begin; the write then invalidates its copy;
+//! - the spinners that re-read the word after every write (R80: a ticket
+//!   lock's waiters, readers spinning for an even sequence count): at
+//!   each read-modify-write on the word, each of them re-reads it, one
+//!   after another in the order of their CPUs, from when the write is
+//!   done; one of them granted the lock goes on when its re-read is done;
+//! - a lock step that only loads the word (a sequence count's reader, a
+//!   percpu rwsem's slow-path reader) or touches no shared line (its
+//!   fast-path reader), as its policy says (`LockPolicy::word_access`);
 //! - `atomic` and `read` steps on data lines.
 //!
 //! With unlimited CPUs each task is a CPU of its own, with no topology:
@@ -48,6 +56,12 @@ pub(super) struct Lines {
     data_fabric: TiVec<LineId, u32>,
     /// The machine's fabric first, then each distinct set of flat costs.
     fabrics: Vec<Fabric>,
+    /// Per task, when its latest re-read of the word it spins on is done
+    /// (R80); empty unless a lock's spinners re-read.
+    seen: TiVec<TaskId, SimTime>,
+    /// The re-readers of one write, and on which CPUs (reused buffers).
+    rereader_tasks: Vec<TaskId>,
+    rereaders: Vec<(CpuId, TaskId)>,
 }
 
 impl Lines {
@@ -88,7 +102,15 @@ impl Lines {
         };
         let data_fabric: TiVec<LineId, u32> = c.lines.iter().map(|l| fabric_of(l.flat)).collect();
         let n = lock_fabric.len();
+        let rereads = (c.locks.iter()).any(|l| {
+            matches!(l.kind, LockKind::Seqcount | LockKind::Seqlock)
+                || (l.kind == LockKind::Spinlock && l.policy == "ticket")
+        });
+        let tasks = (c.tasks() + c.kworkers()) as usize;
         Lines {
+            seen: ti_vec![SimTime::ZERO; if n > 0 && rereads { tasks } else { 0 }],
+            rereader_tasks: Vec::new(),
+            rereaders: Vec::new(),
             lock_lines: (0..n).map(|_| Line::default()).collect(),
             pollers: ti_vec![[NO_POLLER; 2]; n],
             lock_fabric,
@@ -203,7 +225,44 @@ impl<'c> World<'c> {
                 line.read(&f, pc, at);
             }
         }
-        self.lines.lock_lines[lock].rmw(&f, cpu, now)
+        let a = self.lines.lock_lines[lock].rmw(&f, cpu, now);
+        if !self.lines.seen.is_empty() {
+            self.rereads_after(lock, a.done, &f);
+        }
+        a
+    }
+
+    /// R80: the spinners of `lock` that re-read its word after every
+    /// write re-read it after the one done at `done`, one after another
+    /// in the order of their CPUs (the hardware's order among read misses
+    /// at one instant is not specified; CPU order puts the next ticket
+    /// holder anywhere in the round, half-way on average, as the model of
+    /// Boyd-Wickizer et al. has it).
+    fn rereads_after(&mut self, lock: LockId, done: SimTime, f: &Fabric) {
+        let mut buf = std::mem::take(&mut self.lines.rereaders);
+        let mut tasks = std::mem::take(&mut self.lines.rereader_tasks);
+        self.locks.policies[lock].rereaders(&mut tasks);
+        buf.extend(tasks.iter().map(|&p| (self.line_cpu(p), p)));
+        tasks.clear();
+        self.lines.rereader_tasks = tasks;
+        buf.sort_unstable();
+        for &(pc, p) in &buf {
+            let r = self.lines.lock_lines[lock].reread(f, pc, done);
+            self.lines.seen[p] = r.done;
+        }
+        buf.clear();
+        self.lines.rereaders = buf;
+    }
+
+    /// A spinner `t` that re-reads its lock's word was granted the lock
+    /// (R80): it goes on once the re-read that saw it is done.
+    #[inline(never)]
+    pub(super) fn spinner_reread(&mut self, t: TaskId) -> SimTime {
+        let now = self.clock.now;
+        match self.lines.seen.get(t) {
+            Some(&seen) if seen > now => self.line_stall(t, seen),
+            _ => now,
+        }
     }
 
     /// `t` stalls on its CPU until `done`, a line access: as a burst, so
@@ -225,26 +284,46 @@ impl<'c> World<'c> {
         end
     }
 
-    /// The atomic of a lock step of `t` on `lock`'s word (R74): a
-    /// read-modify-write that holds `t`'s CPU until it is done. Returns
-    /// how long `t` spends on it; zero for a lock whose word has no line,
-    /// or when the atomic is done and the step takes effect.
+    /// The access of a lock step of `t` in `mode` (an acquisition, or a
+    /// release or a read section's retry) on `lock`'s word (R74): as its
+    /// policy says, a read-modify-write, a load or nothing; `t` holds its
+    /// CPU until it is done. Returns how long `t` spends on it; zero for
+    /// a lock whose word has no line, or when the access is done and the
+    /// step takes effect.
     #[inline(always)]
-    pub(super) fn line_atomic(&mut self, t: TaskId, lock: LockId) -> Dur {
+    pub(super) fn line_atomic(
+        &mut self,
+        t: TaskId,
+        lock: LockId,
+        mode: Mode,
+        acquire: bool,
+    ) -> Dur {
         if self.lines.lock_has_line(lock) {
-            self.line_atomic_slow(t, lock)
+            self.line_atomic_slow(t, lock, mode, acquire)
         } else {
             Dur::ZERO
         }
     }
 
     #[inline(never)]
-    fn line_atomic_slow(&mut self, t: TaskId, lock: LockId) -> Dur {
+    fn line_atomic_slow(&mut self, t: TaskId, lock: LockId, mode: Mode, acquire: bool) -> Dur {
         if std::mem::take(&mut self.tasks[t].atomic_done) {
             return Dur::ZERO;
         }
         let now = self.clock.now;
-        let a = self.word_rmw(lock, self.line_cpu(t));
+        let cpu = self.line_cpu(t);
+        let a = match self.locks.policies[lock].word_access(now, mode, acquire) {
+            WordAccess::None => return Dur::ZERO,
+            WordAccess::Rmw => self.word_rmw(lock, cpu),
+            WordAccess::Read => {
+                let f = self.lines.fabrics[self.lines.lock_fabric[lock] as usize];
+                self.lines.lock_lines[lock].read(&f, cpu, now)
+            }
+        };
+        // A spinner from this step on has the word since then (R80).
+        if let Some(seen) = self.lines.seen.get_mut(t) {
+            *seen = a.done;
+        }
         let d = a.done.since(now);
         if d > Dur::ZERO {
             self.tasks[t].atomic_done = true;

@@ -59,8 +59,11 @@ impl Locks {
         for (i, l) in c.locks.iter_enumerated() {
             let class = l.name.split('[').next().unwrap_or(&l.name);
             let modes: &[(Mode, &str)] = match l.kind {
-                LockKind::Rwsem => &[(Mode::Read, "read_"), (Mode::Write, "write_")],
-                LockKind::Mutex => &[(Mode::Write, "")],
+                LockKind::Mutex | LockKind::Spinlock => &[(Mode::Write, "")],
+                LockKind::Rwsem
+                | LockKind::PercpuRwsem
+                | LockKind::Seqcount
+                | LockKind::Seqlock => &[(Mode::Read, "read_"), (Mode::Write, "write_")],
             };
             for &(m, prefix) in modes {
                 let acquisitions = self.acquisitions[i][mode_index(m)];
@@ -185,8 +188,14 @@ impl<'c> World<'c> {
                     task.state = State::Running;
                     self.cpus.spinning -= 1;
                     self.blame_switch(t, Doing::OnCpu);
-                    // It runs once its cmpxchg on the word is done (R73).
-                    let at = self.spinner_cmpxchg(t, lock);
+                    // It runs once its cmpxchg on the word is done (R73),
+                    // or its re-read that saw the lock its (R80).
+                    let mode = (self.tasks[t].resume.lock_wait()).map_or(Mode::Write, |w| w.1);
+                    let at = if self.locks.policies[lock].rereads(mode) {
+                        self.spinner_reread(t)
+                    } else {
+                        self.spinner_cmpxchg(t, lock)
+                    };
                     // Replaces a pending spin deadline, if any.
                     self.clock.queue.set(t.index(), at, Ev::Run);
                 }
@@ -260,7 +269,66 @@ impl<'c> World<'c> {
                 self.start_spin(t, until);
                 Ok(())
             }
+            Acquire::Sleep { until } => {
+                self.lock_sleep(t, lock, until);
+                Ok(())
+            }
         }
+    }
+
+    /// `t`, running, sleeps on `lock` until `until` (R82's grace
+    /// period): a lock wait, uninterruptible, that a timer ends.
+    pub(super) fn lock_sleep(&mut self, t: TaskId, lock: LockId, until: SimTime) {
+        if self.obs.trace.is_some() {
+            self.trace_queue(t, lock, true);
+        }
+        self.tasks[t].state = State::Blocked;
+        self.clock.schedule(t, until, Ev::LockTimer);
+        self.leave_cpu(t);
+    }
+
+    /// The timed sleep of `t` on its lock is over (`Ev::LockTimer`): a
+    /// timer, not a task, wakes it to try again.
+    pub(super) fn lock_sleep_over(&mut self, t: TaskId) -> Result<(), RunError> {
+        self.clock.current = NONE;
+        let Some((lock, _, _)) = self.tasks[t].resume.lock_wait() else {
+            unreachable!("a lock's sleeper waits for it")
+        };
+        let task = &mut self.tasks[t];
+        task.resume = pending(task.resume, lock, false);
+        if self.wakeup(t, true) {
+            self.run_task(t)?;
+        }
+        Ok(())
+    }
+
+    /// `t`'s hold of `lock` in `mode`, in its hold slot `slot`, ends now:
+    /// recorded under `hold`.
+    #[inline(always)]
+    pub(super) fn end_hold(&mut self, t: TaskId, lock: LockId, mode: Mode, hold: StatId, slot: u8) {
+        let start = self.tasks.unhold(t, slot);
+        self.stats
+            .record(hold, self.clock.now, self.clock.now.since(start));
+        if self.obs.trace.is_some() {
+            self.trace_lock(t, "hold", lock, mode, start);
+        }
+        if let Some(r) = self.obs.recorder.as_mut() {
+            r.hold(t, lock, mode, start, self.clock.now);
+        }
+    }
+
+    /// Whether `t` holds a lock whose hold disables preemption (a
+    /// spinlock, a sequence count's write section: R75, R86): it is not
+    /// preempted and does not yield.
+    #[inline(always)]
+    pub(super) fn preempt_off(&self, t: TaskId) -> bool {
+        self.c.atomic_holds && self.preempt_off_slow(t)
+    }
+
+    #[inline(never)]
+    fn preempt_off_slow(&self, t: TaskId) -> bool {
+        (self.tasks.held_locks(self.c, t))
+            .any(|(lock, mode, _)| self.c.locks[lock].kind.disables_preemption(mode))
     }
 
     /// Finishes an acquisition for `t`: wait, hold start, counters.

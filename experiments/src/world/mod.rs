@@ -48,6 +48,8 @@
 //! - `Ready(t)`: `t`'s wake latency is over; it may take a CPU, or runs
 //!   on the idle CPU it reserved (`wake_latency_over`, `wakepath`);
 //! - `SpinEnd(t)`: `t`'s spin deadline on a lock passed (`spin_end`);
+//! - `LockTimer(t)`: the timed sleep `t`'s lock put it in is over
+//!   (`lock_sleep_over`: a percpu rwsem writer's grace period);
 //! - `Timer(item)`: a delayed-work timer fired (`delayed_work_timer`);
 //! - `Reap(memcg)`: the OOM reaper's delay after a kill is over
 //!   (`Memcgs::oom_reap`);
@@ -76,7 +78,7 @@ use models::locks::AnyLock;
 use models::sched::CpuPool;
 use models::sched::NICE_0_WEIGHT;
 use models::workqueue::{FlushId, IdleKworkers, PoolState, WorkerPools};
-use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskView, Wake};
+use models::{Acquire, LockCtx, LockKind, LockPolicy, Mode, TaskView, Wake, WordAccess};
 use models::{CpuId, LockId, MemcgId, TaskId, WorkId, WqId};
 use output::{Counter, Series, VariantResult};
 use sim::rng::{stream, Stream};
@@ -189,7 +191,7 @@ impl<'c> World<'c> {
                     Ev::Reap => self.memcg.oom_reap(slots.reaper_of(slot)),
                     Ev::Release => self.release_tick(slots.release_of(slot)),
                     Ev::Rcu => self.rcu_tick(),
-                    Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd => {
+                    Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd | Ev::LockTimer => {
                         unreachable!("a task's event is in the task's slot")
                     }
                 }
@@ -201,6 +203,7 @@ impl<'c> World<'c> {
                 Ev::Wake => self.sleep_over(t)?,
                 Ev::Ready => self.wake_latency_over(t)?,
                 Ev::SpinEnd => self.spin_end(t)?,
+                Ev::LockTimer => self.lock_sleep_over(t)?,
                 Ev::Timer | Ev::Reap | Ev::Release | Ev::Rcu => {
                     unreachable!("timer, reaper and release events are in their own slots")
                 }

@@ -12,14 +12,23 @@
 //!   `with_prob`), so no program can spin forever at one instant;
 //! - no work type is both queued with `queue_rcu_work` and grabbed
 //!   (`mod_delayed_work`, a cancel), in any of the programs: the kernel's
-//!   rcu_work cannot be cancelled or re-armed.
+//!   rcu_work cannot be cancelled or re-armed;
+//! - no step that may sleep (`sleep`, a sleeping lock's acquisition, a
+//!   blocking `charge`, `might_resched`, a flush or a cancel that waits)
+//!   runs while a hold with preemption disabled is held: a spinlock, a
+//!   sequence counter's write section (R75, R86);
+//! - a seqcount whose `lock` is named is written only with that lock
+//!   held for write (R86);
+//! - a read block (`read_seqcount_begin` ... `read_seqcount_retry`)
+//!   holds its read section over its body, which must release what it
+//!   takes, as any block's.
 //!
 //! Tracking what is held lays out the slots: each hold and span takes the
 //! first free slot of its kind, and the pass writes it into its step.
 
 use super::names::{Kind, LockStep, Resolved, Tracked};
 use super::Budget;
-use crate::program::{LockId, LockSpec, Origin, WorkTypeId};
+use crate::program::{GfpWord, LockId, LockSpec, Origin, WorkTypeId};
 use crate::scenario::error::ScenarioError;
 use crate::scenario::steps::LockOp;
 use models::Mode;
@@ -90,7 +99,18 @@ impl<'a> Checker<'a, '_, '_> {
     fn node(&mut self, n: &mut Resolved<'a>) -> Result<(), ScenarioError> {
         let o = n.origin;
         match &mut n.kind {
-            Kind::Lock(l) => self.lock_step(o, l)?,
+            Kind::Lock(l) => {
+                if l.op.is_acquire() && l.kind.acquire_may_sleep() {
+                    self.no_sleep(o, l.op.keyword())?;
+                }
+                self.serialised(o, l)?;
+                self.lock_step(o, l)?
+            }
+            Kind::ReadBlock { lock, body, .. } => {
+                self.lock_step(o, lock)?;
+                self.block(o, body)?;
+                self.held[lock.slot] = None;
+            }
             Kind::SpanBegin { name, slot } => {
                 if let Some((_, at)) = self.spans.iter().flatten().find(|(n, _)| n == name) {
                     return Err(o.error(format!(
@@ -125,7 +145,11 @@ impl<'a> Checker<'a, '_, '_> {
             } => {
                 self.work_use(work.work, o, true, work.name)?;
             }
-            Kind::ModDelayedWork { work, .. } | Kind::CancelWorkSync { work } => {
+            Kind::ModDelayedWork { work, .. } => {
+                self.work_use(work.work, o, false, work.name)?;
+            }
+            Kind::CancelWorkSync { work } => {
+                self.no_sleep(o, "cancel_delayed_work_sync")?;
                 self.work_use(work.work, o, false, work.name)?;
             }
             Kind::Call { body, .. } => self.nodes(body)?,
@@ -141,18 +165,71 @@ impl<'a> Checker<'a, '_, '_> {
                 }
                 self.block(o, body)?
             }
+            Kind::Delay { sleep: true, .. } => self.no_sleep(o, "sleep")?,
+            Kind::MightResched => self.no_sleep(o, "might_resched")?,
+            Kind::Charge { gfp, .. } if !matches!(gfp, GfpWord::Nowait | GfpWord::Atomic) => {
+                self.no_sleep(o, "charge")?
+            }
+            Kind::FlushWorkqueue { .. } => self.no_sleep(o, "flush_workqueue")?,
+            Kind::SynchronizeRcu => self.no_sleep(o, "synchronize_rcu")?,
             Kind::Delay { .. }
-            | Kind::MightResched
             | Kind::Key { .. }
             | Kind::Charge { .. }
             | Kind::Uncharge { .. }
-            | Kind::FlushWorkqueue { .. }
             | Kind::RcuQueue { .. }
-            | Kind::SynchronizeRcu
             | Kind::Count { .. }
             | Kind::Line { .. } => {}
         }
         Ok(())
+    }
+
+    /// The step `kw` at `o` may sleep: an error if a hold with preemption
+    /// disabled is held (R75, R86).
+    fn no_sleep(&self, o: &Origin, kw: &str) -> Result<(), ScenarioError> {
+        let atomic = (self.held.iter().flatten())
+            .find(|(l, m, _)| self.locks[l.named()].kind.disables_preemption(*m));
+        match atomic {
+            Some((l, _, at)) => {
+                let spec = &self.locks[l.named()];
+                Err(o.error(format!(
+                    "`{kw}` may sleep, but `{}` ({}) is held here (taken at {}): \
+                     preemption is disabled until it is released, and a task must not sleep then (R75, R86)",
+                    spec.name.split('[').next().unwrap_or(&spec.name),
+                    spec.kind.as_str(),
+                    at.location
+                )))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// A seqcount's write section at `o` begins with its serialising lock
+    /// held for write (R86).
+    fn serialised(&self, o: &Origin, l: &LockStep) -> Result<(), ScenarioError> {
+        if l.op != LockOp::WriteSeqcountBegin {
+            return Ok(());
+        }
+        let Some(by) = self.locks[l.lock.named()].serialised_by else {
+            return Ok(());
+        };
+        let need = match l.lock {
+            Tracked::Lock(_) => Tracked::Lock(by),
+            Tracked::SelfOf(_) => Tracked::SelfOf(by),
+        };
+        let held = (self.held.iter().flatten()).any(|(x, m, _)| *x == need && *m == Mode::Write);
+        if held {
+            return Ok(());
+        }
+        let by_name = &self.locks[by].name;
+        let by_name = match l.lock {
+            Tracked::SelfOf(_) => format!("{}[self]", by_name.split('[').next().unwrap_or(by_name)),
+            Tracked::Lock(_) => by_name.clone(),
+        };
+        Err(o.error(format!(
+            "`write_seqcount_begin {}`: its writers are serialised by `{by_name}` (`lock` of the seqcount), \
+             which is not held for write here (R86)",
+            l.name
+        )))
     }
 
     fn lock_step(&mut self, o: &'a Origin, l: &mut LockStep) -> Result<(), ScenarioError> {
@@ -252,7 +329,9 @@ impl<'a> Checker<'a, '_, '_> {
                 // ideal one, where a loop of lines without costs of their
                 // own stops at the run's livelock limit.
                 Kind::Line { .. } => true,
-                Kind::Call { body, .. } => self.advances_time(body)?,
+                Kind::Call { body, .. } | Kind::ReadBlock { body, .. } => {
+                    self.advances_time(body)?
+                }
                 Kind::Repeat { count, body } if *count > 0 => self.advances_time(body)?,
                 Kind::WithProb { p, body } if *p >= 1.0 => self.advances_time(body)?,
                 // An inner loop never returns: the outer pass never completes.

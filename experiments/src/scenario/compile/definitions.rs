@@ -32,12 +32,13 @@ pub(super) struct Locks {
     pub ids: IndexMap<String, (LockId, u32)>,
 }
 
-/// Builds `[locks]`.
-pub(super) fn locks(src: &Source, doc: &Doc) -> Result<Locks, ScenarioError> {
+/// Builds `[locks]`, on the machine of `settings` (a percpu rwsem's
+/// grace period).
+pub(super) fn locks(src: &Source, doc: &Doc, settings: &Settings) -> Result<Locks, ScenarioError> {
     let mut locks = TiVec::new();
     let mut lock_ids = IndexMap::new();
     for (name, def) in &doc.locks {
-        let spec = build_lock(src, name, def)?;
+        let spec = build_lock(src, name, def, settings)?;
         match def.get_ref().instances {
             None => {
                 lock_ids.insert(name.clone(), (locks.next_key(), 1));
@@ -74,10 +75,78 @@ pub(super) fn locks(src: &Source, doc: &Doc) -> Result<Locks, ScenarioError> {
             ),
         ));
     }
+    serialisations(src, doc, &mut locks, &lock_ids)?;
     Ok(Locks {
         specs: locks,
         ids: lock_ids,
     })
+}
+
+/// A seqcount's `lock` (R86): the lock its writers hold, a single lock
+/// for a single seqcount, a family of as many instances for a family
+/// (instance i's writers hold instance i).
+fn serialisations(
+    src: &Source,
+    doc: &Doc,
+    locks: &mut TiVec<LockId, LockSpec>,
+    ids: &IndexMap<String, (LockId, u32)>,
+) -> Result<(), ScenarioError> {
+    for (name, def) in &doc.locks {
+        let Some(by) = &def.get_ref().lock else {
+            continue;
+        };
+        let field = format!("locks.{name}.lock");
+        let at = src.locate(Some(by.span()));
+        let (base, n) = ids[name.as_str()];
+        if locks[base].kind != LockKind::Seqcount {
+            return Err(ScenarioError::new(
+                at,
+                field,
+                format!(
+                    "only a seqcount names the lock that serialises its writers; `{name}` is a {}",
+                    locks[base].kind.as_str()
+                ),
+            ));
+        }
+        let other = by.get_ref();
+        let Some(&(obase, on)) = ids.get(other.as_str()) else {
+            let known: Vec<&str> = ids.keys().map(String::as_str).collect();
+            return Err(ScenarioError::new(
+                at,
+                field,
+                format!(
+                    "no lock `{other}` in [locks]; defined: {}",
+                    known.join(", ")
+                ),
+            ));
+        };
+        let family = |l: &str| doc.locks[l].get_ref().instances.is_some();
+        if obase == base
+            || !matches!(
+                locks[obase].kind,
+                LockKind::Rwsem | LockKind::Mutex | LockKind::Spinlock
+            )
+        {
+            return Err(ScenarioError::new(
+                at,
+                field,
+                format!("`{other}` cannot serialise a seqcount's writers: name a spinlock, mutex or rwsem"),
+            ));
+        }
+        if family(name) != family(other) || n != on {
+            return Err(ScenarioError::new(
+                at,
+                field,
+                format!(
+                    "`{name}` has {n} instance(s) and `{other}` {on}: a family's writers hold the instance of the same index, a single seqcount's a single lock"
+                ),
+            ));
+        }
+        for i in 0..n {
+            locks[LockId(base.0 + i)].serialised_by = Some(LockId(obase.0 + i));
+        }
+    }
+    Ok(())
 }
 
 /// Most data lines a scenario may have, family instances included.
@@ -525,18 +594,24 @@ fn build_dist(src: &Source, name: &str, def: &Spanned<DistDef>) -> Result<Dist, 
     }
 }
 
-fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSpec, ScenarioError> {
+fn build_lock(
+    src: &Source,
+    name: &str,
+    def: &Spanned<LockDef>,
+    settings: &Settings,
+) -> Result<LockSpec, ScenarioError> {
     let d = def.get_ref();
-    let kind = match d.kind.get_ref().as_str() {
-        "rwsem" => LockKind::Rwsem,
-        "mutex" => LockKind::Mutex,
-        other => {
-            return Err(ScenarioError::new(
-                src.locate(Some(d.kind.span())),
-                format!("locks.{name}.kind"),
-                format!("unknown lock kind `{other}`; expected `rwsem` or `mutex`"),
-            ))
-        }
+    let Some(kind) = LockKind::by_name(d.kind.get_ref()) else {
+        let kinds: Vec<&str> = LockKind::ALL.iter().map(|k| k.as_str()).collect();
+        return Err(ScenarioError::new(
+            src.locate(Some(d.kind.span())),
+            format!("locks.{name}.kind"),
+            format!(
+                "unknown lock kind `{}`; expected one of: {}",
+                d.kind.get_ref(),
+                kinds.join(", ")
+            ),
+        ));
     };
     let known = models::locks::policies_of(kind);
     let policy = match &d.policy {
@@ -555,8 +630,33 @@ fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSp
             ))
         }
     };
+    let grace_period = match &d.grace_period {
+        Some(v) if kind != LockKind::PercpuRwsem => {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                format!("locks.{name}.grace_period"),
+                format!(
+                    "only a percpu_rw_semaphore waits for a grace period; `{name}` is a {}",
+                    kind.as_str()
+                ),
+            ))
+        }
+        Some(v) => {
+            let g = dur_field(src, &format!("locks.{name}.grace_period"), v)?;
+            if g == Dur::ZERO {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    format!("locks.{name}.grace_period"),
+                    "a grace period is more than zero",
+                ));
+            }
+            g
+        }
+        None => models::locks::percpu_rwsem::default_grace_period(settings.hz, settings.cpus),
+    };
     let options = models::locks::LockOptions {
         spin_on_owner: d.spin_on_owner.unwrap_or(true),
+        grace_period,
     };
     let line = match (&d.line_transfer, &d.line_local) {
         (None, None) => None,
@@ -576,6 +676,7 @@ fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSp
         options,
         // The `none` policy removes the lock, and its cache line with it.
         line: line.filter(|_| !no_word),
+        serialised_by: None,
     })
 }
 

@@ -44,7 +44,8 @@ fn repeat_depth(nodes: &[Resolved]) -> usize {
             Kind::Call { body, .. }
             | Kind::Loop { body }
             | Kind::WithProb { body, .. }
-            | Kind::IfWorkBusy { body, .. } => repeat_depth(body),
+            | Kind::IfWorkBusy { body, .. }
+            | Kind::ReadBlock { body, .. } => repeat_depth(body),
             _ => 0,
         })
         .max()

@@ -9,13 +9,12 @@
 //! body starts with one is rotated: its back edge is a copy of that delay
 //! that continues at the body's second step.
 
-use super::names::{Kind, Resolved};
+use super::names::{Kind, LockStep, Resolved};
 use crate::program::{
     mode_label, CounterId, DistId, Instr, KeyCounterId, Origin, Pc, StatId, StatSpec,
 };
 use crate::scenario::steps::LockOp;
 use indexmap::IndexMap;
-use models::LockKind;
 use output::Metric;
 use sim::dist::Dist;
 use typed_index_collections::{TiSlice, TiVec};
@@ -101,6 +100,70 @@ impl<'l> Lowering<'l> {
         self.code.push_and_get_key(i)
     }
 
+    /// Lowers the lock step `l` at `o`; returns its instruction's index.
+    fn lock(&mut self, l: &LockStep, o: &Origin) -> Pc {
+        let group = self.group;
+        let (name, slot) = (l.name, l.slot as u8);
+        let (lock, dynamic) = (l.instr_lock, l.dynamic);
+        let label = mode_label(l.kind, l.mode);
+        if l.op == LockOp::Downgrade {
+            let hold = self
+                .tables
+                .stat(Metric::Hold, format!("{name}/write/{group}"));
+            self.tables
+                .stat(Metric::Hold, format!("{name}/read/{group}"));
+            self.push(
+                Instr::Downgrade {
+                    lock,
+                    slot,
+                    hold,
+                    dynamic,
+                },
+                o,
+            )
+        } else if l.op.is_acquire() {
+            let site = self.calls.last().map(|op| {
+                let prefix = if label == "lock" {
+                    String::new()
+                } else {
+                    format!("{label}_")
+                };
+                self.tables
+                    .counter(format!("{name}/{prefix}acquisitions/site/{op}"))
+            });
+            let wait = self
+                .tables
+                .stat(Metric::Wait, format!("{name}/{label}/{group}"));
+            self.tables
+                .stat(Metric::Hold, format!("{name}/{label}/{group}"));
+            self.push(
+                Instr::Acquire {
+                    lock,
+                    mode: l.mode,
+                    wait,
+                    slot,
+                    dynamic,
+                    site,
+                },
+                o,
+            )
+        } else {
+            let hold = self
+                .tables
+                .stat(Metric::Hold, format!("{name}/{label}/{group}"));
+            self.push(
+                Instr::Release {
+                    lock,
+                    mode: l.mode,
+                    hold,
+                    slot,
+                    dynamic,
+                },
+                o,
+            )
+        }
+    }
+
     fn nodes(&mut self, nodes: &'l [Resolved<'l>]) {
         for n in nodes {
             self.node(n);
@@ -125,65 +188,22 @@ impl<'l> Lowering<'l> {
                 self.push(instr, o);
             }
             Kind::Lock(l) => {
-                let (name, slot) = (l.name, l.slot as u8);
-                let (lock, dynamic) = (l.instr_lock, l.dynamic);
-                let label = mode_label(l.kind, l.mode);
-                if l.op == LockOp::Downgrade {
-                    let hold = self
-                        .tables
-                        .stat(Metric::Hold, format!("{name}/write/{group}"));
-                    self.tables
-                        .stat(Metric::Hold, format!("{name}/read/{group}"));
-                    self.push(
-                        Instr::Downgrade {
-                            lock,
-                            slot,
-                            hold,
-                            dynamic,
-                        },
-                        o,
-                    );
-                } else if l.op.is_acquire() {
-                    let site = self.calls.last().map(|op| {
-                        let prefix = if l.kind == LockKind::Mutex {
-                            String::new()
-                        } else {
-                            format!("{label}_")
-                        };
-                        self.tables
-                            .counter(format!("{name}/{prefix}acquisitions/site/{op}"))
-                    });
-                    let wait = self
-                        .tables
-                        .stat(Metric::Wait, format!("{name}/{label}/{group}"));
-                    self.tables
-                        .stat(Metric::Hold, format!("{name}/{label}/{group}"));
-                    self.push(
-                        Instr::Acquire {
-                            lock,
-                            mode: l.mode,
-                            wait,
-                            slot,
-                            dynamic,
-                            site,
-                        },
-                        o,
-                    );
-                } else {
-                    let hold = self
-                        .tables
-                        .stat(Metric::Hold, format!("{name}/{label}/{group}"));
-                    self.push(
-                        Instr::Release {
-                            lock,
-                            mode: l.mode,
-                            hold,
-                            slot,
-                            dynamic,
-                        },
-                        o,
-                    );
-                }
+                self.lock(l, o);
+            }
+            Kind::ReadBlock { lock, body, tail } => {
+                let begin = self.lock(lock, o);
+                self.nodes(body);
+                let hold = (self.tables).stat(Metric::Hold, format!("{}/read/{group}", lock.name));
+                self.push(
+                    Instr::SeqRetry {
+                        lock: lock.instr_lock,
+                        hold,
+                        slot: lock.slot as u8,
+                        dynamic: lock.dynamic,
+                        begin,
+                    },
+                    tail,
+                );
             }
             Kind::SpanBegin { slot, .. } => {
                 self.push(Instr::SpanBegin { slot: *slot as u8 }, o);

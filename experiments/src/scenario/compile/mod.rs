@@ -59,7 +59,7 @@ pub use machine::{unknown_profile, DEFAULT_PROFILE, IDEAL};
 /// Compiles one resolved variant.
 pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {
     let settings = settings::settings(src, doc)?;
-    let locks = definitions::locks(src, doc)?;
+    let locks = definitions::locks(src, doc, &settings)?;
     let lines = definitions::lines(src, doc)?;
     let dists = definitions::dists(src, doc)?;
     let (programs, works) = definitions::programs(src, doc)?;
@@ -92,6 +92,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         wake_placement: settings.wake_placement,
         percpu_runqueues: settings.percpu_runqueues,
         voluntary: settings.voluntary,
+        atomic_holds: (locks.specs.iter()).any(|l| l.kind.disables_preemption(models::Mode::Write)),
         locks: locks.specs,
         lines: lines.specs,
         dists: shared.dists.dists,

@@ -132,6 +132,14 @@ pub(super) enum Kind<'a> {
         work: WorkStep<'a>,
         body: Vec<Resolved<'a>>,
     },
+    /// `read_seqcount_begin S` ... `read_seqcount_retry S` (or
+    /// `read_seqbegin` ... `read_seqretry`): `lock` is the head's read
+    /// acquisition, `tail` where the retry step is written (R87).
+    ReadBlock {
+        lock: LockStep<'a>,
+        body: Vec<Resolved<'a>>,
+        tail: &'a Origin,
+    },
 }
 
 /// A lock step, resolved.
@@ -216,7 +224,7 @@ impl<'a> Resolver<'_, 'a, '_> {
                     },
                     _ => self.leaf(s)?,
                 },
-                Node::Block { head, body } => self.block(head, body)?,
+                Node::Block { head, body, tail } => self.block(head, body, tail.as_ref())?,
             });
         }
         Ok(out)
@@ -320,6 +328,7 @@ impl<'a> Resolver<'_, 'a, '_> {
             | StepKind::Loop
             | StepKind::WithProb(_)
             | StepKind::IfWorkBusy { .. }
+            | StepKind::SeqRetry(_)
             | StepKind::End => {
                 unreachable!("blocks are nested by parse_program; calls are handled above")
             }
@@ -327,9 +336,19 @@ impl<'a> Resolver<'_, 'a, '_> {
         Ok(Resolved { origin: o, kind })
     }
 
-    fn block(&mut self, head: &'a Step, body: &'a [Node]) -> Result<Resolved<'a>, ScenarioError> {
+    fn block(
+        &mut self,
+        head: &'a Step,
+        body: &'a [Node],
+        tail: Option<&'a Step>,
+    ) -> Result<Resolved<'a>, ScenarioError> {
         let o = &head.origin;
         let kind = match &head.kind {
+            StepKind::Lock(op, name) => Kind::ReadBlock {
+                lock: self.lock_step(o, *op, name)?,
+                body: self.nodes(body)?,
+                tail: &tail.expect("a read block has its closing step").origin,
+            },
             StepKind::Repeat(n) => Kind::Repeat {
                 count: *n,
                 body: self.nodes(body)?,
@@ -543,7 +562,10 @@ impl<'a> Resolver<'_, 'a, '_> {
         let mode = match op {
             LockOp::Downgrade => {
                 if kind != LockKind::Rwsem {
-                    return Err(o.error(format!("`downgrade_write {name}`: `{name}` is a mutex")));
+                    return Err(o.error(format!(
+                        "`downgrade_write {name}`: `{name}` is {}",
+                        a_kind(kind)
+                    )));
                 }
                 let policy = &locks.specs[base].policy;
                 if !models::locks::supports_downgrade(kind, policy) {
@@ -554,20 +576,13 @@ impl<'a> Resolver<'_, 'a, '_> {
                 Mode::Write
             }
             _ => {
-                let (mode, want) = match op {
-                    LockOp::Downgrade => unreachable!("handled above"),
-                    LockOp::DownRead | LockOp::UpRead => (Mode::Read, LockKind::Rwsem),
-                    LockOp::DownWrite | LockOp::UpWrite => (Mode::Write, LockKind::Rwsem),
-                    LockOp::MutexLock | LockOp::MutexUnlock => (Mode::Write, LockKind::Mutex),
-                };
+                let (mode, want) = op_mode_kind(op);
                 if kind != want {
-                    let (is, use_) = match kind {
-                        LockKind::Rwsem => ("an rwsem", "down_read/up_read/down_write/up_write"),
-                        LockKind::Mutex => ("a mutex", "mutex_lock/mutex_unlock"),
-                    };
                     return Err(o.error(format!(
-                        "`{} {name}`: `{name}` is {is}; use {use_}",
-                        op.keyword()
+                        "`{} {name}`: `{name}` is {}; use {}",
+                        op.keyword(),
+                        a_kind(kind),
+                        kind_steps(kind)
                     )));
                 }
                 mode
@@ -583,6 +598,47 @@ impl<'a> Resolver<'_, 'a, '_> {
             mode,
             slot: 0,
         })
+    }
+}
+
+/// The mode a lock step takes or releases, and the kind of lock it is for.
+fn op_mode_kind(op: LockOp) -> (Mode, LockKind) {
+    use LockOp::*;
+    match op {
+        Downgrade | DownWrite | UpWrite => (Mode::Write, LockKind::Rwsem),
+        DownRead | UpRead => (Mode::Read, LockKind::Rwsem),
+        MutexLock | MutexUnlock => (Mode::Write, LockKind::Mutex),
+        SpinLock | SpinUnlock => (Mode::Write, LockKind::Spinlock),
+        PercpuDownRead | PercpuUpRead => (Mode::Read, LockKind::PercpuRwsem),
+        PercpuDownWrite | PercpuUpWrite => (Mode::Write, LockKind::PercpuRwsem),
+        WriteSeqcountBegin | WriteSeqcountEnd => (Mode::Write, LockKind::Seqcount),
+        ReadSeqcountBegin => (Mode::Read, LockKind::Seqcount),
+        WriteSeqlock | WriteSequnlock => (Mode::Write, LockKind::Seqlock),
+        ReadSeqbegin => (Mode::Read, LockKind::Seqlock),
+    }
+}
+
+/// A lock kind with its article, for messages: "an rwsem", "a mutex".
+fn a_kind(kind: LockKind) -> String {
+    match kind {
+        LockKind::Rwsem => "an rwsem".into(),
+        k => format!("a {}", k.as_str()),
+    }
+}
+
+/// The steps a lock kind takes, for messages.
+fn kind_steps(kind: LockKind) -> &'static str {
+    match kind {
+        LockKind::Rwsem => "down_read/up_read/down_write/up_write",
+        LockKind::Mutex => "mutex_lock/mutex_unlock",
+        LockKind::Spinlock => "spin_lock/spin_unlock",
+        LockKind::PercpuRwsem => {
+            "percpu_down_read/percpu_up_read/percpu_down_write/percpu_up_write"
+        }
+        LockKind::Seqcount => {
+            "write_seqcount_begin/write_seqcount_end, read_seqcount_begin ... read_seqcount_retry"
+        }
+        LockKind::Seqlock => "write_seqlock/write_sequnlock, read_seqbegin ... read_seqretry",
     }
 }
 
