@@ -27,6 +27,7 @@ mod machine;
 mod memcg_oom;
 mod queueing_theory;
 mod rcu_grace_periods;
+mod spinlock;
 mod sweep;
 mod trace;
 mod wake_path;
