@@ -290,10 +290,14 @@ fn toml_syntax_error_has_a_line() {
 
 #[test]
 fn unknown_lock_kind_and_policy() {
-    let o = convoy_run(&broken(r#"kind = "rwsem""#, r#"kind = "spinlock""#), &[]);
+    let o = convoy_run(&broken(r#"kind = "rwsem""#, r#"kind = "rwlock""#), &[]);
     assert_error(
         &o,
-        &["s.toml:7", "locks.l.kind", "expected `rwsem` or `mutex`"],
+        &[
+            "s.toml:7",
+            "locks.l.kind",
+            "unknown lock kind `rwlock`; expected one of: rwsem, mutex, spinlock, percpu_rw_semaphore, seqcount, seqlock",
+        ],
     );
     let o = convoy_run(
         &broken(r#"kind = "rwsem""#, "kind = \"rwsem\"\npolicy = \"lifo\""),

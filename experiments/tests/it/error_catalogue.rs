@@ -50,6 +50,17 @@ const FRAGMENTS: &[&str] = &[
     "cannot name output files; use letters, digits,",
     "inlined (operations that call others more than once, nested deep)",
     "tasks that wake each other, with no `cpu` or `sleep` step between",
+    // Spinlocks, percpu rwsems, sequence counters.
+    "preemption is disabled until it is released, and a task must not sleep then",
+    "its writers are serialised by `",
+    "only a seqcount names the lock that serialises its writers",
+    "cannot serialise a seqcount's writers: name a spinlock, mutex or rwsem",
+    "a family's writers hold the instance of the same index",
+    "only a percpu_rw_semaphore waits for a grace period",
+    "a grace period is more than zero",
+    "closes a read block; the open one is",
+    "a read block's body may not leave another block open",
+    "a read block ends with `",
     // The machine.
     "unknown machine profile `",
     "(`convoy machines` lists them)",
