@@ -529,3 +529,40 @@ profile = 'ideal'
     );
     assert!(!d.path().join("o/wait-m-lock-a-log2.png").exists());
 }
+
+#[test]
+fn every_example_scenario_and_sweep_runs() {
+    // The examples of experiments/scenarios/examples/ are files, not
+    // built-ins: they run as a user runs them.
+    let d = tempfile::tempdir().unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/examples");
+    let mut ran = 0;
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    for path in names {
+        let p = path.to_str().unwrap();
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        let out = d.path().join(name);
+        let o = if name.ends_with("-sweep") {
+            convoy(&["sweep", p, "--out", out.to_str().unwrap()], d.path())
+        } else {
+            convoy(
+                &[
+                    "run",
+                    p,
+                    "--duration",
+                    "20ms",
+                    "--out",
+                    out.to_str().unwrap(),
+                ],
+                d.path(),
+            )
+        };
+        assert!(o.status.success(), "{name}");
+        ran += 1;
+    }
+    assert!(ran >= 4, "{ran} examples in {}", dir.display());
+}

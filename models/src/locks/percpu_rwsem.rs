@@ -132,7 +132,7 @@ impl PercpuRwsem {
                 GpState::Replay if now >= self.gp_end => {
                     // The callback is queued again: one more grace period.
                     self.gp_state = GpState::Exit;
-                    self.gp_end = self.gp_end + self.gp;
+                    self.gp_end += self.gp;
                 }
                 _ => return,
             }
