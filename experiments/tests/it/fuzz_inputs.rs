@@ -1,7 +1,7 @@
 //! Hostile input: mutated scenario files and measurement dumps.
 //!
 //! A seeded mutation fuzzer: it starts from every built-in scenario and
-//! library, and from the bpftrace `hist()` and samples formats, applies a
+//! library and the shipped examples, and from the bpftrace `hist()` and samples formats, applies a
 //! few random edits (delete, duplicate or swap lines, extreme numbers,
 //! truncation, stray bytes, renamed identifiers) and feeds the result
 //! through everything a user's file goes through: reading, variants,
@@ -36,12 +36,20 @@ const SAMPLES: &str = "run\tremove_mean_ns\tmkdir_mean_ns
 3\t\"6504\"\t21230
 ";
 
-/// Seed texts: every built-in scenario and library.
+/// The shipped examples of the lock kinds no built-in uses.
+const EXAMPLES: &[&str] = &[
+    include_str!("../../scenarios/examples/spinlock-scaling.toml"),
+    include_str!("../../scenarios/examples/percpu-rwsem.toml"),
+    include_str!("../../scenarios/examples/seqlock.toml"),
+];
+
+/// Seed texts: every built-in scenario and library, and the examples.
 fn scenario_seeds() -> Vec<String> {
     BUILTINS
         .iter()
         .map(|b| b.text.to_string())
         .chain(LIBRARIES.iter().map(|(_, t)| t.to_string()))
+        .chain(EXAMPLES.iter().map(|t| t.to_string()))
         .collect()
 }
 
