@@ -102,6 +102,18 @@ impl<'c> World<'c> {
         self.c.dists[dist].sample(&mut self.tasks.rngs[t])
     }
 
+    /// `read_seqcount_retry` of `t` on `lock` (R87): `None` while the
+    /// count's load is under way, else whether to read again. The read
+    /// section in hold slot `slot` ends, recorded under `hold`.
+    #[inline(never)]
+    fn seq_retry(&mut self, t: TaskId, lock: LockId, hold: StatId, slot: u8) -> Option<bool> {
+        if self.line_atomic(t, lock, Mode::Read, false) > Dur::ZERO {
+            return None;
+        }
+        self.end_hold(t, lock, Mode::Read, hold, slot);
+        Some(self.lock_op(lock, |l, ctx, _| l.read_retry(ctx, t)))
+    }
+
     /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
     /// time or exits.
     #[inline(always)]
@@ -471,18 +483,16 @@ impl<'c> World<'c> {
                     begin,
                 } => {
                     let lock = self.lock_instance(t, lock, dynamic);
-                    // The count's second load (R87).
-                    if self.line_atomic(t, lock, Mode::Read, false) > Dur::ZERO {
-                        self.tasks[t].pc = pc;
-                        return Ok(());
-                    }
-                    self.end_hold(t, lock, Mode::Read, hold, slot);
-                    let again = self.lock_op(lock, |l, ctx, _| l.read_retry(ctx, t));
-                    if again {
-                        pc = begin;
-                        back_edge!();
-                    } else {
-                        pc += 1;
+                    match self.seq_retry(t, lock, hold, slot) {
+                        None => {
+                            self.tasks[t].pc = pc;
+                            return Ok(());
+                        }
+                        Some(true) => {
+                            pc = begin;
+                            back_edge!();
+                        }
+                        Some(false) => pc += 1,
                     }
                 }
                 Instr::Downgrade {

@@ -59,6 +59,10 @@ pub(super) struct Lines {
     /// Per task, when its latest re-read of the word it spins on is done
     /// (R80); empty unless a lock's spinners re-read.
     seen: TiVec<TaskId, SimTime>,
+    /// Some lock's policy decides what its steps do to its word
+    /// (`LockPolicy::word_access`), or some lock's spinners re-read it:
+    /// otherwise every step's access is an atomic and nothing more.
+    special: bool,
     /// The re-readers of one write, and on which CPUs (reused buffers).
     rereader_tasks: Vec<TaskId>,
     rereaders: Vec<(CpuId, TaskId)>,
@@ -107,7 +111,14 @@ impl Lines {
                 || (l.kind == LockKind::Spinlock && l.policy == "ticket")
         });
         let tasks = (c.tasks() + c.kworkers()) as usize;
+        let policy_access = (c.locks.iter()).any(|l| {
+            matches!(
+                l.kind,
+                LockKind::PercpuRwsem | LockKind::Seqcount | LockKind::Seqlock
+            )
+        });
         Lines {
+            special: policy_access || rereads,
             seen: ti_vec![SimTime::ZERO; if n > 0 && rereads { tasks } else { 0 }],
             rereader_tasks: Vec::new(),
             rereaders: Vec::new(),
@@ -226,9 +237,10 @@ impl<'c> World<'c> {
             }
         }
         let a = self.lines.lock_lines[lock].rmw(&f, cpu, now);
-        if !self.lines.seen.is_empty() {
-            self.rereads_after(lock, a.done, &f);
+        if self.lines.seen.is_empty() {
+            return a;
         }
+        self.rereads_after(lock, a.done, &f);
         a
     }
 
@@ -238,6 +250,7 @@ impl<'c> World<'c> {
     /// at one instant is not specified; CPU order puts the next ticket
     /// holder anywhere in the round, half-way on average, as the model of
     /// Boyd-Wickizer et al. has it).
+    #[inline(never)]
     fn rereads_after(&mut self, lock: LockId, done: SimTime, f: &Fabric) {
         let mut buf = std::mem::take(&mut self.lines.rereaders);
         let mut tasks = std::mem::take(&mut self.lines.rereader_tasks);
@@ -252,6 +265,13 @@ impl<'c> World<'c> {
         }
         buf.clear();
         self.lines.rereaders = buf;
+    }
+
+    /// Whether a lock's spinners may re-read its word (R80): some lock's
+    /// do, and the words have lines.
+    #[inline(always)]
+    pub(super) fn any_rereaders(&self) -> bool {
+        !self.lines.seen.is_empty()
     }
 
     /// A spinner `t` that re-reads its lock's word was granted the lock
@@ -298,15 +318,30 @@ impl<'c> World<'c> {
         mode: Mode,
         acquire: bool,
     ) -> Dur {
-        if self.lines.lock_has_line(lock) {
-            self.line_atomic_slow(t, lock, mode, acquire)
-        } else {
+        if !self.lines.lock_has_line(lock) {
             Dur::ZERO
+        } else if self.lines.special {
+            self.line_access_slow(t, lock, mode, acquire)
+        } else {
+            self.line_atomic_slow(t, lock)
         }
     }
 
+    /// [`World::line_atomic`] when every lock step is an atomic and no
+    /// spinner re-reads (rwsems, mutexes, the qspinlock).
     #[inline(never)]
-    fn line_atomic_slow(&mut self, t: TaskId, lock: LockId, mode: Mode, acquire: bool) -> Dur {
+    fn line_atomic_slow(&mut self, t: TaskId, lock: LockId) -> Dur {
+        if std::mem::take(&mut self.tasks[t].atomic_done) {
+            return Dur::ZERO;
+        }
+        let a = self.word_rmw(lock, self.line_cpu(t));
+        self.line_access_done(t, a)
+    }
+
+    /// [`World::line_atomic`] when a policy decides the access or
+    /// spinners re-read (R80, R81, R87).
+    #[inline(never)]
+    fn line_access_slow(&mut self, t: TaskId, lock: LockId, mode: Mode, acquire: bool) -> Dur {
         if std::mem::take(&mut self.tasks[t].atomic_done) {
             return Dur::ZERO;
         }
@@ -321,9 +356,16 @@ impl<'c> World<'c> {
             }
         };
         // A spinner from this step on has the word since then (R80).
-        if let Some(seen) = self.lines.seen.get_mut(t) {
-            *seen = a.done;
+        if !self.lines.seen.is_empty() {
+            self.lines.seen[t] = a.done;
         }
+        self.line_access_done(t, a)
+    }
+
+    /// `t` stalls until access `a`, asked now, is done; returns how long.
+    #[inline(always)]
+    fn line_access_done(&mut self, t: TaskId, a: Access) -> Dur {
+        let now = self.clock.now;
         let d = a.done.since(now);
         if d > Dur::ZERO {
             self.tasks[t].atomic_done = true;

@@ -190,8 +190,11 @@ impl<'c> World<'c> {
                     self.blame_switch(t, Doing::OnCpu);
                     // It runs once its cmpxchg on the word is done (R73),
                     // or its re-read that saw the lock its (R80).
-                    let mode = (self.tasks[t].resume.lock_wait()).map_or(Mode::Write, |w| w.1);
-                    let at = if self.locks.policies[lock].rereads(mode) {
+                    let rereads = self.any_rereaders() && {
+                        let mode = (self.tasks[t].resume.lock_wait()).map_or(Mode::Write, |w| w.1);
+                        self.locks.policies[lock].rereads(mode)
+                    };
+                    let at = if rereads {
                         self.spinner_reread(t)
                     } else {
                         self.spinner_cmpxchg(t, lock)
@@ -278,6 +281,8 @@ impl<'c> World<'c> {
 
     /// `t`, running, sleeps on `lock` until `until` (R82's grace
     /// period): a lock wait, uninterruptible, that a timer ends.
+    #[cold]
+    #[inline(never)]
     pub(super) fn lock_sleep(&mut self, t: TaskId, lock: LockId, until: SimTime) {
         if self.obs.trace.is_some() {
             self.trace_queue(t, lock, true);
@@ -289,6 +294,8 @@ impl<'c> World<'c> {
 
     /// The timed sleep of `t` on its lock is over (`Ev::LockTimer`): a
     /// timer, not a task, wakes it to try again.
+    #[cold]
+    #[inline(never)]
     pub(super) fn lock_sleep_over(&mut self, t: TaskId) -> Result<(), RunError> {
         self.clock.current = NONE;
         let Some((lock, _, _)) = self.tasks[t].resume.lock_wait() else {
