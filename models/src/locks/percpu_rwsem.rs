@@ -20,8 +20,8 @@
 //!   head: every reader up to the first writer is granted, and that
 //!   writer gets `block` (and then waits for those readers).
 //!
-//! The grace period is a length given to the lock (R85): there is no
-//! model of RCU itself. The callbacks of R82 wake nobody, so the state
+//! The grace period is a length given to the lock (R85), not one of
+//! `crate::rcu`'s (which the world ticks for `synchronize_rcu` steps). The callbacks of R82 wake nobody, so the state
 //! they change is brought up to date when the lock is next used.
 
 use crate::ids::TaskId;
@@ -31,7 +31,8 @@ use std::collections::VecDeque;
 
 /// R85: the grace period a writer's `rcu_sync_enter` waits for, on a
 /// machine of `cpus` CPUs (unlimited: none counted) at `hz`, when the
-/// scenario gives none. There is no model of RCU: this is the first
+/// scenario gives none. The lock does not use `crate::rcu`'s grace
+/// periods (R90-R93), which follow the CPUs' ticks: this is the first
 /// force-quiescent-state scan of the grace-period kthread,
 /// `jiffies_till_first_fqs` = `RCU_JIFFIES_TILL_FORCE_QS` (1 jiffy, 2
 /// above HZ 250, 3 above HZ 500) + `nr_cpu_ids / RCU_JIFFIES_FQS_DIV`
