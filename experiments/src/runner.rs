@@ -33,7 +33,18 @@ pub struct RunOptions {
     /// Keep each series' log2 histogram per window, in this unit
     /// ([`World::keep_window_log2`]); no output file writes them.
     pub window_log2: Option<Dur>,
+    /// Thresholds whose exceedances each series counts exactly
+    /// ([`World::count_above`]); the headline prints them.
+    pub above: Vec<Dur>,
 }
+
+/// The thresholds a kernel engineer reads tails by: 1 ms, 10 ms, 100 ms, 1 s.
+pub const DEFAULT_ABOVE: [Dur; 4] = [
+    Dur(1_000_000),
+    Dur(10_000_000),
+    Dur(100_000_000),
+    Dur(1_000_000_000),
+];
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -45,6 +56,7 @@ impl Default for RunOptions {
             limits: Limits::default(),
             progress: false,
             window_log2: None,
+            above: DEFAULT_ABOVE.to_vec(),
         }
     }
 }
@@ -147,10 +159,12 @@ pub fn run_one(
     rep: u64,
     limits: Limits,
     window_log2: Option<Dur>,
+    above: &[Dur],
     progress: &mut dyn FnMut(sim::SimTime),
 ) -> Result<VariantResult, RunError> {
     crate::world::check_limits(c, &limits)?;
     let mut w = World::new(c, seed, rep, limits);
+    w.count_above(above);
     if let Some(unit) = window_log2 {
         w.keep_window_log2(unit);
     }
@@ -197,14 +211,20 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
             tick(t.0.saturating_sub(last));
             last = t.0;
         };
-        let r =
-            run_one(c, seed, rep, opts.limits, opts.window_log2, &mut progress).map_err(|error| {
-                RunnerError::Run {
-                    variant: c.variant.clone(),
-                    rep,
-                    error: Box::new(error),
-                }
-            });
+        let r = run_one(
+            c,
+            seed,
+            rep,
+            opts.limits,
+            opts.window_log2,
+            &opts.above,
+            &mut progress,
+        )
+        .map_err(|error| RunnerError::Run {
+            variant: c.variant.clone(),
+            rep,
+            error: Box::new(error),
+        });
         tick(c.duration.0.saturating_sub(last));
         r
     };

@@ -385,6 +385,133 @@ fn ratio_text(x: f64, y: f64, decimals: usize) -> String {
     }
 }
 
+/// `x / y` as a factor, `0.27x` or `5.40x` (three decimals below 0.1, so
+/// that a 300x improvement is not `0.00x`); `1.00x` for 0/0, `inf` for x/0.
+fn factor(x: f64, y: f64) -> String {
+    let small = y != 0.0 && x / y < 0.1;
+    match ratio_text(x, y, if small { 3 } else { 2 }) {
+        inf if inf == "inf" => inf,
+        r => format!("{r}x"),
+    }
+}
+
+/// A threshold as written: `1ms`, `250us`, `1s` (exact units), else
+/// [`human`].
+fn threshold_name(t: Dur) -> String {
+    let v = t.ns();
+    for (scale, unit) in [
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ] {
+        if v >= scale && v % scale == 0 {
+            return format!("{}{unit}", v / scale);
+        }
+    }
+    human(t)
+}
+
+/// Rows as columns, the first `left` aligned left, the rest right.
+fn aligned(rows: &[Vec<String>], left: usize) -> String {
+    let mut width = vec![0usize; rows.iter().map(Vec::len).max().unwrap_or(0)];
+    for row in rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i < left {
+                let _ = write!(line, "{cell:<w$}  ", w = width[i]);
+            } else {
+                let _ = write!(line, "{cell:>w$}  ", w = width[i]);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The headline of a run, its first screen: per lock wait and per span,
+/// count, p50, p99, p99.9, p99.99, max and the exact number of samples
+/// longer than each of `above` (`-` when the run did not count it). A
+/// tail hides behind percentiles when most waits are uncontended (zero):
+/// the counts above show it. With several variants, a second table gives
+/// each variant's figures over the first's (after/before).
+pub fn headline_table(r: &ExperimentResult, above: &[Dur]) -> String {
+    let metrics = [Metric::Wait, Metric::Span];
+    let over = |h: &LatencyHist, t: Dur| h.count_above(t);
+    let mut rows: Vec<Vec<String>> = vec![["variant", "metric", "subject", "count"]
+        .iter()
+        .map(|c| c.to_string())
+        .chain(["p50", "p99", "p99.9", "p99.99", "max"].map(String::from))
+        .chain(above.iter().map(|t| format!(">{}", threshold_name(*t))))
+        .collect()];
+    for v in &r.variants {
+        for s in v.series.iter().filter(|s| metrics.contains(&s.metric)) {
+            let h = &s.hist;
+            let mut row = vec![
+                v.variant.clone(),
+                s.metric.as_str().into(),
+                s.subject.clone(),
+                h.count().to_string(),
+            ];
+            row.extend([0.5, 0.99, 0.999, 0.9999].map(|q| human(h.quantile(q))));
+            row.push(human(h.max()));
+            row.extend((above.iter()).map(|t| over(h, *t).map_or("-".into(), |n| n.to_string())));
+            rows.push(row);
+        }
+    }
+    let mut out = aligned(&rows, 3);
+    let Some(base) = r.variants.first() else {
+        return out;
+    };
+    if r.variants.len() < 2 {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nafter/before: each variant's figure over {}'s (0.27x: 73% less; 5.40x: 5.4 times; =: none in either)",
+        base.variant
+    );
+    let mut rows: Vec<Vec<String>> = vec![["after/before", "metric", "subject"]
+        .iter()
+        .map(|c| c.to_string())
+        .chain(["p99", "p99.9", "p99.99", "max"].map(String::from))
+        .chain(above.iter().map(|t| format!(">{}", threshold_name(*t))))
+        .collect()];
+    for v in &r.variants[1..] {
+        for s in v.series.iter().filter(|s| metrics.contains(&s.metric)) {
+            let Some(b) = base.series(s.metric, &s.subject) else {
+                continue;
+            };
+            let (h, bh) = (&s.hist, &b.hist);
+            let mut row = vec![
+                format!("{}/{}", v.variant, base.variant),
+                s.metric.as_str().into(),
+                s.subject.clone(),
+            ];
+            row.extend(
+                [0.99, 0.999, 0.9999]
+                    .map(|q| factor(h.quantile(q).as_nanos_f64(), bh.quantile(q).as_nanos_f64())),
+            );
+            row.push(factor(h.max().as_nanos_f64(), bh.max().as_nanos_f64()));
+            row.extend(above.iter().map(|t| match (over(h, *t), over(bh, *t)) {
+                (Some(0), Some(0)) => "=".into(),
+                (Some(x), Some(y)) => factor(x as f64, y as f64),
+                _ => "-".into(),
+            }));
+            rows.push(row);
+        }
+    }
+    out.push_str(&aligned(&rows, 3));
+    out
+}
+
 /// The one-screen overview of several experiments: for each, its headline
 /// subjects (the figures the experiment exists to show) per variant, with
 /// ratios of mean and max to the first variant. A counter fills `count`

@@ -30,6 +30,11 @@ pub struct LatencyHist {
     sum: u128,
     min: u64,
     max: u64,
+    /// Exact counts of samples longer than each threshold, counted as they
+    /// were recorded ([`HdrCounts::count_above`]): HDR's buckets straddle
+    /// round thresholds such as 1 ms, so the histogram alone cannot give
+    /// them exactly. Not part of equality: the histogram is.
+    above: Vec<(u64, u64)>,
 }
 
 impl Default for LatencyHist {
@@ -69,7 +74,16 @@ impl LatencyHist {
             sum: 0,
             min: u64::MAX,
             max: 0,
+            above: Vec::new(),
         }
+    }
+
+    /// The exact number of samples longer than `t`, when `t` was one of
+    /// the thresholds counted during the run; `None` otherwise.
+    pub fn count_above(&self, t: Dur) -> Option<u64> {
+        (self.above.iter())
+            .find(|(th, _)| *th == t.ns())
+            .map(|(_, n)| *n)
     }
 
     #[inline]
@@ -87,6 +101,9 @@ impl LatencyHist {
         if self.hdr.record(v).is_err() {
             let _ = self.hdr.record(self.hdr.high());
         }
+        for (t, n) in &mut self.above {
+            *n += u64::from(v > *t);
+        }
         self.count += 1;
         self.sum += u128::from(v);
         self.min = self.min.min(v);
@@ -95,6 +112,12 @@ impl LatencyHist {
 
     /// Adds every sample of `other`: exact, order independent.
     pub fn merge(&mut self, other: &LatencyHist) {
+        for &(t, n) in &other.above {
+            match self.above.iter_mut().find(|(th, _)| *th == t) {
+                Some((_, m)) => *m += n,
+                None => self.above.push((t, n)),
+            }
+        }
         if other.count == 0 {
             return;
         }
@@ -261,6 +284,8 @@ pub struct HdrCounts {
     sum: u128,
     min: u64,
     max: u64,
+    /// (threshold, samples longer than it), in ns ([`Self::count_above`]).
+    above: Vec<(u64, u64)>,
 }
 
 /// log2 of HDR's sub-bucket half count at 3 significant digits.
@@ -272,6 +297,13 @@ impl HdrCounts {
             min: u64::MAX,
             ..Default::default()
         }
+    }
+
+    /// Counts, exactly, the samples longer than each of `thresholds` from
+    /// now on (set before the first sample; one comparison each per
+    /// non-zero sample).
+    pub fn count_above(&mut self, thresholds: &[Dur]) {
+        self.above = thresholds.iter().map(|t| (t.ns(), 0)).collect();
     }
 
     /// HDR's counts index of a non-zero value (3 digits, unit 1).
@@ -317,6 +349,9 @@ impl HdrCounts {
         self.sum += u128::from(v);
         self.min = self.min.min(v);
         self.max = self.max.max(v);
+        for (t, n) in &mut self.above {
+            *n += u64::from(v > *t);
+        }
     }
 
     /// Counts one in bucket `i` when the bucket does not exist yet (the
@@ -394,6 +429,7 @@ impl HdrCounts {
         h.sum = self.sum;
         h.min = self.min;
         h.max = self.max;
+        h.above = self.above;
         h
     }
 }

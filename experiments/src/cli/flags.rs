@@ -284,6 +284,13 @@ pub struct RunArgs {
     /// Histograms to print for the worst subjects.
     #[arg(long, default_value_t = 3)]
     pub histograms: usize,
+    /// The thresholds whose exceedances the headline counts, exactly, per
+    /// lock wait and span (default 1ms,10ms,100ms,1s).
+    #[arg(long, value_name = "D[,D...]")]
+    pub above: Option<String>,
+    /// Also print the full table: holds, counters and every subject.
+    #[arg(long)]
+    pub verbose: bool,
     /// Explain the worst lock waits of the first variant's first
     /// replication as chains of waits down to a root cause; print them,
     /// write `blame.csv` and `blame-trace.json` (the worst wait).
@@ -324,6 +331,8 @@ impl RunArgs {
             trace: None,
             trace_window: None,
             histograms: 3,
+            above: None,
+            verbose: false,
             blame: false,
             blame_top: 5,
             blame_threshold: None,

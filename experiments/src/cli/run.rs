@@ -19,11 +19,31 @@ pub(super) struct RunPlan {
     pub opts: RunOptions,
     pub out: Option<PathBuf>,
     histograms: usize,
+    /// `--verbose`: the full table after the headline.
+    verbose: bool,
     /// `--trace FILE` and its window.
     trace: Option<(PathBuf, sim::SimTime, sim::SimTime)>,
     format: Option<output::formats::Format>,
     /// `--blame`: the worst N, the threshold, the subject.
     blame: Option<(usize, Option<sim::Dur>, Option<String>)>,
+}
+
+/// `--above D[,D...]`: distinct durations above zero, in increasing order.
+fn parse_above(list: &str) -> anyhow::Result<Vec<sim::Dur>> {
+    let mut out = Vec::new();
+    for d in list.split(',') {
+        let t = sim::time::parse_duration(d.trim())
+            .with_context(|| format!("--above {list}: `{}`", d.trim()))?;
+        if t == sim::Dur::ZERO {
+            bail!("--above {list}: a threshold must be longer than 0");
+        }
+        if out.contains(&t) {
+            bail!("--above {list}: `{}` given twice", d.trim());
+        }
+        out.push(t);
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// `A..B` of durations, either end optional.
@@ -284,6 +304,10 @@ pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
     } else {
         None
     };
+    let above = match &a.above {
+        None => runner::DEFAULT_ABOVE.to_vec(),
+        Some(l) => parse_above(l)?,
+    };
     let mut limits = Limits::default();
     if let Some(n) = a.max_events {
         limits.max_events = n;
@@ -310,9 +334,11 @@ pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
             limits,
             progress: true,
             window_log2: None,
+            above,
         },
         out: a.out,
         histograms: a.histograms,
+        verbose: a.verbose,
         trace,
         format,
         blame,
@@ -347,7 +373,10 @@ pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
             println!("==> {name} <==\n{text}");
         }
     } else {
-        print!("{}", terminal::summary_table(&out.result));
+        print!("{}", terminal::headline_table(&out.result, &p.opts.above));
+        if p.verbose {
+            print!("\n{}", terminal::summary_table(&out.result));
+        }
         let spread = terminal::spread_table(&out.per_rep);
         if !spread.is_empty() {
             print!("\n{spread}");

@@ -85,6 +85,14 @@ impl<'c> World<'c> {
         }
     }
 
+    /// Counts, exactly, each statistic's samples longer than each of
+    /// `thresholds` (the headline's counts above 1 ms, 10 ms, ...).
+    pub fn count_above(&mut self, thresholds: &[Dur]) {
+        for s in self.stats.series.iter_mut() {
+            s.hist.count_above(thresholds);
+        }
+    }
+
     /// The results of this replication.
     pub fn result(self) -> VariantResult {
         let c = self.c;
