@@ -1014,4 +1014,25 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn counts_above_thresholds_are_exact_where_a_bucket_straddles_them() {
+        // 1 ms and 1 ms + 1 ns share an HDR bucket (512 ns wide there):
+        // only the count kept while recording tells them apart.
+        let mut a = HdrCounts::new();
+        a.count_above(&[Dur(1_000_000), Dur(10)]);
+        for v in [0, 5, 1_000_000, 1_000_001] {
+            a.record(Dur(v));
+        }
+        let mut h = a.into_hist();
+        assert_eq!(h.count_above(Dur(1_000_000)), Some(1));
+        assert_eq!(h.count_above(Dur(10)), Some(2));
+        assert_eq!(h.count_above(Dur(7)), None);
+        let mut b = HdrCounts::new();
+        b.count_above(&[Dur(1_000_000), Dur(10)]);
+        b.record(Dur(2_000_000));
+        h.merge(&b.into_hist());
+        assert_eq!(h.count_above(Dur(1_000_000)), Some(2));
+        assert_eq!(h.count_above(Dur(10)), Some(3));
+    }
 }

@@ -20,6 +20,7 @@ mod edges;
 mod error_catalogue;
 mod families_params;
 mod fuzz_inputs;
+mod headline;
 mod kernfs_library;
 mod limits;
 mod linux_locks;
