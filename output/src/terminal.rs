@@ -513,21 +513,32 @@ pub fn headline_table(r: &ExperimentResult, above: &[Dur]) -> String {
 }
 
 /// The one-screen overview of several experiments: for each, its headline
-/// subjects (the figures the experiment exists to show) per variant, with
-/// ratios of mean and max to the first variant. A counter fills `count`
-/// and its ratio sits under `xmean`. 72 columns.
-pub fn overview(blocks: &[(&ExperimentResult, &[(Metric, &str)])]) -> String {
+/// subjects (the figures the experiment exists to show) per variant: count,
+/// p99.9, max and the exact counts above `above` (two thresholds), with
+/// ratios of p99.9, max and the first count to the first variant. A
+/// counter fills `count` and its ratio sits under `xp99.9`. 72 columns.
+pub fn overview(blocks: &[(&ExperimentResult, &[(Metric, &str)])], above: [Dur; 2]) -> String {
     let mut out = String::new();
+    let names = above.map(|t| format!(">{}", threshold_name(t)));
     let _ = writeln!(
         out,
-        "  {:<18}{:>10}{:>8}{:>8}{:>8}{:>7}{:>6}",
-        "variant", "count", "mean", "p99.9", "max", "xmean", "xmax"
+        "  {:<12}{:>9}{:>8}{:>8}{:>7}{:>7}{:>7}{:>6}{:>6}",
+        "variant",
+        "count",
+        "p99.9",
+        "max",
+        names[0],
+        names[1],
+        "xp99.9",
+        "xmax",
+        format!("x{}", names[0])
     );
     // Three decimals below 0.1, so that a 300x improvement is not "0.00".
     let ratio = |x: f64, y: f64| {
         let small = y != 0.0 && x / y < 0.1;
         ratio_text(x, y, if small { 3 } else { 2 })
     };
+    let count = |h: &LatencyHist, t: Dur| h.count_above(t).map_or("-".into(), |n| n.to_string());
     for (r, headline) in blocks {
         for &(metric, subject) in headline.iter() {
             let _ = writeln!(out, "{} {} {subject}", r.experiment, metric.as_str());
@@ -535,7 +546,7 @@ pub fn overview(blocks: &[(&ExperimentResult, &[(Metric, &str)])]) -> String {
                 continue;
             };
             for v in &r.variants {
-                let name: String = v.variant.chars().take(18).collect();
+                let name: String = v.variant.chars().take(12).collect();
                 if metric == Metric::Counter {
                     let (Some(c), b) = (v.counter(subject), base.counter(subject)) else {
                         continue;
@@ -543,8 +554,8 @@ pub fn overview(blocks: &[(&ExperimentResult, &[(Metric, &str)])]) -> String {
                     let x = ratio(c as f64, b.unwrap_or(0) as f64);
                     let _ = writeln!(
                         out,
-                        "  {name:<18}{c:>10}{:>8}{:>8}{:>8}{x:>7}{:>6}",
-                        "-", "-", "-", ""
+                        "  {name:<12}{c:>9}{:>8}{:>8}{:>7}{:>7}{x:>7}",
+                        "-", "-", "-", "-"
                     );
                     continue;
                 }
@@ -553,15 +564,25 @@ pub fn overview(blocks: &[(&ExperimentResult, &[(Metric, &str)])]) -> String {
                     continue;
                 };
                 let (h, bh) = (&s.hist, &b.hist);
+                let x_above = match (h.count_above(above[0]), bh.count_above(above[0])) {
+                    (Some(0), Some(0)) => "=".to_string(),
+                    (Some(x), Some(y)) => ratio(x as f64, y as f64),
+                    _ => "-".to_string(),
+                };
                 let _ = writeln!(
                     out,
-                    "  {name:<18}{:>10}{:>8}{:>8}{:>8}{:>7}{:>6}",
+                    "  {name:<12}{:>9}{:>8}{:>8}{:>7}{:>7}{:>7}{:>6}{:>6}",
                     h.count(),
-                    human(h.mean()),
                     human(h.quantile(0.999)),
                     human(h.max()),
-                    ratio(h.mean_f64(), bh.mean_f64()),
+                    count(h, above[0]),
+                    count(h, above[1]),
+                    ratio(
+                        h.quantile(0.999).as_nanos_f64(),
+                        bh.quantile(0.999).as_nanos_f64()
+                    ),
                     ratio(h.max().as_nanos_f64(), bh.max().as_nanos_f64()),
+                    x_above,
                 );
             }
         }

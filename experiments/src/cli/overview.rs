@@ -28,13 +28,15 @@ pub(super) fn execute() -> anyhow::Result<()> {
         done.push((b, out));
     }
     let blocks: Vec<_> = done.iter().map(|(b, o)| (&o.result, b.headline)).collect();
-    print!("{}", terminal::overview(&blocks));
+    let above = [runner::DEFAULT_ABOVE[0], runner::DEFAULT_ABOVE[2]];
+    print!("{}", terminal::overview(&blocks, above));
     let short: Vec<String> = BUILTINS
         .iter()
         .filter_map(|b| b.overview.map(|d| format!("{} {d}", b.name)))
         .collect();
     println!(
-        "\nx: ratio to the first variant. All subjects, holds, counters and\n\
+        "\nx: ratio to the first variant (=: none in either); >1ms: waits\n\
+         longer than 1 ms, counted exactly. All subjects, holds, counters and\n\
          plots: out/<experiment>/. `convoy compare EXP` runs one in full\n\
          (shortened here: {}).\n\
          Measured cases: `convoy validate`; predictions: docs/predictions.md",
