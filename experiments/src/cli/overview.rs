@@ -35,9 +35,8 @@ pub(super) fn execute() -> anyhow::Result<()> {
         .filter_map(|b| b.overview.map(|d| format!("{} {d}", b.name)))
         .collect();
     println!(
-        "\nx: ratio to the first variant (=: none in either); >1ms: waits\n\
-         longer than 1 ms, counted exactly. All subjects, holds, counters and\n\
-         plots: out/<experiment>/. `convoy compare EXP` runs one in full\n\
+        "\nx: ratio to the first variant; >1ms: waits longer than 1 ms, exact.\n\
+         The rest: out/<experiment>/. `convoy compare EXP` runs one in full\n\
          (shortened here: {}).\n\
          Measured cases: `convoy validate`; predictions: docs/predictions.md",
         short.join(", ")
