@@ -405,7 +405,7 @@ fn threshold_name(t: Dur) -> String {
         (1_000, "us"),
         (1, "ns"),
     ] {
-        if v >= scale && v % scale == 0 {
+        if v >= scale && v.is_multiple_of(scale) {
             return format!("{}{unit}", v / scale);
         }
     }
