@@ -27,9 +27,71 @@ pub struct LockLine {
     pub hold_avg_ns: Option<f64>,
 }
 
-/// `1.23 ms` (two tokens, as perf prints durations) in nanoseconds.
-fn perf_duration(num: &str, unit: &str) -> Option<f64> {
-    let x: f64 = num.parse().ok()?;
+/// The whitespace-separated words of a line, each with its column
+/// (1-based, in characters) for errors.
+fn words(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start: Option<(usize, usize)> = None;
+    for (col, (i, c)) in line.char_indices().enumerate() {
+        match (c.is_whitespace(), start) {
+            (true, Some((s, scol))) => {
+                out.push((scol + 1, &line[s..i]));
+                start = None;
+            }
+            (false, None) => start = Some((i, col)),
+            _ => {}
+        }
+    }
+    if let Some((s, scol)) = start {
+        out.push((scol + 1, &line[s..]));
+    }
+    out
+}
+
+/// Where a number of a measurement is: `line 3, column 17`. The file's
+/// text is not quoted (it may be any file the report names).
+fn at(line: usize, col: usize) -> String {
+    format!("line {line}, column {col}")
+}
+
+/// Nanoseconds a measurement may give: a time a `u64` of nanoseconds
+/// holds (about 584 years).
+const MAX_NS: f64 = u64::MAX as f64;
+
+/// A time of a measurement: a finite number of zero or more, `scale`
+/// nanoseconds each, within [`MAX_NS`].
+fn time_ns(text: &str, scale: f64, (line, col): (usize, usize)) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 && x * scale <= MAX_NS => Ok(x * scale),
+        Ok(x) if x.is_finite() && x >= 0.0 => Err(format!(
+            "{}: a time over 2^64 ns (about 584 years); expected a measured time",
+            at(line, col)
+        )),
+        Ok(_) => Err(format!(
+            "{}: not a finite number of zero or more (NaN, an infinity or a negative \
+             number); expected a measured time",
+            at(line, col)
+        )),
+        Err(_) => Err(format!("{}: not a number; expected a time", at(line, col))),
+    }
+}
+
+/// A count of a measurement: a whole number below 2^64.
+fn count(text: &str, (line, col): (usize, usize)) -> Result<u64, String> {
+    text.parse::<u64>().map_err(|_| {
+        format!(
+            "{}: not a whole number of zero or more below 2^64; expected a count",
+            at(line, col)
+        )
+    })
+}
+
+/// `1.23 ms` (two words, as perf prints durations) in nanoseconds.
+fn perf_duration(
+    (num_col, num): (usize, &str),
+    (unit_col, unit): (usize, &str),
+    line: usize,
+) -> Result<f64, String> {
     let scale = match unit {
         "ns" => 1.0,
         "us" => 1e3,
@@ -37,41 +99,49 @@ fn perf_duration(num: &str, unit: &str) -> Option<f64> {
         "s" => 1e9,
         "m" => 60e9,
         "h" => 3600e9,
-        _ => return None,
+        _ => {
+            return Err(format!(
+                "{}: not a unit of time; expected ns, us, ms, s, m or h after the number",
+                at(line, unit_col)
+            ))
+        }
     };
-    Some(x * scale)
+    time_ns(num, scale, (line, num_col))
 }
 
 /// Lines of `perf lock contention` output (default columns: contended,
-/// total wait, max wait, avg wait, type, caller or lock name).
+/// total wait, max wait, avg wait, type, caller or lock name). A line
+/// that starts with a number is a row, and each of its numbers must be
+/// in range.
 pub fn read_perf_lock(text: &str) -> Result<Vec<LockLine>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let t: Vec<&str> = line.split_whitespace().collect();
-        let Some(first) = t.first() else {
+        let n = i + 1;
+        let t = words(line);
+        let Some(&(col, first)) = t.first() else {
             continue;
         };
-        let Ok(contended) = first.parse::<u64>() else {
+        if first.parse::<f64>().is_err() {
             continue; // the header and anything that is not a row
-        };
+        }
+        let contended = count(first, (n, col))?;
         if t.len() < 9 {
             return Err(format!(
-                "line {}: `{}`: expected contended, total/max/avg wait with units, type and caller",
-                i + 1,
-                line.trim()
+                "line {n}: a row of {} words; expected contended, total/max/avg wait with \
+                 units, type and caller",
+                t.len()
             ));
         }
-        let d = |k: usize| {
-            perf_duration(t[k], t[k + 1])
-                .ok_or_else(|| format!("line {}: `{} {}` is not a duration", i + 1, t[k], t[k + 1]))
-        };
-        let mode = match t[7] {
+        let d = |k: usize| perf_duration(t[k], t[k + 1], n);
+        let mode = match t[7].1 {
             "rwsem:R" => "read",
             "rwsem:W" => "write",
             _ => "lock",
         };
         out.push(LockLine {
-            lock: t[8..].join(" "),
+            lock: (t[8..].iter().map(|w| w.1))
+                .collect::<Vec<&str>>()
+                .join(" "),
             mode: mode.into(),
             contentions: contended,
             wait_total_ns: d(1)?,
@@ -89,45 +159,53 @@ pub fn read_perf_lock(text: &str) -> Result<Vec<LockLine>, String> {
     Ok(out)
 }
 
+/// The columns of a `/proc/lock_stat` class line that are counts (the
+/// others are times in microseconds): con-bounces, contentions,
+/// acq-bounces, acquisitions.
+const LOCK_STAT_COUNTS: [usize; 4] = [0, 1, 6, 7];
+
 /// Class lines of `/proc/lock_stat` (version 0.4): a class name ending in
-/// `:` and twelve numbers, times in microseconds.
+/// `:` and twelve numbers, times in microseconds. Such a line's numbers
+/// must each be in range: counts whole, times finite and not negative.
 pub fn read_lock_stat(text: &str) -> Result<Vec<LockLine>, String> {
     let mut out = Vec::new();
-    for line in text.lines() {
-        let t: Vec<&str> = line.split_whitespace().collect();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let t = words(line);
         if t.len() < 13 {
             continue;
         }
         let (name, nums) = t.split_at(t.len() - 12);
-        let name = name.join(" ");
+        let name = (name.iter().map(|w| w.1)).collect::<Vec<&str>>().join(" ");
         let Some(name) = name.strip_suffix(':') else {
             continue;
         };
-        let Ok(v) = nums
-            .iter()
-            .map(|x| x.parse::<f64>())
-            .collect::<Result<Vec<f64>, _>>()
-        else {
-            continue;
-        };
+        let mut v = [0f64; 12];
+        let mut counts = [0u64; 12];
+        for (k, &(col, x)) in nums.iter().enumerate() {
+            if LOCK_STAT_COUNTS.contains(&k) {
+                counts[k] = count(x, (n, col))?;
+            } else {
+                v[k] = time_ns(x, 1e3, (n, col))?;
+            }
+        }
         let name = name.trim_start_matches('&');
         let (lock, mode) = match (name.strip_suffix("-R"), name.strip_suffix("-W")) {
             (Some(l), _) => (l, "read"),
             (_, Some(l)) => (l, "write"),
             _ => (name, "lock"),
         };
-        let us = |x: f64| x * 1e3;
         out.push(LockLine {
             lock: lock.into(),
             mode: mode.into(),
-            contentions: v[1] as u64,
-            wait_min_ns: Some(us(v[2])),
-            wait_max_ns: us(v[3]),
-            wait_total_ns: us(v[4]),
-            wait_avg_ns: us(v[5]),
-            acquisitions: Some(v[7] as u64),
-            hold_max_ns: Some(us(v[9])),
-            hold_avg_ns: Some(us(v[11])),
+            contentions: counts[1],
+            wait_min_ns: Some(v[2]),
+            wait_max_ns: v[3],
+            wait_total_ns: v[4],
+            wait_avg_ns: v[5],
+            acquisitions: Some(counts[7]),
+            hold_max_ns: Some(v[9]),
+            hold_avg_ns: Some(v[11]),
         });
     }
     if out.is_empty() {
@@ -169,7 +247,10 @@ mod tests {
         assert_eq!((v[1].mode.as_str(), v[1].wait_total_ns), ("lock", 2e9));
         assert!(read_perf_lock("contended total wait\n").is_err());
         let bad = read_perf_lock("  3  1.0 xs 1 ms 1 ms mutex m\n").unwrap_err();
-        assert!(bad.contains("line 1: `1.0 xs` is not a duration"), "{bad}");
+        assert!(
+            bad.contains("line 1, column 10: not a unit of time"),
+            "{bad}"
+        );
     }
 
     #[test]

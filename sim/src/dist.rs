@@ -97,6 +97,14 @@ pub enum DistError {
     BadUnit(f64),
     #[error("line {line}: {problem}")]
     Line { line: usize, problem: String },
+    /// A data file's line and column (1-based, in characters): its text
+    /// is not quoted.
+    #[error("line {line}, column {column}: {problem}")]
+    At {
+        line: usize,
+        column: usize,
+        problem: String,
+    },
     #[error("the dump holds several histogram maps ({}); expected `map` to name one", .0.join(", "))]
     AmbiguousMap(Vec<String>),
     #[error("the dump has no histogram map named `{name}`; it holds: {}", if .available.is_empty() { "no named maps".to_string() } else { .available.join(", ") })]
@@ -403,7 +411,10 @@ impl Empirical {
                     {
                         return Err(DistError::Line {
                             line: line_no,
-                            problem: format!("map `@{name}` appears twice; expected each map once"),
+                            problem: format!(
+                                "map {} appears twice; expected each map once",
+                                map_name(&name)
+                            ),
                         });
                     }
                     maps.push((Some(name), Vec::new()));
@@ -420,7 +431,8 @@ impl Empirical {
                 continue;
             }
             if line.starts_with('[') || line.starts_with('(') {
-                let bucket = parse_hist_line(line, line_no, unit_ns)?;
+                let indent = raw[..raw.len() - raw.trim_start().len()].chars().count();
+                let bucket = parse_hist_line(line, line_no, indent, unit_ns)?;
                 if !in_hist {
                     if maps.is_empty() {
                         maps.push((None, Vec::new()));
@@ -428,9 +440,9 @@ impl Empirical {
                     } else {
                         return Err(DistError::Line {
                             line: line_no,
-                            problem: format!(
-                                "bucket `{line}` follows a scalar map line; expected a map header like `@usecs:` before it"
-                            ),
+                            problem: "a bucket after a scalar map line; expected a map header \
+                                      like `@usecs:` before it"
+                                .into(),
                         });
                     }
                 }
@@ -441,13 +453,13 @@ impl Empirical {
             }
             return Err(DistError::Line {
                 line: line_no,
-                problem: format!(
-                    "`{line}` is not part of a bpftrace histogram; expected a map header like `@usecs:` or a bucket like `[4, 8)   131 |@@@@|`"
-                ),
+                problem: "not part of a bpftrace histogram; expected a map header like `@usecs:` \
+                          or a bucket like `[4, 8)   131 |@@@@|`"
+                    .into(),
             });
         }
         let display = |n: &Option<String>| match n {
-            Some(n) => format!("@{n}"),
+            Some(n) => map_name(n),
             None => "(unnamed)".to_string(),
         };
         let hists: Vec<&(Option<String>, Vec<Bucket>)> =
@@ -553,14 +565,17 @@ impl Empirical {
                     None => {
                         return Err(DistError::ColumnNotFound {
                             name: name.to_string(),
-                            header,
+                            header: (header.iter().enumerate())
+                                .map(|(i, h)| header_name(h, i))
+                                .collect(),
                         })
                     }
                 }
             }
         };
         let col_desc = match &col_name {
-            Some(n) => format!("column `{n}`"),
+            Some(n) if plain(n) => format!("column `{n}`"),
+            Some(_) => format!("column {}", col + 1),
             None => "column 1".to_string(),
         };
         let mut samples = Vec::new();
@@ -581,9 +596,7 @@ impl Empirical {
                 _ => {
                     return Err(DistError::Line {
                         line: line_no,
-                        problem: format!(
-                            "{col_desc} has `{cell}`, expected a number of zero or more"
-                        ),
+                        problem: format!("{col_desc}: not a number of zero or more"),
                     })
                 }
             };
@@ -617,25 +630,66 @@ fn parse_label(s: &str) -> Option<u128> {
     digits.parse::<u64>().ok().map(|n| u128::from(n) * mult)
 }
 
-/// One bucket line of a bpftrace histogram.
-fn parse_hist_line(line: &str, line_no: usize, unit_ns: f64) -> Result<Bucket, DistError> {
-    let err = |problem: String| DistError::Line {
+/// Whether a name read from a data file (a map's, a column header) is
+/// shown in an error: a plain name of letters, digits and `_-.@[], `, at
+/// most 64 characters. Other text of a data file is never quoted (the
+/// file may be any file; its place is given by line and column).
+fn plain(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.@[], ".contains(c))
+}
+
+/// A histogram map's name as errors show it: `@usecs`, or a stand-in.
+fn map_name(n: &str) -> String {
+    if plain(n) {
+        format!("@{n}")
+    } else {
+        "(a map whose name is not plain text)".into()
+    }
+}
+
+/// A column header as errors list it: the name, or its position.
+fn header_name(h: &str, i: usize) -> String {
+    if plain(h) {
+        h.to_string()
+    } else {
+        format!("(column {})", i + 1)
+    }
+}
+
+/// One bucket line of a bpftrace histogram, `line` without the `indent`
+/// characters it had. Errors give the line and the column of the part at
+/// fault, not the text.
+fn parse_hist_line(
+    line: &str,
+    line_no: usize,
+    indent: usize,
+    unit_ns: f64,
+) -> Result<Bucket, DistError> {
+    let col = |byte: usize| indent + line[..byte].chars().count() + 1;
+    let err = |byte: usize, problem: &str| DistError::At {
         line: line_no,
-        problem,
+        column: col(byte),
+        problem: problem.to_string(),
     };
     let Some(close) = line.find([']', ')']) else {
-        return Err(err(format!(
-            "bucket `{line}` has no closing `]` or `)`; expected e.g. `[4, 8)   131 |@@@@|`"
-        )));
+        return Err(err(
+            0,
+            "a bucket without its closing `]` or `)`; expected e.g. `[4, 8)   131 |@@@@|`",
+        ));
     };
     let label = &line[..=close];
     let open = label.as_bytes()[0];
     let shut = label.as_bytes()[close];
     let inside = &label[1..close];
     let bad_label = || {
-        err(format!(
-            "bucket `{label}` is not understood; expected `[N]`, `[lo, hi)` with whole numbers (optionally K, M, G suffixes), `(..., N)` or `[N, ...)`"
-        ))
+        err(
+            0,
+            "a bucket label bpftrace does not write; expected `[N]`, `[lo, hi)` with whole \
+             numbers (optionally K, M, G suffixes), `(..., N)` or `[N, ...)`",
+        )
     };
     // Bounds in dump units; `hi` exclusive, `None` for a single value.
     let (lo, hi): (u128, Option<u128>) = match (open, shut) {
@@ -651,9 +705,11 @@ fn parse_hist_line(line: &str, line_no: usize, unit_ns: f64) -> Result<Bucket, D
             } else {
                 let hi = parse_label(b).ok_or_else(bad_label)?;
                 if hi <= lo {
-                    return Err(err(format!(
-                        "bucket `{label}` has its upper bound not above its lower bound; expected lo < hi"
-                    )));
+                    return Err(err(
+                        0,
+                        "a bucket whose upper bound is not above its lower bound; expected \
+                         lo < hi",
+                    ));
                 }
                 (lo, Some(hi))
             }
@@ -672,30 +728,40 @@ fn parse_hist_line(line: &str, line_no: usize, unit_ns: f64) -> Result<Bucket, D
         }
         _ => return Err(bad_label()),
     };
-    let rest = line[close + 1..].trim_start();
-    let (count_text, bar) = match rest.find(|c: char| c.is_whitespace() || c == '|') {
-        Some(i) => (&rest[..i], rest[i..].trim_start()),
-        None => (rest, ""),
+    let after = &line[close + 1..];
+    let rest = after.trim_start();
+    let count_at = close + 1 + (after.len() - rest.len());
+    let (count_text, bar, bar_at) = match rest.find(|c: char| c.is_whitespace() || c == '|') {
+        Some(i) => {
+            let tail = &rest[i..];
+            let bar = tail.trim_start();
+            (&rest[..i], bar, count_at + i + (tail.len() - bar.len()))
+        }
+        None => (rest, "", line.len()),
     };
     if count_text.is_empty() {
-        return Err(err(format!(
-            "bucket `{label}` has no count; expected a whole number after it"
-        )));
+        return Err(err(
+            count_at,
+            "a bucket with no count; expected a whole number after it",
+        ));
     }
     if !count_text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(err(format!(
-            "bucket `{label}` has count `{count_text}`, expected a whole number"
-        )));
+        return Err(err(
+            count_at,
+            "a bucket count that is not a whole number of zero or more",
+        ));
     }
     let count: u64 = count_text.parse().map_err(|_| {
-        err(format!(
-            "bucket `{label}` has count `{count_text}`, expected a whole number below 2^64"
-        ))
+        err(
+            count_at,
+            "a bucket count of 2^64 or more; expected a whole number below 2^64",
+        )
     })?;
     if !(bar.is_empty() || bar.starts_with('|')) {
-        return Err(err(format!(
-            "bucket `{label}` is followed by `{bar}`; expected only a count and an optional `|@@@|` bar"
-        )));
+        return Err(err(
+            bar_at,
+            "more after a bucket's count; expected only a count and an optional `|@@@|` bar",
+        ));
     }
     let lo = to_ns(lo as f64 * unit_ns);
     let hi = match hi {
@@ -1707,7 +1773,7 @@ mod tests {
     #[test]
     fn hist_garbage_names_the_line() {
         let line_of = |text: &str| match Empirical::from_bpftrace_hist(text, None, 1000.0) {
-            Err(DistError::Line { line, .. }) => line,
+            Err(DistError::Line { line, .. } | DistError::At { line, .. }) => line,
             other => panic!("expected a line error, got {other:?}"),
         };
         let mut lines: Vec<&str> = MEASURED.lines().collect();
@@ -1719,7 +1785,7 @@ mod tests {
             .to_string();
         assert_eq!(
             msg,
-            "line 7: bucket `[16, 32)` has count `x`, expected a whole number"
+            "line 7, column 23: a bucket count that is not a whole number of zero or more"
         );
         lines[6] = "hello world";
         assert_eq!(line_of(&lines.join("\n")), 7);
@@ -1790,7 +1856,7 @@ mod tests {
         let err = Empirical::from_samples_text(&bad, Some("lat_us"), 1000.0).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "line 4: column `lat_us` has `fast`, expected a number of zero or more"
+            "line 4: column `lat_us`: not a number of zero or more"
         );
         let short = TSV.replace("0.3\t43\t0", "0.3\t43");
         assert!(matches!(

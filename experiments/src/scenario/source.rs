@@ -114,20 +114,86 @@ pub const MAX_DATA_FILE: u64 = 256 << 20;
 /// larger one, or `/dev/zero`, is refused instead of filling memory.
 pub const MAX_TEXT_FILE: u64 = 16 << 20;
 
-/// Reads a text file of at most `max` bytes.
+/// Reads a text file of at most `max` bytes. Only a regular file is
+/// read: a FIFO would block until something writes to it, a device or
+/// `/proc`'s files can be endless. The file is opened without blocking,
+/// its type and size are checked on the open file (not a second lookup
+/// of the path), and no more than `max` bytes are read even when the size
+/// it reports is wrong (files of `/proc` report 0).
 pub fn read_text(path: &std::path::Path, max: u64) -> std::io::Result<String> {
     use std::io::Read;
+    let file = open_regular(path, max)?;
     let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(max + 1)
-        .read_to_string(&mut text)?;
+    file.take(max + 1).read_to_string(&mut text)?;
     if text.len() as u64 > max {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB",
-            max >> 20
-        )));
+        return Err(too_large(max));
     }
     Ok(text)
+}
+
+/// [`read_text`]'s bytes: a regular file of at most `max` bytes.
+pub fn read_bytes(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path, max)?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(max));
+    }
+    Ok(bytes)
+}
+
+fn too_large(max: u64) -> std::io::Error {
+    std::io::Error::other(format!("larger than {} MiB", max >> 20))
+}
+
+/// Opens `path` for reading if it is a regular file of at most `max`
+/// bytes (as it says), without waiting for a writer if it is a FIFO.
+fn open_regular(path: &std::path::Path, max: u64) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = file_kind(&meta.file_type());
+        return Err(std::io::Error::other(format!(
+            "not a regular file ({kind}); only regular files are read"
+        )));
+    }
+    if meta.len() > max {
+        return Err(too_large(max));
+    }
+    Ok(file)
+}
+
+/// What a file that is not a regular file is, in a word.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    }
 }
 
 #[cfg(test)]

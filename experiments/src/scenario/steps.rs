@@ -614,6 +614,22 @@ fn text_keyword(text: &str) -> &str {
     text.split_whitespace().next().unwrap_or("")
 }
 
+/// Most levels that `call`s and blocks (`repeat`, `loop`, `with_prob`,
+/// `if_work_busy`) may nest, counted together along any path of a program
+/// with its calls followed. The compiler's passes follow the nesting on
+/// the thread's stack; this bounds their depth well inside the smallest
+/// stack they run on (2 MiB, a sweep's worker thread). Real programs nest
+/// a handful of levels.
+pub const MAX_NESTING: usize = 256;
+
+/// The error for a program that nests deeper than [`MAX_NESTING`].
+pub fn too_deep(o: &Origin) -> ScenarioError {
+    o.error(format!(
+        "`call`s and blocks nest more than {MAX_NESTING} deep here; flatten the operations \
+         (a `call` of a `call` of ...) or use `repeat N` for repeated work"
+    ))
+}
+
 /// Parses a list of step strings (`field` is e.g. `tasks.oomd.program`) and
 /// nests blocks. An `end` without a block, or a block without an `end`, is
 /// an error at that step.
@@ -637,9 +653,15 @@ pub fn parse_program(
             | StepKind::Loop
             | StepKind::WithProb(_)
             | StepKind::IfWorkBusy { .. } => {
+                if stack.len() >= MAX_NESTING {
+                    return Err(too_deep(&step.origin));
+                }
                 stack.push((step, Vec::new()));
             }
             StepKind::Lock(op, _) if op.retry_keyword().is_some() => {
+                if stack.len() >= MAX_NESTING {
+                    return Err(too_deep(&step.origin));
+                }
                 stack.push((step, Vec::new()));
             }
             StepKind::SeqRetry(ref name) => {

@@ -45,10 +45,16 @@ pub fn point_bytes(r: &PointRecord) -> Vec<u8> {
     json_bytes(r)
 }
 
+/// A file of a sweep directory: a regular file (a FIFO put there would
+/// block the read), of a size a header or a point has.
+fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    crate::scenario::source::read_bytes(path, crate::scenario::source::MAX_TEXT_FILE)
+}
+
 /// Reads `DIR/sweep.json`, if there is one.
 pub fn read_header(dir: &Path) -> anyhow::Result<Option<SweepHeader>> {
     let path = dir.join(HEADER);
-    match std::fs::read(&path) {
+    match read_file(&path) {
         Ok(b) => serde_json::from_slice(&b)
             .with_context(|| format!("{}: not a sweep header", path.display()))
             .map(Some),
@@ -116,8 +122,7 @@ pub fn read_points(dir: &Path, h: &SweepHeader) -> anyhow::Result<BTreeMap<usize
     names.sort();
     let mut out = BTreeMap::new();
     for path in names {
-        let bytes =
-            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let bytes = read_file(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let record: PointRecord = serde_json::from_slice(&bytes)
             .with_context(|| format!("{}: not a sweep point file", path.display()))?;
         let as_header = SweepHeader {

@@ -13,7 +13,7 @@ use crate::program::Origin;
 use crate::scenario::doc::Doc;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::source::Source;
-use crate::scenario::steps::{parse_program, Node, StepKind};
+use crate::scenario::steps::{parse_program, too_deep, Node, StepKind, MAX_NESTING};
 use indexmap::IndexMap;
 use std::collections::HashSet;
 
@@ -54,17 +54,20 @@ pub(super) fn operations(
     nodes: &[Node],
     ops: &mut Ops,
 ) -> Result<u32, ScenarioError> {
-    key_bound(src, doc, nodes, ops, &mut HashSet::new())
+    key_bound(src, doc, nodes, ops, &mut HashSet::new(), 0)
 }
 
-/// [`operations`] over `nodes`; `seen` holds the operations visited for
-/// this program (each is visited once: a second visit finds nothing new).
+/// [`operations`] over `nodes`, nested `depth` levels deep; `seen` holds
+/// the operations visited for this program (each is visited once: a
+/// second visit finds nothing new). The depth is checked here too, since
+/// this pass recurses before [`inline`] checks every path.
 fn key_bound(
     src: &Source,
     doc: &Doc,
     nodes: &[Node],
     ops: &mut Ops,
     seen: &mut HashSet<String>,
+    depth: usize,
 ) -> Result<u32, ScenarioError> {
     let mut bound = 0;
     for n in nodes {
@@ -72,12 +75,20 @@ fn key_bound(
             Node::Leaf(s) => match &s.kind {
                 StepKind::Key(k) => key_range(doc, &s.origin, k)?.1,
                 StepKind::Call(op) if seen.insert(op.clone()) => {
+                    if depth >= MAX_NESTING {
+                        return Err(too_deep(&s.origin));
+                    }
                     let body = op_nodes(src, doc, ops, &s.origin, op)?;
-                    key_bound(src, doc, &body, ops, seen)?
+                    key_bound(src, doc, &body, ops, seen, depth + 1)?
                 }
                 _ => 0,
             },
-            Node::Block { body, .. } => key_bound(src, doc, body, ops, seen)?,
+            Node::Block { head, body } => {
+                if depth >= MAX_NESTING {
+                    return Err(too_deep(&head.origin));
+                }
+                key_bound(src, doc, body, ops, seen, depth + 1)?
+            }
         });
     }
     Ok(bound)
@@ -111,21 +122,25 @@ fn op_nodes(
 
 /// Expands `nodes`, each `call` followed into the operation's steps
 /// (which [`operations`] parsed into `ops`): an error if a `call` is
-/// recursive or if the expansion visits more steps than `budget` allows.
+/// recursive, if `call`s and blocks nest deeper than [`MAX_NESTING`]
+/// (the passes after this one recurse as deep), or if the expansion
+/// visits more steps than `budget` allows.
 pub(super) fn inline<'a>(
     nodes: &'a [Node],
     ops: &'a Ops,
     budget: &mut Budget,
 ) -> Result<Expanded<'a>, ScenarioError> {
-    walk(nodes, ops, &mut Vec::new(), budget)?;
+    walk(nodes, ops, &mut Vec::new(), 0, budget)?;
     Ok(Expanded { nodes, ops })
 }
 
-/// [`inline`] inside the operations `calls`, outermost first.
+/// [`inline`] inside the operations `calls`, outermost first, `depth`
+/// levels of calls and blocks deep.
 fn walk<'a>(
     nodes: &'a [Node],
     ops: &'a Ops,
     calls: &mut Vec<&'a str>,
+    depth: usize,
     budget: &mut Budget,
 ) -> Result<(), ScenarioError> {
     for n in nodes {
@@ -137,16 +152,24 @@ fn walk<'a>(
                         let chain = format!("{} -> {op}", calls.join(" -> "));
                         return Err(s.origin.error(format!("recursive call: {chain}")));
                     }
+                    if depth >= MAX_NESTING {
+                        return Err(too_deep(&s.origin));
+                    }
                     let (name, body) = ops
                         .get_key_value(op.as_str())
                         .expect("operations() parsed every operation called");
                     calls.push(name);
-                    let r = walk(body, ops, calls, budget);
+                    let r = walk(body, ops, calls, depth + 1, budget);
                     calls.pop();
                     r?;
                 }
             }
-            Node::Block { body, .. } => walk(body, ops, calls, budget)?,
+            Node::Block { head, body } => {
+                if depth >= MAX_NESTING {
+                    return Err(too_deep(&head.origin));
+                }
+                walk(body, ops, calls, depth + 1, budget)?
+            }
         }
     }
     Ok(())
