@@ -76,6 +76,13 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<BenchReport> {
         format!("scenario.duration={}", args.duration),
         format!("locks.lock.policy={}", args.policy),
     ];
+    // Its errors name the flags the user typed, not these sets.
+    src.flags = vec![
+        (0, format!("--readers {}", args.readers)),
+        (1, format!("--writers {}", args.writers)),
+        (2, format!("--duration {}", args.duration)),
+        (3, format!("--policy {}", args.policy)),
+    ];
     src.machine = args.machine.clone();
     let file = ScenarioFile::new(src)?;
     let start = Instant::now();

@@ -642,11 +642,12 @@ pub enum ValidateError {
 }
 
 /// Runs each experiment that has targets once (on `machine` if given, with
-/// `sets` applied, e.g. a shorter duration) and checks every target; only
+/// `sets` applied, e.g. a shorter duration, `flags` saying which a flag
+/// made) and checks every target; only
 /// those of `only`'s experiments if it is not empty.
 pub fn validate(
     only: &[String],
-    sets: &[String],
+    (sets, flags): (&[String], &[(usize, String)]),
     machine: Option<&str>,
     opts: &RunOptions,
 ) -> Result<Vec<Row>, ValidateError> {
@@ -670,6 +671,7 @@ pub fn validate(
                 source,
             })?;
             src.machine = machine.map(str::to_string);
+            src.flags = flags.to_vec();
             let file = ScenarioFile::new(src).map_err(|source| ValidateError::Scenario {
                 experiment: e,
                 source,

@@ -4,7 +4,7 @@
 
 use super::flags::BandArgs;
 use crate::sweep::band::{self, BandPlan, Method, MAX_LHS};
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::path::PathBuf;
 
 /// A validated band: the scenario read, the values to vary found.
@@ -16,21 +16,21 @@ pub(super) struct Plan {
 
 /// Checks the flags, reads the scenario and lays out the runs.
 pub(super) fn plan(a: BandArgs) -> anyhow::Result<Plan> {
-    let mut sets = a.sets.clone();
-    if let Some(d) = &a.duration {
-        sim::time::parse_duration(d).with_context(|| format!("--duration {d}"))?;
-        sets.push(format!("scenario.duration={d}"));
-    }
     // As `run` does: the manifests' scenario is the run's.
-    if let Some(seed) = a.seed {
-        sets.push(format!("scenario.seed={seed}"));
-    }
+    let (sets, flags) = super::run::flag_sets(&a.sets, a.duration.as_deref(), a.seed)?;
     let method = match a.lhs {
         None => Method::OneAtATime,
         Some(n) if (1..=MAX_LHS).contains(&n) => Method::Sample(n),
         Some(n) => bail!("--lhs {n}: expected a number of samples from 1 to {MAX_LHS}"),
     };
-    let b = band::plan(&a.experiment, a.machine, sets, a.seed, a.reps, method)?;
+    let b = band::plan(
+        &a.experiment,
+        a.machine,
+        (sets, flags),
+        a.seed,
+        a.reps,
+        method,
+    )?;
     let out = a.out.unwrap_or_else(|| b.default_out());
     Ok(Plan {
         band: b,

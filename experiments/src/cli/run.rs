@@ -240,22 +240,38 @@ pub(super) fn wait_stats(
     Ok(ids)
 }
 
-/// Checks `run`'s flags and reads the scenario: the plan.
-pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
-    let mut sets = a.sets.clone();
-    if let Some(d) = &a.duration {
+/// The `--set`s of a command that takes `--duration` and `--seed`: the
+/// user's, then one per such flag given, and which of them came from a
+/// flag (errors in their values name the flag).
+pub(super) fn flag_sets(
+    user: &[String],
+    duration: Option<&str>,
+    seed: Option<u64>,
+) -> anyhow::Result<(Vec<String>, Vec<(usize, String)>)> {
+    let mut sets = user.to_vec();
+    let mut flags = Vec::new();
+    if let Some(d) = duration {
         sim::time::parse_duration(d).with_context(|| format!("--duration {d}"))?;
+        flags.push((sets.len(), format!("--duration {d}")));
         sets.push(format!("scenario.duration={d}"));
     }
     // The seed goes into the resolved scenario too, as the duration does,
     // so that the manifest's scenario and hash are those of the run.
-    if let Some(seed) = a.seed {
+    if let Some(seed) = seed {
+        flags.push((sets.len(), format!("--seed {seed}")));
         sets.push(format!("scenario.seed={seed}"));
     }
+    Ok((sets, flags))
+}
+
+/// Checks `run`'s flags and reads the scenario: the plan.
+pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
+    let (sets, flags) = flag_sets(&a.sets, a.duration.as_deref(), a.seed)?;
     if a.reps == 0 {
         bail!("--reps 0: at least one replication is needed");
     }
     let mut src = builtin::source(&a.experiment, &sets)?;
+    src.flags = flags;
     src.machine = a.machine.clone();
     let file = ScenarioFile::new(src)?;
     for (i, v) in a.variants.iter().enumerate() {

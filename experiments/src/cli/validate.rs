@@ -3,7 +3,6 @@
 
 use super::flags::ValidateArgs;
 use crate::runner::RunOptions;
-use anyhow::Context;
 
 /// A validated `validate`: the experiments, the `--set`s (with the
 /// duration as one), the run options.
@@ -12,6 +11,8 @@ pub(super) struct ValidatePlan {
     /// `--set` as given, to say the calibration is not the shipped one.
     user_sets: Vec<String>,
     sets: Vec<String>,
+    /// Which of `sets` `--duration` made.
+    flags: Vec<(usize, String)>,
     /// `--machine`.
     machine: Option<String>,
     opts: RunOptions,
@@ -19,11 +20,7 @@ pub(super) struct ValidatePlan {
 
 /// Checks the duration.
 pub(super) fn plan(a: ValidateArgs) -> anyhow::Result<ValidatePlan> {
-    let mut sets = a.sets.clone();
-    if let Some(d) = &a.duration {
-        sim::time::parse_duration(d).with_context(|| format!("--duration {d}"))?;
-        sets.push(format!("scenario.duration={d}"));
-    }
+    let (sets, flags) = super::run::flag_sets(&a.sets, a.duration.as_deref(), None)?;
     let opts = RunOptions {
         seed: a.seed,
         jobs: a.jobs,
@@ -33,6 +30,7 @@ pub(super) fn plan(a: ValidateArgs) -> anyhow::Result<ValidatePlan> {
         experiments: a.experiments,
         user_sets: a.sets,
         sets,
+        flags,
         machine: a.machine,
         opts,
     })
@@ -41,7 +39,12 @@ pub(super) fn plan(a: ValidateArgs) -> anyhow::Result<ValidatePlan> {
 /// Runs the experiments and prints each calibration target; `Ok(false)`
 /// if one is not met.
 pub(super) fn execute(p: &ValidatePlan) -> anyhow::Result<bool> {
-    let rows = crate::validate::validate(&p.experiments, &p.sets, p.machine.as_deref(), &p.opts)?;
+    let rows = crate::validate::validate(
+        &p.experiments,
+        (&p.sets, &p.flags),
+        p.machine.as_deref(),
+        &p.opts,
+    )?;
     let mut changed: Vec<String> = p.machine.iter().map(|m| format!("--machine {m}")).collect();
     changed.extend(p.user_sets.iter().map(|s| format!("--set {s}")));
     if !changed.is_empty() {

@@ -474,6 +474,17 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
         apply_set(&mut root, src, i)?;
     }
     let tree = Spanned::new(root_span, DeValue::Table(root));
+    if let Some((field, span, text)) = oversized_integer(&tree, "") {
+        return Err(ScenarioError::new(
+            src.locate(Some(span)),
+            field,
+            format!(
+                "{text} is out of range; a TOML integer is from -2^63 to 2^63 - 1 \
+                 ({})",
+                i64::MAX
+            ),
+        ));
+    }
     let value = toml::Value::deserialize(toml::de::ValueDeserializer::from(tree.clone()))
         .map_err(|e| ScenarioError::new(src.locate(e.span()), "", e.message().to_string()))?;
     let resolved_toml = toml::to_string(&value).unwrap_or_default();
@@ -502,6 +513,32 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
         resolved_toml,
         hash,
     })
+}
+
+/// The first integer of the tree that a TOML integer cannot hold (below
+/// -2^63, or 2^63 and above), with its field and span. The document would
+/// take some as `u64`, but the resolved scenario (the manifest's, and its
+/// hash) is TOML again, so they are refused here, with the field named.
+fn oversized_integer(
+    v: &Spanned<DeValue<'_>>,
+    field: &str,
+) -> Option<(String, std::ops::Range<usize>, String)> {
+    match v.get_ref() {
+        DeValue::Integer(n) => (i64::from_str_radix(n.as_str(), n.radix()).is_err())
+            .then(|| (field.to_string(), v.span(), n.as_str().to_string())),
+        DeValue::Array(a) => {
+            (a.iter().enumerate()).find_map(|(i, x)| oversized_integer(x, &format!("{field}[{i}]")))
+        }
+        DeValue::Table(t) => t.iter().find_map(|(k, x)| {
+            let f = if field.is_empty() {
+                k.get_ref().to_string()
+            } else {
+                format!("{field}.{}", k.get_ref())
+            };
+            oversized_integer(x, &f)
+        }),
+        _ => None,
+    }
 }
 
 /// Refuses a scenario or variant name that is not one plain file name:

@@ -18,6 +18,11 @@ pub struct Source {
     /// against; `None` for built-ins (they ship no data files).
     pub dir: Option<std::path::PathBuf>,
     pub sets: Vec<String>,
+    /// The `--set`s a command made of its own flags, by index into
+    /// `sets`, each with the flag as typed (`--duration 10s` is the set
+    /// `scenario.duration=10s`): an error in its value names the flag,
+    /// not a `--set` the user never typed.
+    pub flags: Vec<(usize, String)>,
     /// `--machine NAME`: the profile that replaces the scenario's
     /// `[machine]` table (its variants' too), before the `--set`s apply.
     pub machine: Option<String>,
@@ -43,6 +48,7 @@ impl Source {
             text: text.into(),
             dir: None,
             sets: Vec::new(),
+            flags: Vec::new(),
             machine: None,
             includes: Vec::new(),
         }
@@ -96,7 +102,10 @@ impl Source {
             Some(s) if s.start > self.text.len() => {
                 let i = s.start - self.text.len() - 1;
                 match (self.sets.get(i), &self.machine) {
-                    (Some(arg), _) => format!("--set {arg}"),
+                    (Some(arg), _) => match self.flags.iter().find(|(k, _)| *k == i) {
+                        Some((_, flag)) => flag.clone(),
+                        None => format!("--set {arg}"),
+                    },
                     (None, Some(m)) if i == self.sets.len() => format!("--machine {m}"),
                     _ => self.name.clone(),
                 }
@@ -211,6 +220,11 @@ mod tests {
         assert_eq!(s.locate(None), "f.toml");
         s.machine = Some("kvm-guest".into());
         assert_eq!(s.locate(Some(s.machine_span())), "--machine kvm-guest");
+        assert_eq!(s.locate(Some(s.set_span(0))), "--set b=7");
+        // A set made of a command's flag is told as that flag.
+        s.sets.push("scenario.duration=0s".into());
+        s.flags.push((1, "--duration 0s".into()));
+        assert_eq!(s.locate(Some(s.set_span(1))), "--duration 0s");
         assert_eq!(s.locate(Some(s.set_span(0))), "--set b=7");
     }
 }

@@ -358,13 +358,16 @@ impl BandPlan {
     }
 }
 
-/// The scenario `experiment` with `sets` after `--machine`.
+/// The scenario `experiment` with `sets` after `--machine`; `flags` say
+/// which sets a flag made (errors name it).
 fn scenario(
     experiment: &str,
     machine: &Option<String>,
     sets: &[String],
+    flags: &[(usize, String)],
 ) -> anyhow::Result<ScenarioFile> {
     let mut src = builtin::source(experiment, sets)?;
+    src.flags = flags.to_vec();
     src.machine = machine.clone();
     Ok(ScenarioFile::new(src)?)
 }
@@ -415,16 +418,17 @@ fn figures(experiment: &str, c: &Compiled) -> Vec<Figure> {
 
 /// Reads the scenario, finds its machine profile and the values to vary,
 /// and lays out the runs, each of `reps` replications pooled. `sets` are
-/// the user's (`--duration` and `--seed` included, as `run` takes them).
+/// the user's (`--duration` and `--seed` included, as `run` takes them),
+/// with the indices of those a flag made and the flag.
 pub fn plan(
     experiment: &str,
     machine: Option<String>,
-    sets: Vec<String>,
+    (sets, flags): (Vec<String>, Vec<(usize, String)>),
     seed: Option<u64>,
     reps: u64,
     method: Method,
 ) -> anyhow::Result<BandPlan> {
-    let file = scenario(experiment, &machine, &sets)?;
+    let file = scenario(experiment, &machine, &sets, &flags)?;
     let prepared = runner::prepare(&file, &[])?;
     let first = &prepared[0].0;
     let profile_name = first.machine.profile.clone();
@@ -462,7 +466,7 @@ pub fn plan(
         for end in [&input.cited.low, &input.cited.high] {
             let mut with = sets.clone();
             with.push(format!("machine.{}={end}", input.field));
-            let f = scenario(experiment, &machine, &with)?;
+            let f = scenario(experiment, &machine, &with, &flags)?;
             let at: Vec<RunsAs> = (runner::prepare(&f, &[])?.iter())
                 .map(|(c, _)| runs_as(c))
                 .collect();

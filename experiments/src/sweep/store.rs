@@ -64,8 +64,14 @@ pub fn read_header(dir: &Path) -> anyhow::Result<Option<SweepHeader>> {
 }
 
 /// The first difference that makes `found` another sweep's results than
-/// `want`'s, in words.
+/// `want`'s, in words. The scenario's path is not compared: one file
+/// named `x.toml`, `./x.toml` or by its absolute path is one scenario,
+/// and the hash covers what it holds (every variant as resolved).
 pub fn header_mismatch(want: &SweepHeader, found: &SweepHeader) -> Option<String> {
+    let want = &SweepHeader {
+        scenario: found.scenario.clone(),
+        ..want.clone()
+    };
     if want.version != found.version {
         Some(format!(
             "made by convoy {}, not {}",
@@ -87,7 +93,8 @@ pub fn header_mismatch(want: &SweepHeader, found: &SweepHeader) -> Option<String
 }
 
 /// Creates `dir` and `dir/points`, checks that `dir` holds nothing of
-/// another sweep, and writes the header.
+/// another sweep, and writes the header (a header already there is kept,
+/// with the scenario's path as it was first spelt).
 pub fn init(dir: &Path, h: &SweepHeader) -> anyhow::Result<()> {
     let points = dir.join(POINTS_DIR);
     std::fs::create_dir_all(&points)
@@ -99,6 +106,7 @@ pub fn init(dir: &Path, h: &SweepHeader) -> anyhow::Result<()> {
                 dir.display()
             );
         }
+        return Ok(());
     }
     write_atomic(dir, HEADER, &json_bytes(h))?;
     Ok(())

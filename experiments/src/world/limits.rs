@@ -140,6 +140,14 @@ pub enum RunError {
         at: SimTime,
         tasks: Vec<String>,
     },
+    /// Tasks that wait for each other in a cycle that goes through a
+    /// workqueue (a flush or a `cancel_delayed_work_sync` waiting for a
+    /// work item whose kworker waits for the next, and locks), while the
+    /// rest of the run goes on: as [`RunError::LockCycle`].
+    WaitCycle {
+        at: SimTime,
+        tasks: Vec<String>,
+    },
     /// Events without end at one instant, spread over tasks (each task's
     /// own steps stay under the limit): a work item that queues itself,
     /// tasks that hand a lock back and forth.
@@ -185,6 +193,13 @@ impl fmt::Display for RunError {
                 f,
                 "deadlock at t={at}: tasks wait for each other's locks in a cycle, forever \
                  (the rest of the run went on around them):\n  {}",
+                tasks.join("\n  ")
+            ),
+            RunError::WaitCycle { at, tasks } => write!(
+                f,
+                "deadlock at t={at}: tasks wait for each other in a cycle of workqueue \
+                 flushes, work items and locks, forever (the rest of the run went on around \
+                 them):\n  {}",
                 tasks.join("\n  ")
             ),
             RunError::EventLimit { limit, at } => write!(

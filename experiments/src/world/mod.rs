@@ -180,7 +180,7 @@ impl<'c> World<'c> {
         while let Some((at, slot, ev)) = self.clock.queue.pop() {
             if at >= self.clock.horizon {
                 self.stop_at_horizon(slot, at, ev);
-                return self.no_lock_cycle();
+                return self.no_wait_cycle();
             }
             self.clock.now = at;
             let Some(t) = slots.task(slot) else {
@@ -350,6 +350,18 @@ impl<'c> World<'c> {
         })
     }
 
+    /// A task as the deadlock errors name it: `one[0]`, or a kworker
+    /// with its item, `kworker/q/0 (running wk[1])`.
+    fn stuck_name(&self, t: TaskId) -> String {
+        let task = &self.tasks[t];
+        match (task.worker_of, task.work) {
+            (Some(_), Some(id)) => {
+                format!("{} (running {})", self.track_name(t), self.item_name(id))
+            }
+            _ => self.tasks.name(self.c, t),
+        }
+    }
+
     /// A task that waits forever, for the deadlock errors: `one[0]
     /// blocked on b (lock) since t=1ms at s.toml:10`.
     fn stuck_line(&self, t: TaskId) -> String {
@@ -361,7 +373,16 @@ impl<'c> World<'c> {
                 let l = &self.c.locks[lock];
                 format!("{} ({})", l.name, crate::program::mode_label(l.kind, mode))
             }
-            Resume::Nothing => "a flush or a work item (workqueue)".into(),
+            Resume::Nothing => match task.off {
+                Doing::Flush { wq } => {
+                    format!("a flush of {} (workqueue)", self.c.workqueues[wq].name)
+                }
+                Doing::WorkWait { wq } => format!(
+                    "a running work item of {} (workqueue, cancel_*_sync)",
+                    self.c.workqueues[wq].name
+                ),
+                _ => "a flush or a work item (workqueue)".into(),
+            },
         };
         let how = if task.state == State::Spinning {
             "spinning on its CPU for"
@@ -370,7 +391,7 @@ impl<'c> World<'c> {
         };
         format!(
             "{} {how} {what} since t={} at {}",
-            self.tasks.name(self.c, t),
+            self.stuck_name(t),
             task.since,
             at.map(|o| o.location.as_str()).unwrap_or("?")
         )

@@ -3,7 +3,7 @@
 
 use super::*;
 use models::workqueue::{Action, Workqueue};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// The workqueues: each workqueue's state machine, the kworkers idle per
 /// workqueue (or, with limited CPUs, the per-CPU worker pools that run
@@ -192,6 +192,49 @@ impl<'c> World<'c> {
         self.wq.work_waiters.entry((wq, id)).or_default().push(t);
         self.block_waiting(t, pc, Doing::WorkWait { wq });
         true
+    }
+
+    /// Each task asleep in `flush_workqueue` or `cancel_delayed_work_sync`
+    /// with the work items executing now that it waits for, each with the
+    /// kworker running it: its wait cannot end before each of them
+    /// returns. For the deadlock report at the end of a run: one pass over
+    /// the tasks, the flushers and the items.
+    pub(super) fn item_waits(&self) -> HashMap<TaskId, Vec<(TaskId, WorkId)>> {
+        let mut runner: HashMap<WorkId, TaskId> = HashMap::new();
+        for (k, task) in self.tasks.iter() {
+            if let (Some(_), Some(id)) = (task.worker_of, task.work) {
+                if !matches!(task.state, State::Idle | State::Exited) {
+                    runner.insert(id, k);
+                }
+            }
+        }
+        let blocked = |t: &TaskId| self.tasks[*t].state == State::Blocked;
+        let mut out: HashMap<TaskId, Vec<(TaskId, WorkId)>> = HashMap::new();
+        for (q, queue) in self.wq.queues.iter_enumerated() {
+            for (f, on) in queue.flushes_wait_on() {
+                let Some(ts) = self.wq.flushers.get(&(q, f)) else {
+                    continue;
+                };
+                for t in ts.iter().filter(|t| blocked(t)) {
+                    let waits = out.entry(*t).or_default();
+                    waits.extend(on.iter().filter_map(|id| runner.get(id).map(|&k| (k, *id))));
+                }
+            }
+        }
+        for ((_, id), ts) in &self.wq.work_waiters {
+            if let Some(&k) = runner.get(id) {
+                for t in ts.iter().filter(|t| blocked(t)) {
+                    out.entry(*t).or_default().push((k, *id));
+                }
+            }
+        }
+        out
+    }
+
+    /// An item's name: its work type and instance, `pidlist_destroy[3]`.
+    pub(super) fn item_name(&self, id: WorkId) -> String {
+        let spec = self.work_spec(id);
+        format!("{}[{}]", spec.name, spec.instance(id).unwrap_or(0))
     }
 
     /// `t` sleeps until a flush or a work item it waits for completes.

@@ -443,7 +443,7 @@ profile = 'ideal'
         &o,
         &[
             "deadlock at t=1.2ms",
-            "wk[0] blocked on a flush or a work item (workqueue) since t=700us",
+            "(running wk[0]) blocked on a flush of q (workqueue) since t=700us",
         ],
     );
 }

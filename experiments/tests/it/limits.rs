@@ -118,7 +118,17 @@ fn an_endless_data_file_is_an_error_not_an_endless_read() {
     refused(
         d.path(),
         &["run", &f, "--out", "out"],
-        "larger than 256 MiB",
+        "cannot read /dev/zero: not a regular file (a character device)",
+    );
+    // A regular file over the cap is refused by its size, before a byte
+    // is read (sparse: it takes no disk).
+    let big = std::fs::File::create(d.path().join("big.csv")).unwrap();
+    big.set_len((256 << 20) + 1).unwrap();
+    let f = write(d.path(), "big.toml", &text.replace("/dev/zero", "big.csv"));
+    refused(
+        d.path(),
+        &["run", &f, "--out", "out"],
+        "big.csv: larger than 256 MiB",
     );
 }
 
@@ -254,7 +264,7 @@ fn input_that_would_fill_memory_is_refused_before_anything_runs() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
     // A file that never ends, as a scenario and as a library.
-    refused(dir, &["run", "/dev/zero"], "larger than 16 MiB");
+    refused(dir, &["run", "/dev/zero"], "not a regular file");
     let inc = write(
         dir,
         "inc.toml",
@@ -263,7 +273,11 @@ fn input_that_would_fill_memory_is_refused_before_anything_runs() {
             "duration = \"1s\"\ninclude = [\"/dev/zero\"]",
         ),
     );
-    refused(dir, &["run", &inc], "larger than 16 MiB");
+    refused(dir, &["run", &inc], "not a regular file");
+    // A regular file over 16 MiB, refused by its size.
+    let big = std::fs::File::create(dir.join("big.toml")).unwrap();
+    big.set_len((16 << 20) + 1).unwrap();
+    refused(dir, &["run", "big.toml"], "larger than 16 MiB");
     // Operations that each call the next twice: 2^41 steps inlined.
     let mut text = String::from(
         "[scenario]\nname = \"e\"\nduration = \"1s\"\n[tasks.a]\ncount = 1\nprogram = [\"call o0\", \"sleep 1ms\"]\n\n[machine]\nprofile = 'ideal'\n",

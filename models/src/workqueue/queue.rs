@@ -606,6 +606,26 @@ impl Workqueue {
         FlushOutcome::Wait(id)
     }
 
+    /// Each waiting flush, in order, with the items executing now that
+    /// it waits for (R36: they were queued before it), in id order: it
+    /// cannot end before each of them returns. Items still queued are not
+    /// listed: which kworker runs them, and when, is the world's. One pass
+    /// over the items, for a deadlock report at the end of a run.
+    pub fn flushes_wait_on(&self) -> Vec<(FlushId, Vec<WorkId>)> {
+        let running: Vec<(u64, WorkId)> = (self.items.0.iter().enumerate())
+            .filter_map(|(i, it)| it.running.map(|r| (r.seq, WorkId::from(i))))
+            .collect();
+        (self.flushers.iter())
+            .map(|fl| {
+                let on = (running.iter())
+                    .filter(|&&(seq, _)| seq < fl.snapshot)
+                    .map(|&(_, id)| id)
+                    .collect();
+                (fl.id, on)
+            })
+            .collect()
+    }
+
     /// `work_pending`: the item is queued or its delayed timer is armed.
     pub fn work_pending(&self, work: WorkId) -> bool {
         self.items
@@ -1387,6 +1407,31 @@ mod tests {
         );
         assert_eq!(h.flush(), FlushOutcome::Done);
         assert_eq!((h.counter("flushes"), h.counter("flushes_waited")), (3, 0));
+    }
+
+    #[test]
+    fn r36_a_flush_waits_on_the_running_items_queued_before_it() {
+        // What a deadlock report follows from a flusher: the items it
+        // waits for that are executing now, not those queued after it.
+        let mut h = H::percpu(2, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.queue(2, 0), (true, none()));
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(0)));
+        assert_eq!(h.queue(3, 1), (true, vec![Start(w(3), c(1))]));
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(1)));
+        assert_eq!(
+            h.wq.flushes_wait_on(),
+            vec![(FlushId(0), vec![w(1)]), (FlushId(1), vec![w(1), w(3)])]
+        );
+        assert_eq!(h.done(1), vec![Start(w(2), c(0))]);
+        assert_eq!(
+            h.wq.flushes_wait_on(),
+            vec![(FlushId(0), vec![w(2)]), (FlushId(1), vec![w(2), w(3)])]
+        );
+        assert_eq!(h.done(2), vec![FlushDone(FlushId(0))]);
+        assert_eq!(h.wq.flushes_wait_on(), vec![(FlushId(1), vec![w(3)])]);
+        assert_eq!(h.done(3), vec![FlushDone(FlushId(1))]);
+        assert_eq!(h.wq.flushes_wait_on(), vec![]);
     }
 
     #[test]
