@@ -16,7 +16,10 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("convoy: error: {e:#}");
+            // Text from files and names: no escape sequence reaches the
+            // terminal.
+            let msg = format!("{e:#}");
+            eprintln!("convoy: error: {}", output::terminal::escape_controls(&msg));
             ExitCode::from(2)
         }
     }

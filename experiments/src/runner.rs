@@ -333,6 +333,40 @@ pub fn machine_record(c: &Compiled) -> MachineRecord {
     }
 }
 
+/// Writes a run directory all or nothing ([`output::files::Staged`]):
+/// `write` puts every file into the staging directory it is given, and
+/// only when it succeeds are they moved into `dir` (a `replications.csv`
+/// of an earlier run into the same directory goes with them). On any
+/// error nothing is left: no partial directory, no directory made for it.
+/// An error about a file names its final path.
+pub fn write_all_or_nothing<T>(
+    dir: &std::path::Path,
+    write: impl FnOnce(&std::path::Path) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    use output::files::{WriteError, REPLICATIONS_CSV};
+    use output::plots::PlotError;
+    let staged = output::files::Staged::new(dir)?;
+    let shown = |e: anyhow::Error| -> anyhow::Error {
+        let e = match e.downcast::<WriteError>() {
+            Ok(w) => return staged.shown_error(w).into(),
+            Err(e) => e,
+        };
+        match e.downcast::<PlotError>() {
+            Ok(PlotError::Draw { path, message }) => PlotError::Draw {
+                path: staged.shown(&path),
+                message,
+            }
+            .into(),
+            Ok(PlotError::Write(w)) => staged.shown_error(w).into(),
+            Ok(other) => other.into(),
+            Err(e) => e,
+        }
+    };
+    let r = write(staged.path()).map_err(shown)?;
+    staged.commit(&[REPLICATIONS_CSV])?;
+    Ok(r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::linear_eta;

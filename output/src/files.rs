@@ -3,7 +3,9 @@
 //!
 //! Every file is written to a temp file in the same directory and renamed
 //! into place, so a reader (or an interrupted run) sees either the previous
-//! complete file or the new complete file, never half of one.
+//! complete file or the new complete file, never half of one. A directory
+//! of results is written all or nothing ([`Staged`]): into a hidden
+//! directory beside it, moved into place only when every file is written.
 
 use crate::results::{ExperimentResult, Metric, Stat, VariantResult};
 use serde::{Serialize, Serializer};
@@ -186,12 +188,41 @@ pub struct GuestRecord {
 }
 
 /// Writes `bytes` to `dir/name` atomically (temp file + rename).
+/// The environment variable that makes the write of one file fail, by
+/// its name (`summary.csv`, a plot's `wait-l-read-a-log2.png`), as a full
+/// disk would: how the tests check that a failed write leaves nothing
+/// where no small file system can be mounted.
+pub const FAIL_WRITE_ENV: &str = "CONVOY_FAIL_WRITE";
+
+/// The injected failure of [`FAIL_WRITE_ENV`] for a file named `name`.
+fn injected_failure(name: &str) -> Option<std::io::Error> {
+    let wanted = std::env::var_os(FAIL_WRITE_ENV)?;
+    (wanted == name).then(|| {
+        std::io::Error::other(format!("write failed on purpose ({FAIL_WRITE_ENV}={name})"))
+    })
+}
+
+/// An I/O error without the path of the temporary file that the
+/// `tempfile` crate adds to its text (` at path "..."`): the error names
+/// the file being written, not its hidden temporary.
+fn without_temp_path(e: std::io::Error) -> std::io::Error {
+    if e.get_ref().is_some() {
+        if let Some((msg, _)) = e.to_string().split_once(" at path ") {
+            return std::io::Error::new(e.kind(), msg.to_string());
+        }
+    }
+    e
+}
+
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), WriteError> {
     let path = dir.join(name);
     let io = |error| WriteError::Io {
         path: path.clone(),
-        error,
+        error: without_temp_path(error),
     };
+    if let Some(e) = injected_failure(name) {
+        return Err(io(e));
+    }
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
@@ -203,7 +234,7 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), WriteErr
         builder.permissions(std::fs::Permissions::from_mode(0o644));
     }
     let mut tmp = builder.tempfile_in(dir).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
+    tmp.as_file_mut().write_all(bytes).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(&path).map_err(|e| io(e.error))?;
     Ok(())
@@ -353,6 +384,164 @@ pub fn manifest_json(m: &Manifest) -> Vec<u8> {
 }
 
 /// Writes the four files of a run directory, creating `dir` if needed.
+/// A directory written all or nothing: its files are written into a
+/// hidden directory beside it (`.NAME.XXXXXX.tmp`), and [`Staged::commit`]
+/// moves them into place only when all of them are: by renaming the
+/// whole directory when `dir` does not exist yet, else file by file (a
+/// rerun into the same directory; each rename is atomic and needs no
+/// space). Dropped without a commit (a write failed: a full disk, a
+/// permission, a plot that could not be drawn), it removes what it wrote
+/// and the directories above `dir` that it made, so a failed command
+/// leaves nothing behind.
+#[derive(Debug)]
+pub struct Staged {
+    dir: PathBuf,
+    tmp: Option<tempfile::TempDir>,
+    /// Directories above `dir` that did not exist, made to hold the
+    /// staging directory: outermost first.
+    made: Vec<PathBuf>,
+}
+
+impl Staged {
+    /// Makes the staging directory for `dir` (and the directories above
+    /// it that are missing).
+    pub fn new(dir: &Path) -> Result<Staged, WriteError> {
+        let fail = |error| WriteError::CreateDir {
+            path: dir.to_path_buf(),
+            error,
+        };
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = (dir.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| fail(std::io::Error::other("not a directory name")))?;
+        let mut missing: Vec<PathBuf> = (parent.ancestors())
+            .take_while(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_err())
+            .map(Path::to_path_buf)
+            .collect();
+        missing.reverse();
+        let mut staged = Staged {
+            dir: dir.to_path_buf(),
+            tmp: None,
+            made: Vec::new(),
+        };
+        for d in missing {
+            match std::fs::create_dir(&d) {
+                Ok(()) => staged.made.push(d),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(fail(e)),
+            }
+        }
+        if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+            return Err(fail(std::io::Error::other(
+                "a file of that name is in the way",
+            )));
+        }
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        {
+            // As `mkdir` makes a directory: the umask decides.
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o777));
+        }
+        staged.tmp = Some(builder.tempdir_in(&parent).map_err(fail)?);
+        Ok(staged)
+    }
+
+    /// Where the files go until the commit.
+    pub fn path(&self) -> &Path {
+        self.tmp.as_ref().map_or(&self.dir, |t| t.path())
+    }
+
+    /// The directory the files end up in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `p` (a path in the staging directory) as it will be after the
+    /// commit: what an error names.
+    pub fn shown(&self, p: &Path) -> PathBuf {
+        match p.strip_prefix(self.path()) {
+            Ok(rest) if !rest.as_os_str().is_empty() => self.dir.join(rest),
+            Ok(_) => self.dir.clone(),
+            Err(_) => p.to_path_buf(),
+        }
+    }
+
+    /// A write error in the staging directory, told with the file's final
+    /// path.
+    pub fn shown_error(&self, e: WriteError) -> WriteError {
+        match e {
+            WriteError::Io { path, error } => WriteError::Io {
+                path: self.shown(&path),
+                error,
+            },
+            WriteError::CreateDir { path, error } => WriteError::CreateDir {
+                path: self.shown(&path),
+                error,
+            },
+        }
+    }
+
+    /// Moves every file written into place. Into an existing directory,
+    /// `stale` names files of an earlier run that this one did not write
+    /// and that go (`replications.csv` after a run of one replication).
+    pub fn commit(mut self, stale: &[&str]) -> Result<(), WriteError> {
+        let Some(tmp) = self.tmp.take() else {
+            return Ok(());
+        };
+        let io = |path: &Path, error| WriteError::Io {
+            path: path.to_path_buf(),
+            error,
+        };
+        if std::fs::symlink_metadata(&self.dir).is_err() {
+            let from = tmp.path().to_path_buf();
+            std::fs::rename(&from, &self.dir).map_err(|error| WriteError::CreateDir {
+                path: self.dir.clone(),
+                error,
+            })?;
+            // Renamed: nothing of it is left to remove.
+            let _ = tmp.keep();
+            self.made.clear();
+            return Ok(());
+        }
+        let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(tmp.path())
+            .and_then(|rd| rd.map(|e| e.map(|e| e.file_name())).collect())
+            .map_err(|e| io(&self.dir, e))?;
+        names.sort();
+        for n in &names {
+            let to = self.dir.join(n);
+            std::fs::rename(tmp.path().join(n), &to).map_err(|e| io(&to, e))?;
+        }
+        for s in stale {
+            if !names.iter().any(|n| n == s) {
+                let path = self.dir.join(s);
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&path, e)),
+                    _ => {}
+                }
+            }
+        }
+        self.made.clear();
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        // The staging directory first (its TempDir removes it), then the
+        // directories made above it, innermost first, if still empty.
+        self.tmp.take();
+        for d in self.made.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
 pub fn write_run_dir(dir: &Path, r: &ExperimentResult, m: &Manifest) -> Result<(), WriteError> {
     std::fs::create_dir_all(dir).map_err(|error| WriteError::CreateDir {
         path: dir.to_path_buf(),

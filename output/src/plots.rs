@@ -35,6 +35,9 @@ pub enum PlotError {
     NoFont,
     #[error("cannot draw {path}: {message}")]
     Draw { path: PathBuf, message: String },
+    /// Drawn, but the file could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::files::WriteError),
 }
 
 /// Registers DejaVu Sans as plotters' "sans-serif", once.
@@ -236,14 +239,14 @@ pub(crate) fn write_figure(
         root.present().map_err(|e| err(&png, e.to_string()))?;
     }
     let bytes = encode_png(&rgb).map_err(|e| err(&png, e.to_string()))?;
-    write_atomic(dir, &png, &bytes).map_err(|e| err(&png, e.to_string()))?;
+    write_atomic(dir, &png, &bytes)?;
     let mut text = String::new();
     {
         let root = SVGBackend::with_string(&mut text, (W, H)).into_drawing_area();
         fig.draw(&root).map_err(|e| err(&svg, e))?;
         root.present().map_err(|e| err(&svg, e.to_string()))?;
     }
-    write_atomic(dir, &svg, text.as_bytes()).map_err(|e| err(&svg, e.to_string()))?;
+    write_atomic(dir, &svg, text.as_bytes())?;
     Ok([dir.join(png), dir.join(svg)])
 }
 

@@ -5,6 +5,26 @@ use sim::stats::LatencyHist;
 use sim::Dur;
 use std::fmt::Write;
 
+/// `s` with every control character but the line break escaped
+/// (`\u{1b}`), so that text from a file or a name cannot move the cursor,
+/// recolour or clear a terminal it is printed to. Messages break lines
+/// on purpose (a deadlock's list); names cannot hold a line break (the
+/// scenario's checks refuse one).
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() && c != '\n' {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A duration with three significant digits and a unit: `850ns`,
 /// `1.30us`, `236ms`, `72.0s`.
 pub fn human(d: Dur) -> String {
@@ -614,6 +634,15 @@ mod tests {
     use super::*;
     use crate::results::{Series, VariantResult};
     use sim::stats::Windows;
+
+    #[test]
+    fn control_characters_are_escaped_and_line_breaks_kept() {
+        assert_eq!(escape_controls("plain"), "plain");
+        assert_eq!(
+            escape_controls("a\u{1b}[31mred\r\u{7}\ttab\nnext"),
+            "a\\u{1b}[31mred\\u{d}\\u{7}\\u{9}tab\nnext"
+        );
+    }
 
     #[test]
     fn human_units() {

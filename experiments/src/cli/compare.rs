@@ -59,8 +59,6 @@ pub(super) fn execute(p: ComparePlan) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
-    run::write_results(&dir, &out)?;
-    let plots = run::plots_note(&dir, &out.result);
     let counters: Vec<&str> = if p.counters.is_empty() {
         builtin::find(&p.experiment)
             .map(|b| b.counters.to_vec())
@@ -70,11 +68,19 @@ pub(super) fn execute(p: ComparePlan) -> anyhow::Result<()> {
     };
     for c in &counters {
         if out.result.variants[0].counter(c).is_none() {
-            eprintln!("convoy: warning: no counter `{c}` in this run (summary.csv lists them)");
+            eprintln!(
+                "convoy: warning: no counter `{}` in this run (summary.csv lists them)",
+                output::terminal::escape_controls(c)
+            );
         }
     }
     let table = terminal::compare_table(&out.result, &out.per_rep, 0, &counters);
-    output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
+    let plots = runner::write_all_or_nothing(&dir, |tmp| {
+        run::write_results(tmp, &out)?;
+        let plots = run::plots_note(tmp, &dir, &out.result)?;
+        output::files::write_atomic(tmp, "compare.txt", table.as_bytes())?;
+        Ok(plots)
+    })?;
     print!("{table}");
     println!("{plots}");
     println!(

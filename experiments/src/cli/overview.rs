@@ -21,10 +21,12 @@ pub(super) fn execute() -> anyhow::Result<()> {
         })?;
         let out = runner::run(&plan.file, &plan.opts)?;
         let dir = PathBuf::from("out").join(&out.result.experiment);
-        run::write_results(&dir, &out)?;
         let table = terminal::compare_table(&out.result, &out.per_rep, 0, b.counters);
-        output::files::write_atomic(&dir, "compare.txt", table.as_bytes())?;
-        run::plots_note(&dir, &out.result);
+        runner::write_all_or_nothing(&dir, |tmp| {
+            run::write_results(tmp, &out)?;
+            output::files::write_atomic(tmp, "compare.txt", table.as_bytes())?;
+            run::plots_note(tmp, &dir, &out.result)
+        })?;
         done.push((b, out));
     }
     let blocks: Vec<_> = done.iter().map(|(b, o)| (&o.result, b.headline)).collect();

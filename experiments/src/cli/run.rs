@@ -133,11 +133,12 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
 }
 
 /// `--blame`: explains the worst waits of the plan's first variant,
-/// replication 0, writes `blame.csv` and `blame-trace.json` into `dir`,
-/// and returns the text to print. A wait still going on at the run's end,
-/// longer than the worst explained, gets a note and the tasks that held
-/// it up then (blame explains waits that ended).
-fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<String> {
+/// replication 0, writes `blame.csv` and `blame-trace.json` into `dir`
+/// (the staging directory of `shown`, which the text names), and returns
+/// the text to print. A wait still going on at the run's end, longer than
+/// the worst explained, gets a note and the tasks that held it up then
+/// (blame explains waits that ended).
+fn write_blame(p: &RunPlan, seed: u64, dir: &Path, shown: &Path) -> anyhow::Result<String> {
     use std::fmt::Write;
     let Some((top, threshold, subject)) = &p.blame else {
         return Ok(String::new());
@@ -207,8 +208,8 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &std::path::Path) -> anyhow::Result<
     let _ = writeln!(
         s,
         "blame: {}/blame.csv, {}/blame-trace.json (the worst wait)",
-        dir.display(),
-        dir.display()
+        shown.display(),
+        shown.display()
     );
     Ok(s)
 }
@@ -369,7 +370,8 @@ pub(super) fn write_results(dir: &std::path::Path, out: &RunOutput) -> anyhow::R
     Ok(())
 }
 
-/// Runs the plan, writes its files and prints its results.
+/// Runs the plan, writes its files (all or nothing) and prints its
+/// results.
 pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
     let out = runner::run(&p.file, &p.opts)?;
     let dir = p
@@ -378,14 +380,25 @@ pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
         .unwrap_or_else(|| PathBuf::from("out").join(&out.result.experiment));
     // The trace first: a trace that cannot be written leaves no results.
     write_trace(&p, out.manifest.seed)?;
-    write_results(&dir, &out)?;
-    let blame = write_blame(&p, out.manifest.seed, &dir)?;
-    let plots = plots_note(&dir, &out.result);
-    if let Some(f) = p.format {
-        for v in &out.result.variants {
+    let (blame, plots, formatted) = runner::write_all_or_nothing(&dir, |tmp| {
+        write_results(tmp, &out)?;
+        let blame = write_blame(&p, out.manifest.seed, tmp, &dir)?;
+        let plots = plots_note(tmp, &dir, &out.result)?;
+        let mut formatted = Vec::new();
+        for (f, v) in p
+            .format
+            .iter()
+            .flat_map(|f| out.result.variants.iter().map(move |v| (f, v)))
+        {
             let text = f.render(v);
             let name = format!("{}-{}.txt", f.name(), v.variant);
-            output::files::write_atomic(&dir, &name, text.as_bytes())?;
+            output::files::write_atomic(tmp, &name, text.as_bytes())?;
+            formatted.push((name, text));
+        }
+        Ok((blame, plots, formatted))
+    })?;
+    if p.format.is_some() {
+        for (name, text) in formatted {
             println!("==> {name} <==\n{text}");
         }
     } else {
@@ -424,11 +437,18 @@ pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
     Ok(out)
 }
 
-/// Writes the plots of a run (PNG and SVG) and says where they are; a
-/// failure to plot is a warning, the CSV results stand.
-pub(super) fn plots_note(dir: &std::path::Path, r: &output::ExperimentResult) -> String {
+/// Writes the plots of a run (PNG and SVG) into `dir` (the staging
+/// directory of `shown`, which the text names) and says where they are.
+/// Without a font the plots are left out with a warning (the CSV results
+/// stand); a plot that cannot be drawn or written is an error, as any
+/// other file of the run.
+pub(super) fn plots_note(
+    dir: &Path,
+    shown: &Path,
+    r: &output::ExperimentResult,
+) -> anyhow::Result<String> {
     let headline = builtin::find(&r.experiment).map_or(&[][..], |b| b.headline);
-    match output::plots::write_plots(dir, r, headline, 4) {
+    Ok(match output::plots::write_plots(dir, r, headline, 4) {
         // Plots are of waits and spans that took time (a log time axis).
         Ok(files) if files.is_empty() => {
             "plots: none (no wait or span took longer than 0)".to_string()
@@ -442,13 +462,14 @@ pub(super) fn plots_note(dir: &std::path::Path, r: &output::ExperimentResult) ->
             format!(
                 "plots: {} files in {}/ ({}; .png and .svg)",
                 files.len(),
-                dir.display(),
+                shown.display(),
                 kinds.join(", ")
             )
         }
-        Err(e) => {
+        Err(e @ output::plots::PlotError::NoFont) => {
             eprintln!("convoy: warning: no plots: {e}");
             String::new()
         }
-    }
+        Err(e) => return Err(e.into()),
+    })
 }

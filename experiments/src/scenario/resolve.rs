@@ -474,16 +474,8 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
         apply_set(&mut root, src, i)?;
     }
     let tree = Spanned::new(root_span, DeValue::Table(root));
-    if let Some((field, span, text)) = oversized_integer(&tree, "") {
-        return Err(ScenarioError::new(
-            src.locate(Some(span)),
-            field,
-            format!(
-                "{text} is out of range; a TOML integer is from -2^63 to 2^63 - 1 \
-                 ({})",
-                i64::MAX
-            ),
-        ));
+    if let Some((field, span, msg)) = bad_value(&tree, "") {
+        return Err(ScenarioError::new(src.locate(Some(span)), field, msg));
     }
     let value = toml::Value::deserialize(toml::de::ValueDeserializer::from(tree.clone()))
         .map_err(|e| ScenarioError::new(src.locate(e.span()), "", e.message().to_string()))?;
@@ -515,19 +507,39 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
     })
 }
 
-/// The first integer of the tree that a TOML integer cannot hold (below
-/// -2^63, or 2^63 and above), with its field and span. The document would
-/// take some as `u64`, but the resolved scenario (the manifest's, and its
-/// hash) is TOML again, so they are refused here, with the field named.
-fn oversized_integer(
+/// The first value of the tree that a file of `convoy` may not hold, with
+/// its field, span and what is wrong:
+/// - an integer a TOML integer cannot hold (below -2^63, or 2^63 and
+///   above): the document would take some as `u64`, but the resolved
+///   scenario (the manifest's, and its hash) is TOML again;
+/// - a key with a control character: keys are names, printed in messages
+///   and written into files;
+/// - a string with a control character other than a line break or a tab
+///   (escape sequences that would reach a terminal).
+pub(crate) fn bad_value(
     v: &Spanned<DeValue<'_>>,
     field: &str,
 ) -> Option<(String, std::ops::Range<usize>, String)> {
+    use output::terminal::escape_controls;
     match v.get_ref() {
-        DeValue::Integer(n) => (i64::from_str_radix(n.as_str(), n.radix()).is_err())
-            .then(|| (field.to_string(), v.span(), n.as_str().to_string())),
+        DeValue::Integer(n) => (i64::from_str_radix(n.as_str(), n.radix()).is_err()).then(|| {
+            let msg = format!(
+                "{} is out of range; a TOML integer is from -2^63 to 2^63 - 1 ({})",
+                n.as_str(),
+                i64::MAX
+            );
+            (field.to_string(), v.span(), msg)
+        }),
+        DeValue::String(s) if s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') => {
+            let msg = format!(
+                "`{}` has a control character; a string may break lines and hold tabs, \
+                 nothing else of the kind",
+                escape_controls(s)
+            );
+            Some((field.to_string(), v.span(), msg))
+        }
         DeValue::Array(a) => {
-            (a.iter().enumerate()).find_map(|(i, x)| oversized_integer(x, &format!("{field}[{i}]")))
+            (a.iter().enumerate()).find_map(|(i, x)| bad_value(x, &format!("{field}[{i}]")))
         }
         DeValue::Table(t) => t.iter().find_map(|(k, x)| {
             let f = if field.is_empty() {
@@ -535,7 +547,16 @@ fn oversized_integer(
             } else {
                 format!("{field}.{}", k.get_ref())
             };
-            oversized_integer(x, &f)
+            if k.get_ref().chars().any(char::is_control) {
+                let msg = format!(
+                    "the name `{}` has a control character; names are printed in messages \
+                     and written into files",
+                    escape_controls(k.get_ref()).replace('\n', "\\n")
+                );
+                let f = escape_controls(&f).replace('\n', "\\n");
+                return Some((f, k.span(), msg));
+            }
+            bad_value(x, &f)
         }),
         _ => None,
     }

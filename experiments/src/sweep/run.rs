@@ -363,12 +363,15 @@ pub fn run_sweep(spec: &SweepSpec, opts: &SweepOptions) -> anyhow::Result<SweepR
         todo.par_iter().try_for_each(|p| -> anyhow::Result<()> {
             let (r, out) = run_point_output(spec, &h, p)
                 .with_context(|| format!("point {} ({})", p.index, p.key.replace('\n', ", ")))?;
-            // The run's directory before the point's file: a point on
-            // disk is one whose directory is whole.
+            // The run's directory before the point's file, all or
+            // nothing: a point on disk is one whose directory is whole.
             if let Some(names) = &opts.run_dirs {
                 let dir = opts.out.join(RUNS_DIR).join(&names[p.index]);
-                write_run_dir(&dir, &out.result, &out.manifest)?;
-                write_replications(&dir, &out.result.experiment, &out.per_rep)?;
+                runner::write_all_or_nothing(&dir, |tmp| {
+                    write_run_dir(tmp, &out.result, &out.manifest)?;
+                    write_replications(tmp, &out.result.experiment, &out.per_rep)?;
+                    Ok(())
+                })?;
             }
             let name = store::point_file_name(p.index, &p.key);
             write_atomic(&points_dir, &name, &store::point_bytes(&r))?;

@@ -309,6 +309,14 @@ pub fn parse(src: &Source) -> Result<SweepSpec, ScenarioError> {
     };
     let de = toml::Deserializer::parse(&src.text)
         .map_err(|e| err(e.span(), "", format!("not valid TOML: {}", e.message())))?;
+    // Names and values that no file of convoy may hold (control
+    // characters, integers past TOML's), told with their field.
+    if let Ok(tree) = toml::de::DeTable::parse(&src.text) {
+        let tree = toml::Spanned::new(tree.span(), toml::de::DeValue::Table(tree.into_inner()));
+        if let Some((field, span, msg)) = crate::scenario::resolve::bad_value(&tree, "") {
+            return Err(err(Some(span), &field, msg));
+        }
+    }
     let doc: Doc = serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e
             .path()

@@ -169,7 +169,9 @@ pub fn read_points(dir: &Path, h: &SweepHeader) -> anyhow::Result<BTreeMap<usize
 }
 
 /// Writes `points.csv` and the plots from every point present; returns
-/// how many points of the sweep are missing.
+/// how many points of the sweep are missing. Without a font the plots
+/// are left out with a warning; a plot that cannot be drawn or written is
+/// an error, as `points.csv` would be.
 pub fn finish(
     dir: &Path,
     h: &SweepHeader,
@@ -179,7 +181,10 @@ pub fn finish(
     write_atomic(dir, POINTS_CSV, &points_csv(h, &records))?;
     match output::sweep_plots::write_sweep_plots(dir, h, &records) {
         Ok(_) => {}
-        Err(e) => eprintln!("convoy: warning: no sweep plots: {e}"),
+        Err(e @ output::plots::PlotError::NoFont) => {
+            eprintln!("convoy: warning: no sweep plots: {e}")
+        }
+        Err(e) => return Err(e.into()),
     }
     Ok(h.points - points.len())
 }

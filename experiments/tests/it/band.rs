@@ -127,7 +127,7 @@ fn values_the_scenario_fixes_or_that_change_nothing_are_held() {
     let p = plan(
         &s,
         None,
-        vec!["machine.switch_cost=2us".into()],
+        (vec!["machine.switch_cost=2us".into()], Vec::new()),
         None,
         1,
         Method::OneAtATime,

@@ -13,7 +13,7 @@ fn rmdir_cost_reproduces_case_1_targets_and_trace_counts() {
     // The calibration targets, as `convoy validate` checks them.
     let rows = validate(
         &["rmdir-cost".into()],
-        &["scenario.duration=100ms".into()],
+        (&["scenario.duration=100ms".into()], &[]),
         None,
         &RunOptions::default(),
     )

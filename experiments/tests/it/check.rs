@@ -259,3 +259,99 @@ fn a_worst_wait_still_going_on_at_the_end_of_a_run_counts_as_reached() {
         assert!(out.contains(needle), "{needle}\n{out}");
     }
 }
+
+#[test]
+fn a_measured_number_out_of_range_is_an_error_at_its_line_and_column() {
+    // NaN, an infinity, a negative time or a fractional count: each used
+    // to give a verdict with exit 0; each is now told by line and column
+    // (the column of the number: where `bad` is in the line).
+    let lock_stat = |contentions: &str, max: &str| {
+        let line =
+            format!(
+            "{:>40} {:>14} {contentions:>14} {:>14} {max:>14} {:>14} {:>14} {:>14} {:>14} {:>14} \
+             {:>14} {:>14} {:>14}",
+            "m:", 0, "1000.00", "6000.00", "1500.00", 0, 10, "100.00", "900.00", "2000.00",
+            "200.00"
+        );
+        format!("lock_stat version 0.4\n{line}\n")
+    };
+    let perf = |max: &str| {
+        let line = format!(
+            "{:>10} {:>12} {max:>9} ms {:>12} {:>12} {:>8}",
+            4, "6.00 ms", "1.50 ms", "mutex", "m"
+        );
+        format!(
+            " contended   total wait     max wait     avg wait         type   caller\n\n{line}\n"
+        )
+    };
+    let cases = [
+        (
+            "ls.txt",
+            "lock_stat",
+            lock_stat("4", "NaN"),
+            "NaN",
+            "not a finite number",
+        ),
+        (
+            "ls.txt",
+            "lock_stat",
+            lock_stat("4", "-2500.00"),
+            "-2500.00",
+            "not a finite number",
+        ),
+        (
+            "ls.txt",
+            "lock_stat",
+            lock_stat("4", "inf"),
+            "inf",
+            "not a finite number",
+        ),
+        (
+            "ls.txt",
+            "lock_stat",
+            lock_stat("4.5", "2500.00"),
+            "4.5",
+            "not a whole number",
+        ),
+        (
+            "perf.txt",
+            "perf-lock",
+            perf("inf"),
+            "inf",
+            "not a finite number",
+        ),
+        (
+            "perf.txt",
+            "perf-lock",
+            perf("-2.50"),
+            "-2.50",
+            "not a finite number",
+        ),
+    ];
+    for (file, format, text, bad, says) in cases {
+        let (n, line) = (text.lines().enumerate())
+            .find(|(_, l)| l.contains(bad))
+            .unwrap();
+        let at = format!(
+            "line {}, column {}: {says}",
+            n + 1,
+            line.find(bad).unwrap() + 1
+        );
+        let report = REPORT.replace(
+            "value = \"2500us\"",
+            &format!("from = {{ file = \"{file}\", format = \"{format}\", lock = \"m\" }}"),
+        );
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("holds.toml"), SCENARIO).unwrap();
+        std::fs::write(d.path().join("r.toml"), &report).unwrap();
+        std::fs::write(d.path().join(file), &text).unwrap();
+        let o = convoy_status(&["check", "r.toml", "--out", "c"], d.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{text}\n{err}");
+        assert!(
+            err.contains(&format!("field `observation.from`: {file}: {at}")),
+            "{at}\n{text}\n{err}"
+        );
+        assert!(!d.path().join("c").exists());
+    }
+}

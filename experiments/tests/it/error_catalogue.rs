@@ -11,6 +11,7 @@ const FRAGMENTS: &[&str] = &[
     // How errors are shown; command line.
     "convoy: error: ",
     "cannot read scenario file: ",
+    "not a regular file (",
     "at least one replication is needed",
     "is not a dotted key like `tasks.readers.count`",
     // Scenario file.
@@ -19,9 +20,12 @@ const FRAGMENTS: &[&str] = &[
     "is the base scenario's own name; give the overlay another name",
     "has no unit; expected one of ns, us, ms, s, min, h",
     "is negative; durations are zero or more",
-    "is not part of a bpftrace histogram",
+    "not part of a bpftrace histogram",
     "expected `map` to name one",
-    "expected a number of zero or more",
+    "not a number of zero or more",
+    "`call`s and blocks nest more than ",
+    "a TOML integer is from -2^63 to 2^63 - 1",
+    "has a control character; names are printed in messages",
     "it would deadlock on itself",
     "is not held at this point",
     "never advances simulated time",
@@ -72,13 +76,16 @@ const FRAGMENTS: &[&str] = &[
     // Run time.
     "ran more steps than the limit at t=",
     "nothing left to run and tasks wait forever",
+    "tasks wait for each other in a cycle of workqueue",
     "shorten the duration or raise the limit",
     // Outputs.
     "cannot create output directory",
     "install fonts-dejavu-core",
+    "write failed on purpose",
     // Sweeps and merge; validate.
     "expected at least one `[[figure]]` (metric, subject, stat)",
     "refusing to merge",
+    "not a finite number of zero or more",
     "points missing (shards not merged or not finished)",
     "targets met, ",
     // Bands.

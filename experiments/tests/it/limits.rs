@@ -392,3 +392,20 @@ fn names_that_are_not_file_names_or_repeat_are_refused() {
     );
     assert!(!dir.join("traces").exists());
 }
+
+#[test]
+fn a_million_cpus_count_in_the_memory_estimate() {
+    // About 210 bytes a CPU: a million CPUs are 200 MiB before any task,
+    // which the estimate used to leave out.
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "cpus.toml",
+        &SMALL.replace("duration = \"1s\"", "duration = \"1s\"\ncpus = 1000000"),
+    );
+    refused(
+        d.path(),
+        &["run", &f, "--max-memory", "100MiB", "--out", "out"],
+        "estimated memory is 2",
+    );
+}

@@ -382,3 +382,67 @@ fn builtin_sweeps_resolve_and_name_existing_subjects() {
         assert_eq!(p.variants.len(), h.variants.len());
     }
 }
+
+#[test]
+fn a_sweep_file_named_another_way_resumes_and_merges_as_the_same_sweep() {
+    // `sweep.toml`, `./sweep.toml` and the absolute path name one file,
+    // and so one scenario (`tiny.toml` relative to it): a shard run with
+    // one spelling resumes and merges with shards run with the others.
+    let d = setup(&sweep_text("[1, 3]", 1, ""));
+    let abs = d.path().join("sweep.toml");
+    let abs = abs.to_str().unwrap();
+    let shard = |file: &str, i: &str, out: &str| {
+        let args = [
+            "sweep",
+            file,
+            "--shard-count",
+            "3",
+            "--shard-index",
+            i,
+            "--out",
+            out,
+        ];
+        convoy(&args, d.path());
+    };
+    shard("sweep.toml", "0", "s0");
+    shard("./sweep.toml", "1", "./s1");
+    shard(abs, "2", "s2");
+    let header = std::fs::read(d.path().join("s0/sweep.json")).unwrap();
+    // Resumed under other spellings: nothing to run, the header kept.
+    for file in ["./sweep.toml", abs] {
+        let o = convoy(
+            &[
+                "sweep",
+                file,
+                "--out",
+                "s0",
+                "--shard-count",
+                "3",
+                "--shard-index",
+                "0",
+            ],
+            d.path(),
+        );
+        assert!(String::from_utf8_lossy(&o.stdout).contains("ran 0 point(s)"));
+    }
+    assert_eq!(
+        std::fs::read(d.path().join("s0/sweep.json")).unwrap(),
+        header
+    );
+    convoy(
+        &[
+            "merge",
+            "s0",
+            "./s1",
+            &d.path().join("s2").to_string_lossy(),
+            "--out",
+            "m",
+        ],
+        d.path(),
+    );
+    convoy(
+        &["sweep", "sweep.toml", "--out", "whole", "--jobs", "1"],
+        d.path(),
+    );
+    assert_eq!(csv(d.path(), "m"), csv(d.path(), "whole"));
+}

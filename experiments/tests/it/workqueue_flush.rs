@@ -287,3 +287,97 @@ profile = 'ideal'
     assert_eq!(r.counter("wq/wq/grabbed"), Some(2));
     assert_eq!(r.counter("wq/wq/executed"), Some(1));
 }
+
+/// The error a scenario text's run ends with (it must end with one).
+fn run_error(text: &str) -> experiments::world::RunError {
+    use experiments::world::{Limits, World};
+    let c = crate::common::compile_text(text);
+    World::new(&c, 1, 0, Limits::default())
+        .run(&mut |_| {})
+        .expect_err("the run must stop with an error")
+}
+
+/// Three workqueue deadlocks while a task `busy` goes on around them (so
+/// the run reaches its end): `WORKS` and `TASKS` replaced.
+const AROUND: &str = r#"
+[scenario]
+name = "cycle"
+duration = "100ms"
+[locks.m]
+kind = "mutex"
+[workqueues.q1]
+kind = "unbound"
+[workqueues.q2]
+kind = "unbound"
+WORKS
+TASKS
+[tasks.busy]
+count = 1
+program = ["loop", "sleep 1ms", "cpu 10us", "end"]
+
+[machine]
+profile = 'ideal'
+"#;
+
+#[test]
+fn r36_a_flush_that_waits_on_itself_through_work_items_is_a_named_deadlock() {
+    use experiments::world::RunError;
+    let cases = [
+        // A work item that flushes its own workqueue waits for itself.
+        (
+            "[works.w]\nprogram = [\"cpu 10us\", \"flush_workqueue q1\"]",
+            "[tasks.t]\ncount = 1\nprogram = [\"queue_work q1 w\"]",
+            vec![
+                "kworker/q1/",
+                "(running w[0]) blocked on a flush of q1 (workqueue) since t=",
+                "at t.toml:12, which waits for work item w[0] run by itself",
+            ],
+        ),
+        // A flusher holds the mutex its work item needs.
+        (
+            "[works.w]\nprogram = [\"mutex_lock m\", \"cpu 10us\", \"mutex_unlock m\"]",
+            "[tasks.t]\ncount = 1\nprogram = [\"mutex_lock m\", \"queue_work q1 w\", \"cpu 100us\", \
+             \"flush_workqueue q1\", \"mutex_unlock m\"]",
+            vec![
+                "t[0] blocked on a flush of q1 (workqueue) since t=",
+                "which waits for work item w[0] run by kworker/q1/",
+                "(running w[0]) blocked on m (lock) since",
+                "held by t[0]",
+            ],
+        ),
+        // Two work items flush each other's workqueue.
+        (
+            "[works.a]\nprogram = [\"queue_work q2 b\", \"cpu 10us\", \"flush_workqueue q2\"]\n\
+             [works.b]\nprogram = [\"cpu 5us\", \"flush_workqueue q1\"]",
+            "[tasks.t]\ncount = 1\nprogram = [\"queue_work q1 a\"]",
+            vec![
+                "(running a[0]) blocked on a flush of q2 (workqueue)",
+                "which waits for work item b[0] run by kworker/q2/",
+                "(running b[0]) blocked on a flush of q1 (workqueue)",
+                "which waits for work item a[0] run by kworker/q1/",
+            ],
+        ),
+    ];
+    for (works, tasks, needles) in cases {
+        let text = AROUND.replace("WORKS", works).replace("TASKS", tasks);
+        let e = run_error(&text);
+        assert!(matches!(e, RunError::WaitCycle { .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("tasks wait for each other in a cycle of workqueue flushes, work items and locks, forever"),
+            "{msg}"
+        );
+        for n in needles {
+            assert!(msg.contains(n), "{n}\n{msg}");
+        }
+    }
+    // Flushed without the lock held, the same items run to the end.
+    let fine = AROUND
+        .replace("WORKS", "[works.w]\nprogram = [\"mutex_lock m\", \"cpu 10us\", \"mutex_unlock m\"]")
+        .replace(
+            "TASKS",
+            "[tasks.t]\ncount = 1\nprogram = [\"mutex_lock m\", \"queue_work q1 w\", \"cpu 100us\", \
+             \"mutex_unlock m\", \"flush_workqueue q1\"]",
+        );
+    crate::common::run_text(&fine, 1);
+}
