@@ -248,7 +248,7 @@ pub(super) fn flag_sets(
     user: &[String],
     duration: Option<&str>,
     seed: Option<u64>,
-) -> anyhow::Result<(Vec<String>, Vec<(usize, String)>)> {
+) -> anyhow::Result<(Vec<String>, crate::scenario::source::FlagSets)> {
     let mut sets = user.to_vec();
     let mut flags = Vec::new();
     if let Some(d) = duration {

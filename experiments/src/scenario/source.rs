@@ -22,7 +22,7 @@ pub struct Source {
     /// `sets`, each with the flag as typed (`--duration 10s` is the set
     /// `scenario.duration=10s`): an error in its value names the flag,
     /// not a `--set` the user never typed.
-    pub flags: Vec<(usize, String)>,
+    pub flags: FlagSets,
     /// `--machine NAME`: the profile that replaces the scenario's
     /// `[machine]` table (its variants' too), before the `--set`s apply.
     pub machine: Option<String>,
@@ -37,6 +37,10 @@ pub struct Included {
     pub name: String,
     pub text: String,
 }
+
+/// The `--set`s a command made of its own flags: each one's index among
+/// the sets, and the flag as typed (`--duration 10s`).
+pub type FlagSets = Vec<(usize, String)>;
 
 /// Span offsets at and above this belong to included files.
 const INCLUDE_REGION: usize = 1 << 40;
