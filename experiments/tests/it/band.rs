@@ -204,7 +204,7 @@ fn a_guest_band_varies_the_steal_fraction_and_the_episode_length_only_beside_it(
     let p = plan(
         &write_scenario(tmp.path(), &text),
         None,
-        vec![],
+        (vec![], Vec::new()),
         None,
         1,
         Method::OneAtATime,
