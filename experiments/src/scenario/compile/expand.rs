@@ -83,7 +83,7 @@ fn key_bound(
                 }
                 _ => 0,
             },
-            Node::Block { head, body } => {
+            Node::Block { head, body, .. } => {
                 if depth >= MAX_NESTING {
                     return Err(too_deep(&head.origin));
                 }
@@ -164,7 +164,7 @@ fn walk<'a>(
                     r?;
                 }
             }
-            Node::Block { head, body } => {
+            Node::Block { head, body, .. } => {
                 if depth >= MAX_NESTING {
                     return Err(too_deep(&head.origin));
                 }
