@@ -139,6 +139,32 @@ pub enum LockOp {
 }
 
 impl LockOp {
+    /// Every op, in the order of the enum.
+    const ALL: [LockOp; 19] = {
+        use LockOp::*;
+        [
+            DownRead,
+            UpRead,
+            DownWrite,
+            UpWrite,
+            MutexLock,
+            MutexUnlock,
+            Downgrade,
+            SpinLock,
+            SpinUnlock,
+            PercpuDownRead,
+            PercpuUpRead,
+            PercpuDownWrite,
+            PercpuUpWrite,
+            WriteSeqcountBegin,
+            WriteSeqcountEnd,
+            WriteSeqlock,
+            WriteSequnlock,
+            ReadSeqcountBegin,
+            ReadSeqbegin,
+        ]
+    };
+
     pub fn keyword(self) -> &'static str {
         match self {
             LockOp::DownRead => "down_read",
@@ -189,30 +215,7 @@ impl LockOp {
 
     /// The op a lock-step keyword names.
     fn by_keyword(kw: &str) -> Option<LockOp> {
-        use LockOp::*;
-        [
-            DownRead,
-            UpRead,
-            DownWrite,
-            UpWrite,
-            MutexLock,
-            MutexUnlock,
-            Downgrade,
-            SpinLock,
-            SpinUnlock,
-            PercpuDownRead,
-            PercpuUpRead,
-            PercpuDownWrite,
-            PercpuUpWrite,
-            WriteSeqcountBegin,
-            WriteSeqcountEnd,
-            WriteSeqlock,
-            WriteSequnlock,
-            ReadSeqcountBegin,
-            ReadSeqbegin,
-        ]
-        .into_iter()
-        .find(|op| op.keyword() == kw)
+        LockOp::ALL.into_iter().find(|op| op.keyword() == kw)
     }
 }
 
