@@ -192,3 +192,30 @@ fn key_misuse_is_an_error() {
         assert!(e.contains("k.toml:"), "{e}");
     }
 }
+
+#[test]
+fn a_program_that_sets_its_key_first_needs_only_the_keys_instances() {
+    // Eight tasks over a family of 4: `self` never names a task's index
+    // when the first step is `key`, so the family needs only the 4
+    // instances the key takes.
+    let eight = KEYED.replace("count = 2", "count = 8");
+    let first = eight.replace("KEY", "key random 0 4");
+    let r = run_text(&first, 1);
+    assert_eq!(r.counter("m/acquisitions"), Some(8), "{:?}", r.counters);
+    // Anywhere but first, `self` is the index until the key step runs: the
+    // family must have an instance for each task.
+    let later = eight.replace("\"KEY\", ", "\"cpu 1us\", \"key random 0 4\", ");
+    assert!(later.contains("\"cpu 1us\", \"key random"), "{later}");
+    let e = compile_error("k.toml", &later);
+    assert!(
+        e.contains("`self` takes 8 values here but `m` has 4 instances"),
+        "{e}"
+    );
+    // A first key step that takes more values than the family has is
+    // still an error.
+    let e = compile_error("k.toml", &eight.replace("KEY", "key random 0 5"));
+    assert!(
+        e.contains("`self` takes 5 values here but `m` has 4 instances"),
+        "{e}"
+    );
+}

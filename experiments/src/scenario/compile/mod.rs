@@ -46,7 +46,7 @@ mod settings;
 use super::doc::Doc;
 use super::error::ScenarioError;
 use super::source::Source;
-use super::steps::{parse_program, Count, KeyExpr};
+use super::steps::{self, parse_program, Count, KeyExpr};
 use crate::program::{Compiled, DistId, GroupId, GroupProg, Origin, WorkTypeId};
 use indexmap::IndexMap;
 use sim::time::parse_duration;
@@ -125,6 +125,12 @@ struct Shared {
     tables: lower::Tables,
 }
 
+/// Whether the first step of a program is a `key` step, so that `self`
+/// never names the task's index in its group.
+fn keys_first(nodes: &[steps::Node]) -> bool {
+    matches!(nodes.first(), Some(steps::Node::Leaf(s)) if matches!(s.kind, steps::StepKind::Key(_)))
+}
+
 /// Compiles the program `pr` (passes 3 to 7), with its class and weight.
 fn program(
     src: &Source,
@@ -143,8 +149,13 @@ fn program(
         locks,
         lines,
         // `self` takes a group's count, or a work type's instances, or
-        // more if a `key` step sets it higher.
-        self_count: pr.self_count.max(key_bound),
+        // more if a `key` step sets it higher; only the key's values when
+        // the program's first step sets it (the index is never seen).
+        self_count: if keys_first(&nodes) {
+            key_bound
+        } else {
+            pr.self_count.max(key_bound)
+        },
         cpu_scale: settings.cpu_scale,
         possible_cpus: settings
             .cpus
