@@ -275,3 +275,157 @@ pub fn format_lines(rows: &[LineRow]) -> String {
     );
     s
 }
+
+/// `convoy bench --scale`: the machine sizes, in CPUs, whose cost per
+/// event it measures (issue 38: a fleet host has 316; 4096 is the
+/// kernel's largest common NR_CPUS).
+pub const SCALE_CPUS: [u32; 5] = [8, 64, 316, 1024, 4096];
+
+/// The size whose cost the others are compared with.
+pub const SCALE_REFERENCE_CPUS: u32 = 64;
+
+/// Events each point of `--scale` aims at (by default): enough that the
+/// start (every task runnable at once) is a small part of the run.
+pub const SCALE_EVENTS: u64 = 8_000_000;
+
+/// Events per CPU per simulated second of the scale workload (measured:
+/// 16.4 M events in 1 s on 64 CPUs), to size each point's duration.
+const SCALE_EVENTS_PER_CPU_SEC: u64 = 257_000;
+
+/// One point of the scale benchmark.
+#[derive(Clone, Debug)]
+pub struct ScaleRow {
+    pub cpus: u32,
+    pub tasks: u32,
+    pub simulated: sim::Dur,
+    pub events: u64,
+    /// Building the world (its tables grow with the machine).
+    pub setup: Duration,
+    /// The whole run.
+    pub wall: Duration,
+    /// The events and the wall time after the first quarter of the
+    /// events (every task runnable at once at the start, and every
+    /// task's state touched for the first time): the steady cost.
+    pub steady_events: u64,
+    pub steady_wall: Duration,
+}
+
+impl ScaleRow {
+    /// Wall time per event in the steady part of the run.
+    pub fn ns_per_event(&self) -> f64 {
+        self.steady_wall.as_nanos() as f64 / self.steady_events.max(1) as f64
+    }
+}
+
+/// The scale workload (`scenarios/bench-scale.toml`) on `cpus` CPUs of
+/// `server-2s`, 8 tasks per CPU, one rwsem of the family per 8 CPUs,
+/// compiled with a simulated duration of about `events` events.
+pub fn scale_scenario(
+    cpus: u32,
+    events: u64,
+) -> anyhow::Result<(crate::program::Compiled, sim::Dur)> {
+    let text = include_str!("../scenarios/bench-scale.toml");
+    let mut src = crate::scenario::Source::new("builtin:bench-scale", text);
+    let families = (cpus / 8).max(1);
+    // Whole microseconds, at least one millisecond.
+    let ns = events.saturating_mul(1_000_000_000) / (SCALE_EVENTS_PER_CPU_SEC * u64::from(cpus));
+    let simulated = sim::Dur((ns / 1000 * 1000).max(1_000_000));
+    src.sets = vec![
+        format!("scenario.cpus={cpus}"),
+        format!("scenario.duration={}ns", simulated.0),
+        format!("tasks.work.count={}", 8 * cpus),
+        format!("locks.fam.instances={families}"),
+        format!("params.families={families}"),
+    ];
+    let file = ScenarioFile::new(src)?;
+    let loaded = file.load(&file.base)?;
+    Ok((compile(&file.source, &loaded.doc, &file.base)?, simulated))
+}
+
+/// Runs [`scale_scenario`] and times it.
+pub fn scale_point(cpus: u32, events: u64, seed: u64) -> anyhow::Result<ScaleRow> {
+    let (c, simulated) = scale_scenario(cpus, events)?;
+    let tasks = 8 * cpus;
+    let start = Instant::now();
+    let mut world = World::new(&c, seed, 0, Limits::default());
+    let setup = start.elapsed();
+    // `progress` is called every CHECK_EVERY events: the instants of the
+    // calls time the steady part.
+    let mut calls: Vec<Instant> = Vec::new();
+    let start = Instant::now();
+    world.run(&mut |_| calls.push(Instant::now()))?;
+    let wall = start.elapsed();
+    let events = world.events();
+    let first = (calls.len() / 4).min(calls.len().saturating_sub(2));
+    let (steady_events, steady_wall) = match (calls.get(first), calls.last()) {
+        (Some(a), Some(b)) if calls.len() >= 2 => (
+            (calls.len() - 1 - first) as u64 * crate::world::CHECK_EVERY,
+            b.duration_since(*a),
+        ),
+        _ => (events, wall),
+    };
+    Ok(ScaleRow {
+        cpus,
+        tasks,
+        simulated,
+        events,
+        setup,
+        wall,
+        steady_events,
+        steady_wall,
+    })
+}
+
+/// The scale benchmark: [`scale_point`] at each of `cpus`.
+pub fn scale(cpus: &[u32], events: u64, seed: u64) -> anyhow::Result<Vec<ScaleRow>> {
+    cpus.iter().map(|&n| scale_point(n, events, seed)).collect()
+}
+
+/// The scale benchmark's table; its last line is
+/// `ratio_4096_to_64=<x>` (the largest size against the reference).
+pub fn format_scale(rows: &[ScaleRow]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "scale: cost per event by machine size (server-2s, 8 tasks per CPU, scenarios/bench-scale.toml)"
+    );
+    let _ = writeln!(
+        s,
+        "{:>5} {:>7} {:>10} {:>10} {:>8} {:>8} {:>9} {:>6}",
+        "cpus", "tasks", "simulated", "events", "setup_s", "run_s", "ns/event", "ratio"
+    );
+    let reference = rows
+        .iter()
+        .find(|r| r.cpus == SCALE_REFERENCE_CPUS)
+        .map(ScaleRow::ns_per_event);
+    for r in rows {
+        let ratio = reference.map_or("-".to_string(), |x| format!("{:.2}", r.ns_per_event() / x));
+        let _ = writeln!(
+            s,
+            "{:>5} {:>7} {:>10} {:>10} {:>8.3} {:>8.3} {:>9.1} {:>6}",
+            r.cpus,
+            r.tasks,
+            r.simulated.to_string(),
+            r.events,
+            r.setup.as_secs_f64(),
+            r.wall.as_secs_f64(),
+            r.ns_per_event(),
+            ratio
+        );
+    }
+    let _ = writeln!(
+        s,
+        "ns/event: wall time per event after the first quarter of the events; ratio: against {SCALE_REFERENCE_CPUS} CPUs.\n\
+         Wall times drift on a shared machine: compare builds side by side."
+    );
+    if let (Some(x), Some(last)) = (reference, rows.last()) {
+        let _ = writeln!(
+            s,
+            "ratio_{}_to_{}={:.2}",
+            last.cpus,
+            SCALE_REFERENCE_CPUS,
+            last.ns_per_event() / x
+        );
+    }
+    s
+}

@@ -18,6 +18,7 @@
 
 pub mod dist;
 pub mod id;
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod slots;

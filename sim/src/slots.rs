@@ -50,6 +50,11 @@ struct Node {
 
 const EMPTY: u64 = u64::MAX;
 
+/// The levels of a leaf's path [`SlotQueue::prefetch_path`] loads: the
+/// rest of a path of 32,768 leaves (fifteen levels) is in the top ten
+/// levels' 16 KiB, which every path shares.
+const PREFETCH_LEVELS: usize = 6;
+
 /// A slot's pending event: payload, exact time and sequence, and where
 /// it waits.
 #[derive(Copy, Clone, Debug)]
@@ -193,6 +198,8 @@ pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     /// A slot popped from the tree but not yet replayed: the usual next
     /// operation sets the same slot again, and then one replay serves both.
     stale: Option<usize>,
+    /// Whether a new winner's entry is prefetched ([`Self::set_prefetch`]).
+    prefetch: bool,
 }
 
 impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
@@ -265,6 +272,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             len: 0,
             renumbers: 0,
             stale: None,
+            prefetch: false,
         }
     }
 
@@ -356,6 +364,27 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         };
         if let Some(r) = root {
             self.roots[k] = r;
+            self.prefetch_entry(r);
+        }
+    }
+
+    /// Prefetch the entry of each new winner of a tree: worth it only
+    /// when the entries outgrow the cache (many slots), pure overhead
+    /// otherwise.
+    pub fn set_prefetch(&mut self, on: bool) {
+        self.prefetch = on;
+    }
+
+    /// Starts loading the entry of a tree's new winner: likely the next to
+    /// pop, which reads it first thing (on a large machine, a cache miss
+    /// that nothing else would overlap; see [`crate::prefetch`]).
+    #[inline(always)]
+    fn prefetch_entry(&self, winner: Node) {
+        if !self.prefetch {
+            return;
+        }
+        if let Some(e) = self.entries.get(winner.slot as usize) {
+            crate::prefetch::lines(e);
         }
     }
 
@@ -510,6 +539,35 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         t.nodes[node].key = key;
         if let Some(r) = walk(&mut t.nodes, node, full) {
             self.roots[k] = r;
+            self.prefetch_entry(r);
+        }
+    }
+
+    /// Starts loading what setting slot `slot` will read: its entry and
+    /// the lowest levels of its leaf's path (the upper levels are shared
+    /// by every path and stay cached). For an entity whose event is about
+    /// to run and likely set its slot again (see [`crate::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch_path(&self, slot: usize) {
+        if slot >= self.n {
+            return;
+        }
+        crate::prefetch::lines(&self.entries[slot]);
+        let (t, i) = if slot < self.head_end {
+            (&self.head, slot)
+        } else {
+            let t = &self.rest[self.tree_of[slot] as usize];
+            (t, slot - t.first)
+        };
+        // A line holds 4 nodes: the levels below the 4th from the top of
+        // a tree of a few hundred leaves are the ones that miss.
+        let mut node = t.cap + i;
+        for _ in 0..PREFETCH_LEVELS {
+            if node < 16 {
+                break;
+            }
+            crate::prefetch::lines(&t.nodes[node]);
+            node >>= 1;
         }
     }
 

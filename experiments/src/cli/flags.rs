@@ -366,6 +366,16 @@ pub struct BenchFlags {
     /// profile, increments per second and ns per increment by N.
     #[arg(long)]
     pub lines: bool,
+    /// Instead: the engine's cost per event on 8, 64, 316, 1024 and 4096
+    /// CPUs of `server-2s`, 8 tasks per CPU, and its ratio to 64 CPUs.
+    #[arg(long, conflicts_with = "lines")]
+    pub scale: bool,
+    /// With --scale: the machine sizes (comma-separated CPU counts).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,..", requires = "scale")]
+    pub cpus: Vec<u32>,
+    /// With --scale: events each size runs, about.
+    #[arg(long, value_name = "N", requires = "scale")]
+    pub events: Option<u64>,
 }
 
 #[cfg(test)]

@@ -32,6 +32,10 @@ pub(super) enum Ev {
     Rcu,
 }
 
+/// Task events between two checks of the limits, and so between two
+/// calls of [`World::run`]'s `progress` (a power of two).
+pub const CHECK_EVERY: u64 = 1 << 20;
+
 /// What the engine keeps to run events in order and to stop a runaway
 /// run: the queue, now and the horizon, the acting task, and the event
 /// count with what the limit checks remember between checks.
@@ -81,7 +85,7 @@ impl Clock {
             current: NONE,
             events: 0,
             limits,
-            next_check: limits.max_events.min(1 << 20),
+            next_check: limits.max_events.min(CHECK_EVERY),
             check_at: SimTime::MAX,
             check_from: 0,
         }
@@ -105,7 +109,7 @@ impl Clock {
     }
 
     /// Counts a task's event: whether the limits are due for a check
-    /// (every 2^20 events, and exactly at the event limit).
+    /// (every [`CHECK_EVERY`] events, and exactly at the event limit).
     #[inline(always)]
     pub(super) fn count_event(&mut self) -> bool {
         self.events += 1;
@@ -123,7 +127,7 @@ impl Clock {
         } else if self.events - self.check_from > self.limits.max_steps_per_instant {
             return Err(Stop::Instant);
         }
-        self.next_check = ((self.events | 0xF_FFFF) + 1).min(self.limits.max_events);
+        self.next_check = ((self.events | (CHECK_EVERY - 1)) + 1).min(self.limits.max_events);
         Ok(())
     }
 }

@@ -88,6 +88,7 @@ use std::fmt;
 use typed_index_collections::{ti_vec, TiSlice, TiVec};
 
 mod clock;
+pub use clock::CHECK_EVERY;
 use clock::{work_items, Clock, Ev, Stop};
 mod cpu;
 use cpu::Cpus;
@@ -123,6 +124,15 @@ use workqueues::Workqueues;
 /// No task (an idle CPU in [`Cpus::running_on`], no current task).
 const NONE: TaskId = TaskId(u32::MAX);
 
+/// The task count from which each task event prefetches the task's state
+/// (and the event queue the entry of its next winner): about where a
+/// task's half kilobyte of hot state (its entry, random stream, scheduler
+/// entity and queue leaf) times the tasks outgrows a 1 MiB L2 cache.
+/// Below it the prefetches are pure overhead (13% more instructions on
+/// 512 tasks); above it they halve the cost of an event on 32,768
+/// (docs/findings/2026-12-03-cost-per-event-by-machine-size.md).
+pub const PREFETCH_FROM_TASKS: usize = 2048;
+
 /// One replication of one variant: the compiled scenario, and the state
 /// of each subsystem it runs, each driven by the code beside it.
 pub struct World<'c> {
@@ -140,6 +150,9 @@ pub struct World<'c> {
     rcu: Option<Box<RcuWorld>>,
     stats: Stats,
     obs: Observers,
+    /// Whether each task event prefetches the task's state: on when the
+    /// tasks' state outgrows the cache ([`PREFETCH_FROM_TASKS`]).
+    prefetch: bool,
 }
 
 impl<'c> World<'c> {
@@ -147,9 +160,12 @@ impl<'c> World<'c> {
     /// (seed, replication, `task/GROUP`, index).
     pub fn new(c: &'c Compiled, seed: u64, replication: u64, limits: Limits) -> Self {
         let tasks = Tasks::new(c, (seed, replication));
+        let prefetch = tasks.len() >= PREFETCH_FROM_TASKS;
+        let mut clock = Clock::new(c, &tasks, limits);
+        clock.queue.set_prefetch(prefetch);
         World {
             c,
-            clock: Clock::new(c, &tasks, limits),
+            clock,
             cpus: Cpus::new(c, &tasks, (seed, replication)),
             locks: Locks::new(c),
             lines: Lines::new(c),
@@ -158,8 +174,16 @@ impl<'c> World<'c> {
             rcu: RcuWorld::new(c),
             stats: Stats::new(c),
             obs: Observers::default(),
+            prefetch,
             tasks,
         }
+    }
+
+    /// Turns the prefetching of each event's state on or off, whatever
+    /// the task count: for tests that a prefetch changes no result.
+    pub fn set_prefetch(&mut self, on: bool) {
+        self.prefetch = on;
+        self.clock.queue.set_prefetch(on);
     }
 
     /// Records every random duration drawn, as (task, value): for tests of
@@ -197,6 +221,9 @@ impl<'c> World<'c> {
                 }
                 continue;
             };
+            if self.prefetch {
+                self.prefetch_task(t);
+            }
             self.count_event(t, progress)?;
             match ev {
                 Ev::Run => self.run_task(t)?,
@@ -210,6 +237,19 @@ impl<'c> World<'c> {
             }
         }
         self.nothing_left()
+    }
+
+    /// Starts loading task `t`'s state from each table an event of its
+    /// reads (its task entry, its random stream, its scheduler entity),
+    /// so that on a large machine the cache misses overlap
+    /// (docs/findings/2026-12-03-cost-per-event-by-machine-size.md).
+    #[inline(always)]
+    fn prefetch_task(&self, t: TaskId) {
+        sim::prefetch::lines(&self.tasks.table[t]);
+        sim::prefetch::lines(&self.tasks.rngs[t]);
+        self.cpus.pool.prefetch(t);
+        // A task's slot is its index (`EventSlots::task`).
+        self.clock.queue.prefetch_path(t.index());
     }
 
     /// Every task but the idle kworkers becomes runnable, and the

@@ -66,6 +66,12 @@ pub struct Cfs {
 impl Cfs {
     /// `slice`: the base slice (`sysctl_sched_min_granularity` as scaled by
     /// the CPU count); `queues`: how many run queues (at least one).
+    /// Starts loading `t`'s entity into the cache.
+    #[inline(always)]
+    pub fn prefetch(&self, t: TaskId) {
+        self.se.prefetch(t);
+    }
+
     pub fn new(slice: Dur, queues: usize) -> Cfs {
         let slice = slice.0.clamp(3, i64::MAX as u64 / 16) as i64;
         Cfs {

@@ -444,6 +444,19 @@ impl CpuPool {
         }
     }
 
+    /// Starts loading what the pool keeps of `task` into the cache, at the
+    /// start of its event (see [`sim::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, task: TaskId) {
+        // The task's CPU: its run queue is the one its event updates.
+        let home = (self.percpu.as_ref())
+            .and_then(|p| p.home.get(task))
+            .filter(|&&h| h != NOT_PLACED);
+        if let Some(f) = self.fair.as_ref() {
+            f.prefetch(task, home.map_or(0, |h| h.index()));
+        }
+    }
+
     pub fn is_unlimited(&self) -> bool {
         self.limit.is_none()
     }

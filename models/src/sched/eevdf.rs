@@ -188,6 +188,15 @@ fn div_floor(a: i128, b: i128) -> i64 {
 }
 
 impl Eevdf {
+    /// Starts loading `t`'s entity and run queue `rq` into the cache.
+    #[inline(always)]
+    pub fn prefetch(&self, t: TaskId, rq: usize) {
+        self.se.prefetch(t);
+        if let Some(q) = self.rqs.get(rq) {
+            sim::prefetch::lines(q);
+        }
+    }
+
     /// `slice`: the base slice (`sysctl_sched_base_slice` as scaled by the
     /// CPU count); `tick`: 1/HZ.
     /// `queues`: how many run queues (at least one).

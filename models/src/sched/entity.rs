@@ -26,6 +26,14 @@ impl<E: Copy + Default> PerTask<E> {
         self.0.get(t.index()).copied().unwrap_or_default()
     }
 
+    /// Starts loading `t`'s entry into the cache (see [`sim::prefetch`]).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, t: TaskId) {
+        if let Some(e) = self.0.get(t.index()) {
+            sim::prefetch::lines(e);
+        }
+    }
+
     pub(crate) fn get_mut(&mut self, t: TaskId) -> &mut E {
         let i = t.index();
         if i >= self.0.len() {

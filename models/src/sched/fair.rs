@@ -14,6 +14,15 @@ pub enum FairOrder {
 }
 
 impl FairOrder {
+    /// Starts loading `t`'s entity and run queue `rq` into the cache.
+    #[inline(always)]
+    pub fn prefetch(&self, t: TaskId, rq: usize) {
+        match self {
+            FairOrder::Eevdf(e) => e.prefetch(t, rq),
+            FairOrder::Cfs(c) => c.prefetch(t),
+        }
+    }
+
     /// `t` becomes runnable at `now` on queue `rq`.
     pub fn wake(&mut self, now: SimTime, t: TaskId, rq: usize) {
         match self {

@@ -1,0 +1,89 @@
+//! The engine at machine size (issue 38): `convoy bench --scale`, and
+//! the prefetching that large worlds turn on, which must change no
+//! result.
+
+use crate::common::{convoy, convoy_status};
+use experiments::world::{Limits, World, PREFETCH_FROM_TASKS};
+
+/// The scale workload on `cpus` CPUs for about `events` events, with the
+/// prefetching of each event's state `on` or off.
+fn scale_result(cpus: u32, events: u64, on: bool) -> (output::VariantResult, u64) {
+    let (c, _) = experiments::bench::scale_scenario(cpus, events).expect("compiles");
+    let mut w = World::new(&c, 1, 0, Limits::default());
+    w.set_prefetch(on);
+    w.run(&mut |_| {}).expect("runs");
+    let events = w.events();
+    (w.result(), events)
+}
+
+#[test]
+fn prefetching_changes_no_result() {
+    // 32 CPUs, 256 tasks: small enough for a test, large enough that the
+    // event queue's winners change under many tasks.
+    let (off, n_off) = scale_result(32, 200_000, false);
+    let (on, n_on) = scale_result(32, 200_000, true);
+    assert!(n_off > 100_000, "{n_off} events");
+    assert_eq!(n_off, n_on);
+    assert_eq!(off, on);
+}
+
+#[test]
+fn the_scale_workload_is_on_from_the_prefetch_threshold() {
+    // 8 tasks per CPU: 256 CPUs is the first size with the prefetching on
+    // by itself, 316 (a fleet host) has it.
+    assert_eq!(PREFETCH_FROM_TASKS, 8 * 256);
+    let (c, d) = experiments::bench::scale_scenario(316, 1_000_000).expect("compiles");
+    assert_eq!(c.groups.iter().map(|g| g.count).sum::<u32>(), 8 * 316);
+    assert!(d >= sim::Dur(1_000_000), "{d}");
+}
+
+#[test]
+fn bench_scale_prints_the_cost_per_event_by_machine_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = convoy(
+        &["bench", "--scale", "--cpus", "8,64", "--events", "40000"],
+        dir.path(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("scale: cost per event"), "{text}");
+    let header: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "cpus",
+            "tasks",
+            "simulated",
+            "events",
+            "setup_s",
+            "run_s",
+            "ns/event",
+            "ratio"
+        ]
+    );
+    let row = |i: usize| lines[i].split_whitespace().collect::<Vec<_>>();
+    assert_eq!(row(2)[..2], ["8", "64"], "{text}");
+    assert_eq!(row(3)[..2], ["64", "512"], "{text}");
+    assert_eq!(row(3)[7], "1.00", "{text}");
+    let events: u64 = row(3)[3].parse().unwrap();
+    assert!((30_000..60_000).contains(&events), "{text}");
+    assert_eq!(lines.last(), Some(&"ratio_64_to_64=1.00"), "{text}");
+    // Nothing is written.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn bench_scale_refuses_bad_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (&["bench", "--scale", "--cpus", "0"][..], "--cpus 0"),
+        (&["bench", "--scale", "--events", "0"][..], "--events 0"),
+        (&["bench", "--cpus", "8"][..], "--scale"),
+        (&["bench", "--scale", "--lines"][..], "--lines"),
+    ] {
+        let out = convoy_status(args, dir.path());
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
