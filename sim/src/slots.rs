@@ -211,6 +211,11 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// renumbering leaves room for at least as many sets again.
     pub const MAX_SLOTS: usize = 1 << (SUB_BITS - 1);
 
+    /// Bytes each slot costs: its entry, its leaf and an internal node of
+    /// its tree, and its tree's number.
+    pub const BYTES_PER_SLOT: usize =
+        std::mem::size_of::<Entry<K>>() + 2 * std::mem::size_of::<Node>() + 1;
+
     /// A queue of `n` slots, all empty; `fill` is a placeholder payload.
     /// Panics if `n > MAX_SLOTS` (callers check and report it).
     pub fn new(n: usize, fill: K) -> Self {

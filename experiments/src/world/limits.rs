@@ -41,13 +41,22 @@ impl Default for Limits {
 /// build, `/usr/bin/time -f %M`).
 const PER_CPU: u64 = 256;
 
+/// Bytes every task costs beside its entry and its slots: its random
+/// stream, its event-queue slot, what the CPU pool and its fair order keep
+/// of it, its reclaim state and when it last read each line.
+const PER_TASK_TABLES: usize = std::mem::size_of::<sim::Stream>()
+    + sim::SlotQueue::<Ev>::BYTES_PER_SLOT
+    + models::sched::CpuPool::BYTES_PER_TASK
+    + std::mem::size_of::<memcg::MidReclaim>()
+    + std::mem::size_of::<SimTime>();
+
 /// Bytes a run of `c` needs, roughly: the task table, locks, work items,
 /// the CPUs, one histogram per reported series and, when the run reaches
 /// its end, a bin per window of each series (1 ms windows over a long
 /// run are most of it).
 pub fn estimated_memory(c: &Compiled) -> u64 {
     let per_task = |g: &crate::program::GroupProg| {
-        std::mem::size_of::<Task>() as u64
+        (std::mem::size_of::<Task>() + PER_TASK_TABLES) as u64
             + 12 * u64::from(g.hold_slots)
             + 8 * (u64::from(g.span_slots) + u64::from(g.repeat_slots))
             + 8 * c.memcgs.len() as u64

@@ -66,6 +66,9 @@ pub struct Cfs {
 impl Cfs {
     /// `slice`: the base slice (`sysctl_sched_min_granularity` as scaled by
     /// the CPU count); `queues`: how many run queues (at least one).
+    /// Bytes of each task's entity.
+    pub const BYTES_PER_TASK: usize = std::mem::size_of::<Entity>();
+
     /// Starts loading `t`'s entity into the cache.
     #[inline(always)]
     pub fn prefetch(&self, t: TaskId) {

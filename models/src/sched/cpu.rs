@@ -457,6 +457,11 @@ impl CpuPool {
         }
     }
 
+    /// Bytes the pool keeps per task at most: its CPU with per-CPU
+    /// queues, whether it is RT, and its entity in a fair order.
+    pub const BYTES_PER_TASK: usize =
+        std::mem::size_of::<CpuId>() + std::mem::size_of::<bool>() + FairOrder::BYTES_PER_TASK;
+
     pub fn is_unlimited(&self) -> bool {
         self.limit.is_none()
     }

@@ -188,6 +188,9 @@ fn div_floor(a: i128, b: i128) -> i64 {
 }
 
 impl Eevdf {
+    /// Bytes of each task's entity.
+    pub const BYTES_PER_TASK: usize = std::mem::size_of::<Entity>();
+
     /// Starts loading `t`'s entity and run queue `rq` into the cache.
     #[inline(always)]
     pub fn prefetch(&self, t: TaskId, rq: usize) {

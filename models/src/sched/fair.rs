@@ -14,6 +14,13 @@ pub enum FairOrder {
 }
 
 impl FairOrder {
+    /// Bytes either order keeps per task (its entity), the larger of the two.
+    pub const BYTES_PER_TASK: usize = if Eevdf::BYTES_PER_TASK > Cfs::BYTES_PER_TASK {
+        Eevdf::BYTES_PER_TASK
+    } else {
+        Cfs::BYTES_PER_TASK
+    };
+
     /// Starts loading `t`'s entity and run queue `rq` into the cache.
     #[inline(always)]
     pub fn prefetch(&self, t: TaskId, rq: usize) {
