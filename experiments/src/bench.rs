@@ -308,12 +308,46 @@ pub struct ScaleRow {
     /// task's state touched for the first time): the steady cost.
     pub steady_events: u64,
     pub steady_wall: Duration,
+    /// `--max-memory`'s estimate of the world, in bytes.
+    pub memory: u64,
+    /// Cloning the world at the end of the run (a snapshot, as rare-event
+    /// splitting takes them).
+    pub clone: Duration,
+    /// The steady ns per event of each round (`--rounds`), in run order.
+    pub rounds: Vec<f64>,
 }
 
 impl ScaleRow {
-    /// Wall time per event in the steady part of the run.
+    /// Wall time per event in the steady part of a run: the median over
+    /// the rounds.
     pub fn ns_per_event(&self) -> f64 {
+        let mut v = self.rounds.clone();
+        if v.is_empty() {
+            return self.steady_ns();
+        }
+        v.sort_by(f64::total_cmp);
+        let m = v.len() / 2;
+        if v.len() % 2 == 1 {
+            v[m]
+        } else {
+            (v[m - 1] + v[m]) / 2.0
+        }
+    }
+
+    /// This run's wall time per event in its steady part.
+    fn steady_ns(&self) -> f64 {
         self.steady_wall.as_nanos() as f64 / self.steady_events.max(1) as f64
+    }
+
+    /// The lowest and highest ns per event over the rounds.
+    pub fn range(&self) -> (f64, f64) {
+        let lo = self.rounds.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = self
+            .rounds
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
     }
 }
 
@@ -356,6 +390,10 @@ pub fn scale_point(cpus: u32, events: u64, seed: u64) -> anyhow::Result<ScaleRow
     world.run(&mut |_| calls.push(Instant::now()))?;
     let wall = start.elapsed();
     let events = world.events();
+    let start = Instant::now();
+    let snapshot = world.clone();
+    let clone = start.elapsed();
+    drop(snapshot);
     let first = (calls.len() / 4).min(calls.len().saturating_sub(2));
     let (steady_events, steady_wall) = match (calls.get(first), calls.last()) {
         (Some(a), Some(b)) if calls.len() >= 2 => (
@@ -373,12 +411,29 @@ pub fn scale_point(cpus: u32, events: u64, seed: u64) -> anyhow::Result<ScaleRow
         wall,
         steady_events,
         steady_wall,
+        memory: crate::world::estimated_memory(&c),
+        clone,
+        rounds: Vec::new(),
     })
 }
 
 /// The scale benchmark: [`scale_point`] at each of `cpus`.
-pub fn scale(cpus: &[u32], events: u64, seed: u64) -> anyhow::Result<Vec<ScaleRow>> {
-    cpus.iter().map(|&n| scale_point(n, events, seed)).collect()
+/// Every size runs once per round, the sizes in turn, so that a drift in
+/// the machine's speed hits every size alike; each row keeps its first
+/// round's figures and every round's ns per event.
+pub fn scale(cpus: &[u32], events: u64, seed: u64, rounds: u32) -> anyhow::Result<Vec<ScaleRow>> {
+    let mut rows: Vec<ScaleRow> = Vec::new();
+    for round in 0..rounds.max(1) {
+        for (i, &n) in cpus.iter().enumerate() {
+            let r = scale_point(n, events, seed)?;
+            let ns = r.steady_ns();
+            if round == 0 {
+                rows.push(r);
+            }
+            rows[i].rounds.push(ns);
+        }
+    }
+    Ok(rows)
 }
 
 /// The scale benchmark's table; its last line is
@@ -391,8 +446,18 @@ pub fn format_scale(rows: &[ScaleRow]) -> String {
     );
     let _ = writeln!(
         s,
-        "{:>5} {:>7} {:>10} {:>10} {:>8} {:>8} {:>9} {:>6}",
-        "cpus", "tasks", "simulated", "events", "setup_s", "run_s", "ns/event", "ratio"
+        "{:>5} {:>7} {:>10} {:>10} {:>8} {:>8} {:>9} {:>13} {:>6} {:>8} {:>9}",
+        "cpus",
+        "tasks",
+        "simulated",
+        "events",
+        "setup_s",
+        "run_s",
+        "ns/event",
+        "range",
+        "ratio",
+        "mem_mib",
+        "clone_ms"
     );
     let reference = rows
         .iter()
@@ -402,7 +467,7 @@ pub fn format_scale(rows: &[ScaleRow]) -> String {
         let ratio = reference.map_or("-".to_string(), |x| format!("{:.2}", r.ns_per_event() / x));
         let _ = writeln!(
             s,
-            "{:>5} {:>7} {:>10} {:>10} {:>8.3} {:>8.3} {:>9.1} {:>6}",
+            "{:>5} {:>7} {:>10} {:>10} {:>8.3} {:>8.3} {:>9.1} {:>13} {:>6} {:>8.1} {:>9.3}",
             r.cpus,
             r.tasks,
             r.simulated.to_string(),
@@ -410,13 +475,22 @@ pub fn format_scale(rows: &[ScaleRow]) -> String {
             r.setup.as_secs_f64(),
             r.wall.as_secs_f64(),
             r.ns_per_event(),
-            ratio
+            {
+                let (lo, hi) = r.range();
+                format!("{lo:.1}-{hi:.1}")
+            },
+            ratio,
+            r.memory as f64 / f64::from(1 << 20),
+            r.clone.as_secs_f64() * 1e3
         );
     }
     let _ = writeln!(
         s,
-        "ns/event: wall time per event after the first quarter of the events; ratio: against {SCALE_REFERENCE_CPUS} CPUs.\n\
-         Wall times drift on a shared machine: compare builds side by side."
+        "ns/event: wall time per event after the first quarter of the events, the median of {} round(s)\n\
+         (range: lowest-highest); ratio: against {SCALE_REFERENCE_CPUS} CPUs; setup_s, run_s: the first round;\n\
+         mem_mib: the world's estimated memory (--max-memory); clone_ms: a snapshot of the world at the end.\n\
+         Wall times drift on a shared machine: compare builds side by side.",
+        rows.first().map_or(0, |r| r.rounds.len())
     );
     if let (Some(x), Some(last)) = (reference, rows.last()) {
         let _ = writeln!(

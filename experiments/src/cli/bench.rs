@@ -13,6 +13,7 @@ pub(super) enum BenchPlan {
         cpus: Vec<u32>,
         events: u64,
         seed: u64,
+        rounds: u32,
     },
 }
 
@@ -22,6 +23,9 @@ const MAX_SCALE_CPUS: u32 = 65_536;
 
 /// The most events a `--scale` point runs (about an hour at 4096 CPUs).
 const MAX_SCALE_EVENTS: u64 = 10_000_000_000;
+
+/// The most rounds `--scale` runs.
+const MAX_SCALE_ROUNDS: u32 = 100;
 
 /// Checks the duration: the benchmark's arguments.
 pub(super) fn plan(f: BenchFlags) -> anyhow::Result<BenchPlan> {
@@ -41,10 +45,14 @@ pub(super) fn plan(f: BenchFlags) -> anyhow::Result<BenchPlan> {
         if events == 0 || events > MAX_SCALE_EVENTS {
             anyhow::bail!("--events {events}: 1 to {MAX_SCALE_EVENTS}");
         }
+        if f.rounds == 0 || f.rounds > MAX_SCALE_ROUNDS {
+            anyhow::bail!("--rounds {}: 1 to {MAX_SCALE_ROUNDS}", f.rounds);
+        }
         return Ok(BenchPlan::Scale {
             cpus,
             events,
             seed: f.seed,
+            rounds: f.rounds,
         });
     }
     sim::time::parse_duration(&f.duration).with_context(|| format!("--duration {}", f.duration))?;
@@ -62,12 +70,15 @@ pub(super) fn plan(f: BenchFlags) -> anyhow::Result<BenchPlan> {
 pub(super) fn execute(p: BenchPlan) -> anyhow::Result<()> {
     match p {
         BenchPlan::Lines => print!("{}", bench::format_lines(&bench::lines()?)),
-        BenchPlan::Scale { cpus, events, seed } => {
-            print!(
-                "{}",
-                bench::format_scale(&bench::scale(&cpus, events, seed)?)
-            )
-        }
+        BenchPlan::Scale {
+            cpus,
+            events,
+            seed,
+            rounds,
+        } => print!(
+            "{}",
+            bench::format_scale(&bench::scale(&cpus, events, seed, rounds)?)
+        ),
         BenchPlan::Convoy(a) => {
             let r = bench::run(&a)?;
             print!("{}", bench::format(&r));

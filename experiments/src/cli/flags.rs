@@ -376,6 +376,10 @@ pub struct BenchFlags {
     /// With --scale: events each size runs, about.
     #[arg(long, value_name = "N", requires = "scale")]
     pub events: Option<u64>,
+    /// With --scale: rounds over all sizes; each size's figure is the
+    /// median of its rounds.
+    #[arg(long, value_name = "N", requires = "scale", default_value_t = 3)]
+    pub rounds: u32,
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ pub const CHECK_EVERY: u64 = 1 << 20;
 /// What the engine keeps to run events in order and to stop a runaway
 /// run: the queue, now and the horizon, the acting task, and the event
 /// count with what the limit checks remember between checks.
+#[derive(Clone)]
 pub(super) struct Clock {
     pub(super) queue: SlotQueue<Ev>,
     /// Which queue slot is whose.

@@ -9,6 +9,7 @@ use super::*;
 /// time slice, whether anything can ever ask a running task to
 /// reschedule, how many tasks spin on their CPU (need_resched stops
 /// them), and what the results count of it.
+#[derive(Clone)]
 pub(super) struct Cpus {
     pub(super) pool: CpuPool,
     /// The task on each CPU (`NONE` for an idle one), with limited CPUs:

@@ -44,6 +44,7 @@ const NO_LINE: u32 = u32::MAX;
 const NO_POLLER: (TaskId, SimTime) = (NONE, SimTime::ZERO);
 
 /// The cache lines of a run.
+#[derive(Clone)]
 pub(super) struct Lines {
     /// Per lock, the fabric its word's line uses (an index into
     /// `fabrics`; [`NO_LINE`]: none). Empty when no lock word has a line.

@@ -6,6 +6,7 @@ use super::*;
 /// The locks: one [`LockPolicy`] per lock instance, what the results
 /// count per lock and mode, and the buffer a policy appends its wakes to
 /// (kept so that no lock operation allocates).
+#[derive(Clone)]
 pub(super) struct Locks {
     pub(super) policies: TiVec<LockId, AnyLock>,
     /// Per lock and mode ([`mode_index`]): acquisitions, and those that

@@ -16,6 +16,7 @@ pub(super) const OOM_REAPER_DELAY_HZ: u64 = 2;
 /// kill or the reaper frees them), the background release owed, the
 /// reclaim attempts that return their pages at a midpoint, and what
 /// the charges cost, for the results.
+#[derive(Clone)]
 pub(super) struct Memcgs {
     pub(super) groups: TiVec<MemcgId, Memcg>,
     /// Background release owed but not yet applied (fractional pages).

@@ -135,6 +135,7 @@ pub const PREFETCH_FROM_TASKS: usize = 2048;
 
 /// One replication of one variant: the compiled scenario, and the state
 /// of each subsystem it runs, each driven by the code beside it.
+#[derive(Clone)]
 pub struct World<'c> {
     /// The compiled scenario: the programs and the specs of the locks,
     /// memcgs, workqueues and statistics.
@@ -153,6 +154,8 @@ pub struct World<'c> {
     /// Whether each task event prefetches the task's state: on when the
     /// tasks' state outgrows the cache ([`PREFETCH_FROM_TASKS`]).
     prefetch: bool,
+    /// Whether the run has begun (a [`World::run_until`] stopped part way).
+    started: bool,
 }
 
 impl<'c> World<'c> {
@@ -175,6 +178,7 @@ impl<'c> World<'c> {
             stats: Stats::new(c),
             obs: Observers::default(),
             prefetch,
+            started: false,
             tasks,
         }
     }
@@ -200,41 +204,78 @@ impl<'c> World<'c> {
     /// `progress` now and then with the simulated time reached.
     pub fn run(&mut self, progress: &mut dyn FnMut(SimTime)) -> Result<(), RunError> {
         self.start();
+        self.run_to_horizon(progress)
+    }
+
+    /// Runs the events before `until` (and before the horizon), and
+    /// stops with the rest pending: a clone of the world then is a
+    /// snapshot, and [`World::run`] on it or on the original goes on
+    /// exactly as one uninterrupted run would (same events, same order).
+    pub fn run_until(
+        &mut self,
+        until: SimTime,
+        progress: &mut dyn FnMut(SimTime),
+    ) -> Result<(), RunError> {
+        self.start();
+        let until = until.min(self.clock.horizon);
+        // Peek before each pop: an event popped at `until` and set again
+        // would take a new sequence number, after events set before it
+        // for the same instant.
+        while self.clock.queue.peek_time().is_some_and(|at| at < until) {
+            let (at, slot, ev) = self.clock.queue.pop().expect("peeked");
+            self.clock.now = at;
+            self.event(slot, ev, progress)?;
+        }
+        Ok(())
+    }
+
+    /// One event popped at `slot` (the clock is at its time).
+    #[inline(always)]
+    fn event(
+        &mut self,
+        slot: usize,
+        ev: Ev,
+        progress: &mut dyn FnMut(SimTime),
+    ) -> Result<(), RunError> {
         let slots = self.clock.slots;
+        let Some(t) = slots.task(slot) else {
+            self.clock.current = NONE;
+            match ev {
+                Ev::Timer => self.delayed_work_timer(slots.timer_of(slot)),
+                Ev::Reap => self.memcg.oom_reap(slots.reaper_of(slot)),
+                Ev::Release => self.release_tick(slots.release_of(slot)),
+                Ev::Rcu => self.rcu_tick(),
+                Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd | Ev::LockTimer => {
+                    unreachable!("a task's event is in the task's slot")
+                }
+            }
+            return Ok(());
+        };
+        if self.prefetch {
+            self.prefetch_task(t);
+        }
+        self.count_event(t, progress)?;
+        match ev {
+            Ev::Run => self.run_task(t),
+            Ev::Wake => self.sleep_over(t),
+            Ev::Ready => self.wake_latency_over(t),
+            Ev::SpinEnd => self.spin_end(t),
+            Ev::LockTimer => self.lock_sleep_over(t),
+            Ev::Timer | Ev::Reap | Ev::Release | Ev::Rcu => {
+                unreachable!("timer, reaper and release events are in their own slots")
+            }
+        }
+    }
+
+    /// The run's loop, from wherever it is to the horizon.
+    fn run_to_horizon(&mut self, progress: &mut dyn FnMut(SimTime)) -> Result<(), RunError> {
         while let Some((at, slot, ev)) = self.clock.queue.pop() {
             if at >= self.clock.horizon {
                 self.stop_at_horizon(slot, at, ev);
                 return self.no_wait_cycle();
             }
             self.clock.now = at;
-            let Some(t) = slots.task(slot) else {
-                // A timer, the reaper or a release tick: no task acts.
-                self.clock.current = NONE;
-                match ev {
-                    Ev::Timer => self.delayed_work_timer(slots.timer_of(slot)),
-                    Ev::Reap => self.memcg.oom_reap(slots.reaper_of(slot)),
-                    Ev::Release => self.release_tick(slots.release_of(slot)),
-                    Ev::Rcu => self.rcu_tick(),
-                    Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd | Ev::LockTimer => {
-                        unreachable!("a task's event is in the task's slot")
-                    }
-                }
-                continue;
-            };
-            if self.prefetch {
-                self.prefetch_task(t);
-            }
-            self.count_event(t, progress)?;
-            match ev {
-                Ev::Run => self.run_task(t)?,
-                Ev::Wake => self.sleep_over(t)?,
-                Ev::Ready => self.wake_latency_over(t)?,
-                Ev::SpinEnd => self.spin_end(t)?,
-                Ev::LockTimer => self.lock_sleep_over(t)?,
-                Ev::Timer | Ev::Reap | Ev::Release | Ev::Rcu => {
-                    unreachable!("timer, reaper and release events are in their own slots")
-                }
-            }
+            self.event(slot, ev, progress)?;
         }
         self.nothing_left()
     }
@@ -257,6 +298,9 @@ impl<'c> World<'c> {
     #[cold]
     #[inline(never)]
     fn start(&mut self) {
+        if std::mem::replace(&mut self.started, true) {
+            return;
+        }
         for t in (0..self.tasks.len()).map(TaskId::from) {
             if self.tasks[t].state != State::Idle {
                 self.make_runnable(t);

@@ -8,7 +8,7 @@ use super::*;
 /// random draws (tests of common random numbers). Each is absent unless
 /// asked for, and none changes what happens: the hot paths test them for
 /// `None` and go on.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Observers {
     /// `--trace`: what this run looks like, slice by slice.
     pub(super) trace: Option<Box<Trace>>,

@@ -21,6 +21,7 @@ pub(super) struct Callback {
 
 /// RCU in the world: the model, whether its tick event is set, and the
 /// buffer of actions a tick returns.
+#[derive(Clone)]
 pub(super) struct RcuWorld {
     rcu: Rcu<Callback>,
     armed: bool,

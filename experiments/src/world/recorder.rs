@@ -98,6 +98,7 @@ pub struct Wanted {
 pub const MAX_ABOVE: usize = 10_000;
 
 /// The first run: keeps the worst waits and those over the threshold.
+#[derive(Clone)]
 pub struct Picker {
     wanted: Wanted,
     /// The `top` worst so far, worst first.
@@ -231,6 +232,7 @@ where
 
 /// The later runs: what the tasks of interest did over the intervals of
 /// interest ([`Focus`]).
+#[derive(Clone)]
 pub struct Recorder {
     focus: Focus<TaskId>,
     /// Per lock, intervals in which every task's waits for it and holds

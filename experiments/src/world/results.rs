@@ -10,6 +10,7 @@ use super::*;
 /// `ida` hands them out), the other counters the compiler numbers for
 /// the programs. Unlike the rest these steer the run: they choose the
 /// keys that name lock and work instances.
+#[derive(Clone)]
 pub(super) struct Stats {
     series: TiVec<StatId, Stat>,
     /// Values of the scenario's `count` counters.
@@ -18,6 +19,7 @@ pub(super) struct Stats {
     key_next: TiVec<KeyCounterId, u32>,
 }
 
+#[derive(Clone)]
 struct Stat {
     hist: HdrCounts,
     windows: Windows,

@@ -9,6 +9,7 @@ use super::*;
 /// as the program needs (a run of [`SlotBase`] entries each), and the
 /// program's stream because it is large and read only at a draw, while
 /// the task's own fields are read at every event.
+#[derive(Clone)]
 pub(super) struct Tasks {
     /// The program tasks, group by group, then the kworkers, workqueue
     /// by workqueue.
@@ -297,6 +298,7 @@ pub(super) fn pending(r: Resume, lock: LockId, granted: bool) -> Resume {
 }
 
 /// One task: a program task or a kworker.
+#[derive(Clone)]
 pub(super) struct Task {
     pub(super) group: GroupId,
     pub(super) index: u32,

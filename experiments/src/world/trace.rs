@@ -20,7 +20,7 @@ use typed_index_collections::{ti_vec, TiVec};
 /// Most events one trace keeps.
 pub const MAX_EVENTS: usize = 2_000_000;
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 struct Event {
     name: String,
     cat: &'static str,
@@ -44,6 +44,7 @@ fn us(t: SimTime) -> f64 {
 }
 
 /// The events of one run, collected as it goes.
+#[derive(Clone)]
 pub struct Trace {
     from: SimTime,
     to: SimTime,

@@ -12,6 +12,7 @@ use models::machine::wake::{ttwu_idle, WakeCost};
 
 /// What the world keeps for the wake path: one field per CPU (when it
 /// went idle) and the counters, and a guest's steal processes.
+#[derive(Clone)]
 pub(super) struct WakePath {
     /// When each CPU last became idle; `SimTime::MAX` while it is busy or
     /// reserved for a woken task (R68). R65's idle time runs from it.

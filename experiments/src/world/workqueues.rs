@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 /// busy, the workqueue of each item's armed timer, the tasks waiting in
 /// a flush or for a running item, and the buffer a workqueue appends
 /// its actions to (kept so that no call allocates).
+#[derive(Clone)]
 pub(super) struct Workqueues {
     pub(super) queues: TiVec<WqId, Workqueue>,
     /// Idle kworkers of each workqueue not run by the pools.

@@ -38,10 +38,52 @@ fn the_scale_workload_is_on_from_the_prefetch_threshold() {
 }
 
 #[test]
+fn a_snapshot_goes_on_as_the_run_it_was_taken_from() {
+    // One run to the end; another stopped part way, cloned, and both it
+    // and its clone run on: all three end byte-identical (same events in
+    // the same order), the snapshot too. Built-ins with timers, memcg,
+    // workqueues and RCU, and the scale workload with its prefetching.
+    let mut worlds: Vec<(String, experiments::program::Compiled, sim::SimTime)> = Vec::new();
+    for name in ["pidlist-flush-run-a", "inode-alloc-reclaim", "rmdir-churn"] {
+        let src = experiments::builtin::source(name, &["scenario.duration=400ms".into()]).unwrap();
+        let file = experiments::scenario::ScenarioFile::new(src).unwrap();
+        let loaded = file.load(&file.base).unwrap();
+        let c = experiments::scenario::compile(&file.source, &loaded.doc, &file.base).unwrap();
+        worlds.push((name.into(), c, sim::SimTime(137_000_001)));
+    }
+    let (c, d) = experiments::bench::scale_scenario(300, 300_000).unwrap();
+    worlds.push(("bench-scale".into(), c, sim::SimTime(d.0 / 3)));
+    for (name, c, at) in &worlds {
+        let whole = {
+            let mut w = World::new(c, 5, 0, Limits::default());
+            w.run(&mut |_| {}).unwrap();
+            (w.events(), w.result())
+        };
+        let mut first = World::new(c, 5, 0, Limits::default());
+        first.run_until(*at, &mut |_| {}).unwrap();
+        let paused = first.events();
+        assert!(
+            paused > 0 && paused < whole.0,
+            "{name}: {paused} of {}",
+            whole.0
+        );
+        let mut snapshot = first.clone();
+        first.run(&mut |_| {}).unwrap();
+        snapshot.run(&mut |_| {}).unwrap();
+        assert_eq!(first.events(), whole.0, "{name}");
+        assert_eq!(snapshot.events(), whole.0, "{name}");
+        assert!(first.result() == whole.1, "{name}: the paused run differs");
+        assert!(snapshot.result() == whole.1, "{name}: the snapshot differs");
+    }
+}
+
+#[test]
 fn bench_scale_prints_the_cost_per_event_by_machine_size() {
     let dir = tempfile::tempdir().unwrap();
     let out = convoy(
-        &["bench", "--scale", "--cpus", "8,64", "--events", "40000"],
+        &[
+            "bench", "--scale", "--cpus", "8,64", "--events", "40000", "--rounds", "2",
+        ],
         dir.path(),
     );
     let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -58,13 +100,16 @@ fn bench_scale_prints_the_cost_per_event_by_machine_size() {
             "setup_s",
             "run_s",
             "ns/event",
-            "ratio"
+            "range",
+            "ratio",
+            "mem_mib",
+            "clone_ms"
         ]
     );
     let row = |i: usize| lines[i].split_whitespace().collect::<Vec<_>>();
     assert_eq!(row(2)[..2], ["8", "64"], "{text}");
     assert_eq!(row(3)[..2], ["64", "512"], "{text}");
-    assert_eq!(row(3)[7], "1.00", "{text}");
+    assert_eq!(row(3)[8], "1.00", "{text}");
     let events: u64 = row(3)[3].parse().unwrap();
     assert!((30_000..60_000).contains(&events), "{text}");
     assert_eq!(lines.last(), Some(&"ratio_64_to_64=1.00"), "{text}");
@@ -78,6 +123,7 @@ fn bench_scale_refuses_bad_sizes() {
     for (args, needle) in [
         (&["bench", "--scale", "--cpus", "0"][..], "--cpus 0"),
         (&["bench", "--scale", "--events", "0"][..], "--events 0"),
+        (&["bench", "--scale", "--rounds", "0"][..], "--rounds 0"),
         (&["bench", "--cpus", "8"][..], "--scale"),
         (&["bench", "--scale", "--lines"][..], "--lines"),
     ] {

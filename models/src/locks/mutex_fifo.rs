@@ -9,7 +9,7 @@ use crate::ids::TaskId;
 use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
 use std::collections::VecDeque;
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct FifoMutex {
     owner: Option<TaskId>,
     queue: VecDeque<TaskId>,

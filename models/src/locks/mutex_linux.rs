@@ -36,7 +36,7 @@ struct Counters {
     wakeups: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct LinuxMutex {
     /// CONFIG_MUTEX_SPIN_ON_OWNER.
     spin_on_owner: bool,

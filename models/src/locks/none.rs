@@ -12,7 +12,7 @@
 use crate::ids::TaskId;
 use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NoLock {
     /// Current read holds (debug bookkeeping only).
     readers: u32,

@@ -70,7 +70,7 @@ struct Counters {
     drain_wakeups: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct PercpuRwsem {
     /// A grace period's length (R85).
     gp: Dur,

@@ -87,7 +87,7 @@ impl Default for LockOptions {
 }
 
 /// One lock instance under one policy.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum AnyLock {
     LinuxRwsem(LinuxRwsem),
     LinuxMutex(LinuxMutex),

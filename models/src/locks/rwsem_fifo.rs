@@ -17,7 +17,7 @@ use crate::ids::TaskId;
 use crate::locks::policy::{Acquire, Holders, LockCtx, LockPolicy, Mode, Wake};
 use std::collections::VecDeque;
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct FifoRwsem {
     holders: Holders,
     queue: VecDeque<(TaskId, Mode)>,

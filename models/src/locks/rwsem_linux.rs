@@ -90,7 +90,7 @@ struct Counters {
     nonspinnable_sets: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct LinuxRwsem {
     cfg: LinuxRwsemConfig,
     writer_locked: bool,

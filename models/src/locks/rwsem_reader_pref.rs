@@ -16,7 +16,7 @@ use crate::ids::TaskId;
 use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake};
 use crate::locks::split_queues::SplitQueues;
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ReaderPrefRwsem {
     q: SplitQueues,
 }

@@ -48,7 +48,7 @@ impl Waiting for Waiter {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RtRwsem {
     /// Both queues sorted by [`Waiter::key`].
     q: SplitQueues<Waiter>,

@@ -18,7 +18,7 @@ use sim::SimTime;
 
 /// A sequence count, the readers in a read section with the count they
 /// began with, and the readers spinning for an even count.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Sequence {
     seq: u32,
     /// Readers in a read section, with the even count they saw.
@@ -94,7 +94,7 @@ impl Sequence {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Seqcount {
     s: Sequence,
     writes: u64,

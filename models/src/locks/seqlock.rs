@@ -11,7 +11,7 @@ use crate::locks::seqcount::Sequence;
 use crate::locks::spinlock::QSpinlock;
 use sim::SimTime;
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Seqlock {
     lock: QSpinlock,
     s: Sequence,

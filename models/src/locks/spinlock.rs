@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 
 /// The Linux qspinlock (kernel/locking/qspinlock.c, R76-R78): a locked
 /// byte, a pending bit, and an MCS queue whose tail is in the lock word.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct QSpinlock {
     /// The task whose `spin_lock` set the locked byte.
     owner: Option<TaskId>,
@@ -112,7 +112,7 @@ impl LockPolicy for QSpinlock {
 /// `owner` halves of one word; an arrival takes a ticket with a
 /// fetch-add, spins until `owner` reaches it, and the release increments
 /// `owner`.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TicketSpinlock {
     owner: Option<TaskId>,
     /// Waiters in ticket order; every one polls the word.

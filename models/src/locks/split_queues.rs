@@ -19,7 +19,7 @@ impl Waiting for TaskId {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct SplitQueues<W = TaskId> {
     pub holders: Holders,
     /// Waiting readers, in the order they are to be granted.

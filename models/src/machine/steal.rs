@@ -15,7 +15,7 @@ use sim::{Dur, SimTime};
 use std::collections::VecDeque;
 
 /// The steal processes of a guest's vCPUs.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Steal {
     /// Mean run between two episodes, and mean episode, in ns.
     run_mean: f64,
@@ -23,7 +23,7 @@ pub struct Steal {
     cpus: Vec<CpuSteal>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct CpuSteal {
     rng: Stream,
     /// Episodes drawn and not yet over at the last query, as (start, end),

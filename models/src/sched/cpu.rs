@@ -83,7 +83,7 @@ fn mask_bit(cpu: CpuId) -> (usize, u64) {
 }
 
 /// Per-CPU run queues (see the module doc).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct PerCpu {
     /// Each task's CPU: where it last ran or waits ([`NOT_PLACED`]: never
     /// placed).
@@ -152,7 +152,7 @@ fn pick_fair(
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct CpuPool {
     limit: Option<u32>,
     /// Free CPUs, a bit per CPU (lowest id first).

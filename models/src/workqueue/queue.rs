@@ -190,7 +190,7 @@ impl Default for Item {
 /// Every item's state, by id: a vector, since ids are dense (a scenario's
 /// work types have consecutive ids) and a lookup is on every queue,
 /// cancel and completion. Items never touched read as idle.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Items(Vec<Item>);
 
 impl Items {
@@ -226,7 +226,7 @@ impl std::ops::Index<&WorkId> for Items {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Pwq {
     cpu: CpuId,
     nr_active: u32,
@@ -264,7 +264,7 @@ struct Counters {
 }
 
 /// One workqueue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Workqueue {
     name: String,
     kind: WqKind,
