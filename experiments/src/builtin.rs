@@ -181,11 +181,12 @@ pub fn source(arg: &str, sets: &[String]) -> Result<Source, ScenarioError> {
         let text = crate::scenario::source::read_text(path, crate::scenario::source::MAX_TEXT_FILE)
             .map_err(|e| {
                 let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
+                let hint = crate::scenario::hint::suggestion(arg, names.iter().copied());
                 ScenarioError::new(
                     arg,
                     "",
                     format!(
-                        "cannot read scenario file: {e}; built-in experiments are: {}",
+                        "cannot read scenario file: {e}; built-in experiments are: {}{hint}",
                         names.join(", ")
                     ),
                 )

@@ -18,6 +18,7 @@
 pub mod compile;
 pub mod doc;
 pub mod error;
+pub mod hint;
 pub mod library;
 pub mod resolve;
 pub mod source;

@@ -477,8 +477,11 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
     if let Some((field, span, msg)) = bad_value(&tree, "") {
         return Err(ScenarioError::new(src.locate(Some(span)), field, msg));
     }
-    let value = toml::Value::deserialize(toml::de::ValueDeserializer::from(tree.clone()))
-        .map_err(|e| ScenarioError::new(src.locate(e.span()), "", e.message().to_string()))?;
+    let value =
+        toml::Value::deserialize(toml::de::ValueDeserializer::from(tree.clone())).map_err(|e| {
+            let msg = super::hint::serde_message(e.message());
+            ScenarioError::new(src.locate(e.span()), "", msg)
+        })?;
     let resolved_toml = toml::to_string(&value).unwrap_or_default();
     let hash = blake3::hash(resolved_toml.as_bytes()).to_hex().to_string();
     let doc: Doc = serde_path_to_error::deserialize(toml::de::ValueDeserializer::from(tree))
@@ -497,7 +500,8 @@ pub fn load_variant(file: &ScenarioFile, variant: &str) -> Result<Loaded, Scenar
             } else {
                 field
             };
-            ScenarioError::new(src.locate(inner.span()), field, inner.message().to_string())
+            let msg = super::hint::serde_message(inner.message());
+            ScenarioError::new(src.locate(inner.span()), field, msg)
         })?;
     Ok(Loaded {
         variant: variant.to_string(),

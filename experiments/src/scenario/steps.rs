@@ -606,7 +606,10 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         "loop" => no_arg(StepKind::Loop)?,
         "end" => no_arg(StepKind::End)?,
         _ => {
-            return Err(o.error(format!("unknown step `{kw}`; expected one of: {KEYWORDS}")));
+            let hint = super::hint::suggestion(kw, KEYWORDS.split(", "));
+            return Err(o.error(format!(
+                "unknown step `{kw}`; expected one of: {KEYWORDS}{hint}"
+            )));
         }
     };
     Ok(Step { kind, origin })

@@ -279,7 +279,14 @@ fn unknown_field_is_not_ignored() {
 #[test]
 fn wrong_type_names_the_field() {
     let o = convoy_run(&broken("count = 2", r#"count = "two""#), &[]);
-    assert_error(&o, &["s.toml:10", "tasks.a.count", "expected u32"]);
+    assert_error(
+        &o,
+        &[
+            "s.toml:10",
+            "tasks.a.count",
+            "expected a whole number from 0 to 4294967295",
+        ],
+    );
 }
 
 #[test]
@@ -524,5 +531,46 @@ fn a_distribution_parameter_set_out_of_range_is_told_at_its_value() {
     assert_error(
         &convoy_run(&text, &["--set", "dists.d.mean=0s"]),
         &["--set dists.d.mean=0s: field `dists.d.mean`: exp mean must be more than 0"],
+    );
+}
+
+#[test]
+fn errors_suggest_what_a_typo_or_a_bare_number_meant() {
+    // The first-look errors of a new user (issue 39): a duration with no
+    // unit, a negative count, misspelt fields, tables, steps and names.
+    let o = convoy_run(&broken(r#"duration = "1s""#, "duration = 30"), &[]);
+    assert_error(&o, &["scenario.duration", "with its unit, e.g. \"30s\""]);
+    let o = convoy_run(&broken("count = 2", "count = -8"), &[]);
+    assert_error(
+        &o,
+        &[
+            "tasks.a.count",
+            "integer `-8`, expected a whole number from 0 to 4294967295",
+        ],
+    );
+    let o = convoy_run(&broken("count = 2", "cuont = 2"), &[]);
+    assert_error(&o, &["unknown field `cuont`", "(did you mean `count`?)"]);
+    let o = convoy_run(&broken("[locks.l]", "[lockss.l]"), &[]);
+    assert_error(&o, &["unknown field `lockss`", "(did you mean `locks`?)"]);
+    let o = convoy_run(&GOOD.replacen("down_read l", "down_raed l", 1), &[]);
+    assert_error(
+        &o,
+        &["unknown step `down_raed`", "(did you mean `down_read`?)"],
+    );
+    let o = convoy_run(&GOOD.replacen("down_read l", "down_read ll", 1), &[]);
+    assert_error(&o, &["no lock `ll`", "(did you mean `l`?)"]);
+    let o = convoy_run(GOOD, &["--set", "scenario.durration=1s"]);
+    assert_error(
+        &o,
+        &["unknown field `durration`", "(did you mean `duration`?)"],
+    );
+    // A built-in's name, misspelt.
+    let dir = tempfile::tempdir().unwrap();
+    let out = crate::common::convoy_status(&["run", "pidlist-flush-run-aa"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("(did you mean `pidlist-flush-run-a`?)"),
+        "{err}"
     );
 }

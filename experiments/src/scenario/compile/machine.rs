@@ -187,10 +187,7 @@ pub(super) fn profile(src: &Source, doc: &Doc) -> Result<Profile, ScenarioError>
 /// the nearest one if a typo is likely.
 pub fn unknown_profile(name: &str) -> String {
     let names: Vec<&str> = profiles::PROFILES.iter().map(|p| p.name).collect();
-    let hint = match profiles::closest(name) {
-        Some(n) => format!(" (did you mean `{n}`?)"),
-        None => String::new(),
-    };
+    let hint = crate::scenario::hint::suggestion(name, names.iter().copied());
     format!(
         "unknown machine profile `{name}`; expected one of {}{hint} (`convoy machines` lists them)",
         names.join(", ")

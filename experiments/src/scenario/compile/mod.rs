@@ -287,5 +287,8 @@ fn undefined<K: AsRef<str>>(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    o.error(format!("no {kind} `{name}` in [{table}]; {verb}: {list}"))
+    let hint = super::hint::suggestion(name, known.iter().map(AsRef::as_ref));
+    o.error(format!(
+        "no {kind} `{name}` in [{table}]; {verb}: {list}{hint}"
+    ))
 }
