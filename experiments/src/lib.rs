@@ -18,6 +18,8 @@
 //! 3. The runtime:
 //!    - [`world`]: one replication of one variant, single-threaded, and
 //!      what it records for its observers (`--trace`, `--blame`);
+//!    - [`progress`]: progress on stderr, a bar on a terminal and lines
+//!      otherwise;
 //!    - [`runner`]: variants x replications, in parallel, merged in a
 //!      fixed order, plus the manifest.
 //! 4. Analyses that run the world again:
@@ -41,6 +43,7 @@ pub mod blame;
 pub mod builtin;
 pub mod cli;
 pub mod program;
+pub mod progress;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;

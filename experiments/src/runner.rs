@@ -28,8 +28,8 @@ pub struct RunOptions {
     /// Threads for independent runs; 0 means all cores, 1 the calling thread.
     pub jobs: usize,
     pub limits: Limits,
-    /// Show a progress bar on stderr when the run takes more than a moment.
-    pub progress: bool,
+    /// Progress on stderr when the run takes more than a moment.
+    pub progress: crate::progress::ProgressMode,
     /// Keep each series' log2 histogram per window, in this unit
     /// ([`World::keep_window_log2`]); no output file writes them.
     pub window_log2: Option<Dur>,
@@ -54,7 +54,7 @@ impl Default for RunOptions {
             reps: 1,
             jobs: 0,
             limits: Limits::default(),
-            progress: false,
+            progress: crate::progress::ProgressMode::Off,
             window_log2: None,
             above: DEFAULT_ABOVE.to_vec(),
         }
@@ -119,39 +119,6 @@ pub fn git_commit() -> Option<String> {
     Some(env!("CONVOY_GIT_COMMIT").to_string()).filter(|s| !s.is_empty())
 }
 
-/// A progress bar on stderr (drawn only when stderr is a terminal). Its
-/// `{eta}` is the time so far scaled by the work left: a run's rate is
-/// steady, and indicatif's smoothed estimate, which forgets over 15 s,
-/// read half the time left through most of a minute-long run.
-pub fn progress_bar(len: u64, template: &'static str) -> indicatif::ProgressBar {
-    let pb = indicatif::ProgressBar::with_draw_target(
-        Some(len),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    pb.set_style(
-        indicatif::ProgressStyle::with_template(template)
-            .expect("static template")
-            .with_key(
-                "eta",
-                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let left = linear_eta(s.elapsed(), s.pos(), s.len().unwrap_or(0));
-                    let _ = write!(w, "{:#}", indicatif::HumanDuration(left));
-                },
-            )
-            .progress_chars("=> "),
-    );
-    pb
-}
-
-/// The time left if the work goes on at the rate it went so far: `done`
-/// of `len` took `elapsed`. Zero before any work is done.
-fn linear_eta(elapsed: Duration, done: u64, len: u64) -> Duration {
-    if done == 0 || done >= len {
-        return Duration::ZERO;
-    }
-    elapsed.mul_f64((len - done) as f64 / done as f64)
-}
-
 /// Runs one replication of one compiled variant.
 pub fn run_one(
     c: &Compiled,
@@ -186,23 +153,20 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         .collect();
     let total: u64 = prepared.iter().map(|(c, _)| c.duration.0).sum::<u64>() * reps;
     let done = AtomicU64::new(0);
-    let bar = Mutex::new(None::<indicatif::ProgressBar>);
+    let label = format!(
+        "run {}",
+        prepared.first().map_or("", |(c, _)| c.experiment.as_str())
+    );
+    let progress = Mutex::new(crate::progress::Progress::new(
+        opts.progress,
+        label,
+        crate::progress::Unit::Simulated,
+        total,
+        "{spinner} simulated {percent:>3}% [{bar:30}] elapsed {elapsed} eta {eta}",
+    ));
     let tick = |delta: u64| {
         let d = done.fetch_add(delta, Ordering::Relaxed) + delta;
-        if !opts.progress || start.elapsed() < Duration::from_secs(2) {
-            return;
-        }
-        let mut b = bar.lock().unwrap_or_else(|e| e.into_inner());
-        let pb = b.get_or_insert_with(|| {
-            // Shown after 2 s, but timed from the run's start, as its
-            // ETA reads it.
-            progress_bar(
-                total,
-                "{spinner} simulated {percent:>3}% [{bar:30}] elapsed {elapsed} eta {eta}",
-            )
-            .with_elapsed(start.elapsed())
-        });
-        pb.set_position(d.min(total));
+        progress.lock().unwrap_or_else(|e| e.into_inner()).set(d);
     };
     let run_job = |&(v, rep): &(usize, u64)| {
         let c = &prepared[v].0;
@@ -244,9 +208,7 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
             .map_err(|e| RunnerError::Threads(e.to_string()))?;
         pool.install(|| jobs.par_iter().map(run_job).collect())
     };
-    if let Some(pb) = bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        pb.finish_and_clear();
-    }
+    progress.lock().unwrap_or_else(|e| e.into_inner()).finish();
     let mut variants: Vec<VariantResult> = Vec::new();
     let mut per_rep: Vec<Vec<VariantResult>> = vec![Vec::new(); prepared.len()];
     for ((v, _rep), r) in jobs.iter().zip(results) {
@@ -365,20 +327,4 @@ pub fn write_all_or_nothing<T>(
     let r = write(staged.path()).map_err(shown)?;
     staged.commit(&[REPLICATIONS_CSV])?;
     Ok(r)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::linear_eta;
-    use std::time::Duration;
-
-    #[test]
-    fn eta_is_the_time_so_far_scaled_by_the_work_left() {
-        let s = Duration::from_secs;
-        // 30% done in 6 s: 14 s to go.
-        assert_eq!(linear_eta(s(6), 30, 100), s(14));
-        assert_eq!(linear_eta(s(6), 0, 100), Duration::ZERO);
-        assert_eq!(linear_eta(s(6), 100, 100), Duration::ZERO);
-        assert_eq!(linear_eta(s(6), 120, 100), Duration::ZERO);
-    }
 }

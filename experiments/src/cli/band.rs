@@ -12,6 +12,7 @@ pub(super) struct Plan {
     band: BandPlan,
     out: PathBuf,
     jobs: usize,
+    progress: crate::progress::ProgressMode,
 }
 
 /// Checks the flags, reads the scenario and lays out the runs.
@@ -36,12 +37,13 @@ pub(super) fn plan(a: BandArgs) -> anyhow::Result<Plan> {
         band: b,
         out,
         jobs: a.jobs,
+        progress: a.progress,
     })
 }
 
 /// Runs the band and prints its table.
 pub(super) fn execute(p: Plan) -> anyhow::Result<()> {
-    let b = band::run_band(&p.band, p.jobs, &p.out, true)?;
+    let b = band::run_band(&p.band, p.jobs, &p.out, p.progress)?;
     print!("{}", output::band::band_table(&b.manifest, &b.rows));
     println!(
         "\nband: {} runs ({} run now), {:.2}s wall; {}/band.csv, band.json, runs/",

@@ -87,6 +87,10 @@ pub struct BandArgs {
     /// Threads, one run each; 0 = all cores.
     #[arg(long, default_value_t = 0)]
     pub jobs: usize,
+    /// Progress on stderr: a bar on a terminal and a line every 10 s
+    /// otherwise (auto), or as named.
+    #[arg(long, value_enum, default_value_t = crate::progress::ProgressMode::Auto)]
+    pub progress: crate::progress::ProgressMode,
     /// Instead of one value at a time, N runs of a Latin hypercube over
     /// every range together.
     #[arg(long, value_name = "N")]
@@ -109,6 +113,10 @@ pub struct PointFlags {
     /// Threads, one point each; 0 = all cores.
     #[arg(long, default_value_t = 0)]
     pub jobs: usize,
+    /// Progress on stderr: a bar on a terminal and a line every 10 s
+    /// otherwise (auto), or as named.
+    #[arg(long, value_enum, default_value_t = crate::progress::ProgressMode::Auto)]
+    pub progress: crate::progress::ProgressMode,
     /// Run only the points whose index is I modulo the shard count
     /// (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX).
     #[arg(long, value_name = "I")]
@@ -252,6 +260,10 @@ pub struct RunArgs {
     /// Threads for independent runs (variants x replications); 0 = all cores.
     #[arg(long, default_value_t = 0)]
     pub jobs: usize,
+    /// Progress on stderr: a bar on a terminal and a line every 10 s
+    /// otherwise (auto), or as named.
+    #[arg(long, value_enum, default_value_t = crate::progress::ProgressMode::Auto)]
+    pub progress: crate::progress::ProgressMode,
     /// Stop a run after this many engine events.
     #[arg(long, value_name = "N")]
     pub max_events: Option<u64>,
@@ -323,6 +335,7 @@ impl RunArgs {
             reps: 1,
             out: None,
             jobs: 0,
+            progress: crate::progress::ProgressMode::Auto,
             max_events: None,
             max_sim_time: None,
             max_memory: None,

@@ -349,7 +349,7 @@ pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
             reps: a.reps,
             jobs: a.jobs,
             limits,
-            progress: true,
+            progress: a.progress,
             window_log2: None,
             above,
         },

@@ -20,7 +20,7 @@ pub(super) fn options(f: &PointFlags, out: PathBuf) -> anyhow::Result<SweepOptio
         jobs: f.jobs,
         shard,
         out,
-        progress: true,
+        progress: f.progress,
         run_dirs: None,
     })
 }

@@ -600,7 +600,12 @@ pub struct Band {
 
 /// Runs the band's points not in `opts.out` yet, each with its run
 /// directory, then writes `band.csv` and `band.json` there.
-pub fn run_band(p: &BandPlan, jobs: usize, out: &Path, progress: bool) -> anyhow::Result<Band> {
+pub fn run_band(
+    p: &BandPlan,
+    jobs: usize,
+    out: &Path,
+    progress: crate::progress::ProgressMode,
+) -> anyhow::Result<Band> {
     let opts = SweepOptions {
         jobs,
         shard: None,

@@ -23,7 +23,7 @@ pub struct SweepOptions {
     /// `count`.
     pub shard: Option<(usize, usize)>,
     pub out: PathBuf,
-    pub progress: bool,
+    pub progress: crate::progress::ProgressMode,
     /// `Some(names)`: also write each point's run directory (the files of
     /// `convoy run`), `out/runs/NAME`, `names[index]` naming point
     /// `index`'s (`convoy band`). A sweep keeps only its figures.
@@ -348,7 +348,14 @@ pub fn run_sweep(spec: &SweepSpec, opts: &SweepOptions) -> anyhow::Result<SweepR
         spec.points.len(),
         todo.len()
     );
-    let bar = progress_bar(todo.len() as u64, opts.progress);
+    let bar = std::sync::Mutex::new(crate::progress::Progress::new(
+        opts.progress,
+        format!("sweep {}", spec.name),
+        crate::progress::Unit::Points,
+        todo.len() as u64,
+        "{spinner} points {pos}/{len} [{bar:30}] {per_sec} elapsed {elapsed} eta {eta}",
+    ));
+    let finished = std::sync::atomic::AtomicU64::new(0);
     // No more threads than points to run; 0: all cores.
     let threads = match opts.jobs {
         0 => 0,
@@ -375,11 +382,12 @@ pub fn run_sweep(spec: &SweepSpec, opts: &SweepOptions) -> anyhow::Result<SweepR
             }
             let name = store::point_file_name(p.index, &p.key);
             write_atomic(&points_dir, &name, &store::point_bytes(&r))?;
-            bar.inc(1);
+            let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            bar.lock().unwrap_or_else(|e| e.into_inner()).set(n);
             Ok(())
         })
     })?;
-    bar.finish_and_clear();
+    bar.lock().unwrap_or_else(|e| e.into_inner()).finish();
     let all = store::read_points(&opts.out, &h)?;
     let missing = store::finish(&opts.out, &h, &all)?;
     Ok(SweepReport {
@@ -390,16 +398,4 @@ pub fn run_sweep(spec: &SweepSpec, opts: &SweepOptions) -> anyhow::Result<SweepR
         header: h,
         wall: start.elapsed(),
     })
-}
-
-/// Points done, rate and ETA on stderr; drawn only when stderr is a
-/// terminal.
-fn progress_bar(len: u64, show: bool) -> indicatif::ProgressBar {
-    if !show {
-        return indicatif::ProgressBar::hidden();
-    }
-    runner::progress_bar(
-        len,
-        "{spinner} points {pos}/{len} [{bar:30}] {per_sec} elapsed {elapsed} eta {eta}",
-    )
 }

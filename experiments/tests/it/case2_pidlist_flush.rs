@@ -28,7 +28,7 @@ fn r40_unpatched_flushes_the_workqueue_and_patched_only_cancels_its_own_work() {
     .unwrap();
     let opts = RunOptions {
         jobs: 1,
-        progress: false,
+        progress: experiments::progress::ProgressMode::Off,
         ..RunOptions::default()
     };
     let r = run(&ScenarioFile::new(src).unwrap(), &opts).unwrap().result;

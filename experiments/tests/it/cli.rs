@@ -566,3 +566,64 @@ fn every_example_scenario_and_sweep_runs() {
     }
     assert!(ran >= 4, "{ran} examples in {}", dir.display());
 }
+
+#[test]
+fn progress_lines_show_a_long_run_is_alive_where_no_bar_is_drawn() {
+    // Under nohup or CI stderr is no terminal: `auto` writes lines (here
+    // every millisecond instead of every 10 s), `off` nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("CONVOY_PROGRESS_EVERY_MS", "1")];
+    let args = |mode: &'static str| {
+        vec![
+            "run",
+            "bench-convoy",
+            "--duration",
+            "3s",
+            "--progress",
+            mode,
+            "--out",
+            "o",
+        ]
+    };
+    for mode in ["auto", "lines"] {
+        let o = crate::common::convoy_env(&args(mode), dir.path(), &env);
+        assert!(o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("convoy: run bench-convoy: "))
+            .unwrap_or_else(|| panic!("{mode}: no progress line in {err}"));
+        assert!(line.contains("% simulated, elapsed "), "{line}");
+        assert!(line.contains(", eta "), "{line}");
+    }
+    let o = crate::common::convoy_env(&args("off"), dir.path(), &env);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("% simulated"), "{err}");
+    // A sweep counts points.
+    std::fs::write(
+        dir.path().join("s.toml"),
+        "[sweep]\nname = \"tiny\"\nscenario = \"bench-convoy\"\nduration = \"200ms\"\n\
+         [[param]]\nkey = \"tasks.readers.count\"\nvalues = [8, 16]\n\
+         [[figure]]\nmetric = \"wait\"\nsubject = \"lock/read/readers\"\nstat = \"p99\"\n",
+    )
+    .unwrap();
+    let o = crate::common::convoy_env(
+        &[
+            "sweep",
+            "s.toml",
+            "--progress",
+            "lines",
+            "--jobs",
+            "1",
+            "--out",
+            "sw",
+        ],
+        dir.path(),
+        &env,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("convoy: sweep tiny: "), "{err}");
+    assert!(err.contains(" points, elapsed "), "{err}");
+}

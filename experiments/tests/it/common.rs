@@ -54,7 +54,7 @@ pub fn run_builtin_seeded(name: &str, duration: &str, seed: Option<u64>) -> Expe
     let opts = RunOptions {
         seed,
         jobs: 1,
-        progress: false,
+        progress: experiments::progress::ProgressMode::Off,
         ..RunOptions::default()
     };
     run(&ScenarioFile::new(src).unwrap(), &opts).unwrap().result
