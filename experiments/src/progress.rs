@@ -193,12 +193,12 @@ mod tests {
         let p = Progress::new(ProgressMode::Lines, "run x", Unit::Simulated, 400, "");
         assert_eq!(
             p.line(100, Duration::from_secs(12)),
-            "convoy: run x: 25% simulated, elapsed 12 seconds, eta 36 seconds"
+            "convoy: run x: 25% simulated, elapsed 12s, eta 36s"
         );
         let p = Progress::new(ProgressMode::Lines, "sweep s", Unit::Points, 200, "");
         assert_eq!(
             p.line(50, Duration::from_secs(60)),
-            "convoy: sweep s: 50/200 points, elapsed 1 minute, eta 3 minutes"
+            "convoy: sweep s: 50/200 points, elapsed 60s, eta 3m"
         );
     }
 

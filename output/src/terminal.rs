@@ -160,19 +160,35 @@ pub fn summary_table_of(r: &ExperimentResult, metrics: &[Metric]) -> String {
     out
 }
 
-/// One series as a bpftrace `hist()` printout (values in ns).
+/// One series as a bpftrace `hist()` printout (values in ns), line for
+/// line as bpftrace prints a bucket (TextOutput::hist_to_str): every
+/// bucket from the first to the last that holds a sample, empty ones
+/// too; the label left-aligned in 16 columns, the count right-aligned in
+/// 8, and a bar of `count / max * 52` `@`s (in `f32`, truncated), so a
+/// printout diffs line by line against a `hist()` of the same values.
 pub fn log2_histogram(variant: &str, s: &Series) -> String {
     let mut out = format!("@{}[{}, {}] (ns):\n", s.metric.as_str(), s.subject, variant);
     let buckets = s.hist.log2_buckets();
     let top = buckets.iter().map(|b| b.count).max().unwrap_or(0).max(1);
-    for b in &buckets {
-        let label = if b.hi - b.lo == Dur(1) {
-            format!("[{}]", bpftrace_bound(b.lo))
+    let mut row = |lo: Dur, hi: Dur, count: u64| {
+        let label = if hi - lo == Dur(1) {
+            format!("[{}]", bpftrace_bound(lo))
         } else {
-            format!("[{}, {})", bpftrace_bound(b.lo), bpftrace_bound(b.hi))
+            format!("[{}, {})", bpftrace_bound(lo), bpftrace_bound(hi))
         };
-        let bar = (b.count as u128 * 52 / top as u128) as usize;
-        let _ = writeln!(out, "{label:<20}{:>8} |{:<52}|", b.count, "@".repeat(bar));
+        let bar = (count as f32 / top as f32 * 52.0) as usize;
+        let _ = writeln!(out, "{label:<16}{count:>8} |{:<52}|", "@".repeat(bar));
+    };
+    let mut next: Option<Dur> = None;
+    for b in &buckets {
+        // The empty buckets between two that hold samples.
+        while let Some(lo) = next.filter(|&lo| lo < b.lo) {
+            let (_, hi) = sim::stats::log2_bounds(lo);
+            row(lo, hi, 0);
+            next = Some(hi);
+        }
+        row(b.lo, b.hi, b.count);
+        next = Some(b.hi);
     }
     out
 }
@@ -658,6 +674,31 @@ mod tests {
         assert_eq!(bpftrace_bound(Dur(512)), "512");
         assert_eq!(bpftrace_bound(Dur(1024)), "1K");
         assert_eq!(bpftrace_bound(Dur(16 << 20)), "16M");
+    }
+
+    #[test]
+    fn a_log2_histogram_prints_as_bpftrace_prints_hist() {
+        // Zeros, one 1 ns wait, three in [4, 8) and one in [1K, 2K): the
+        // lines bpftrace's hist() prints for the same values, empty
+        // buckets between included.
+        let v = one_wait("base", &[0, 0, 1, 4, 5, 7, 1500], &[]);
+        let text = log2_histogram("base", &v.series[0]);
+        let want = [
+            "@wait[L/read/g, base] (ns):",
+            "[0]                    2 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@                  |",
+            "[1]                    1 |@@@@@@@@@@@@@@@@@                                   |",
+            "[2, 4)                 0 |                                                    |",
+            "[4, 8)                 3 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|",
+            "[8, 16)                0 |                                                    |",
+            "[16, 32)               0 |                                                    |",
+            "[32, 64)               0 |                                                    |",
+            "[64, 128)              0 |                                                    |",
+            "[128, 256)             0 |                                                    |",
+            "[256, 512)             0 |                                                    |",
+            "[512, 1K)              0 |                                                    |",
+            "[1K, 2K)               1 |@@@@@@@@@@@@@@@@@                                   |",
+        ];
+        assert_eq!(text.lines().collect::<Vec<_>>(), want, "{text}");
     }
 
     /// A variant with one wait series, `L/read/g`'s `waits` (ns), and the
