@@ -436,6 +436,21 @@ pub fn scale(cpus: &[u32], events: u64, seed: u64, rounds: u32) -> anyhow::Resul
     Ok(rows)
 }
 
+/// The columns of the scale benchmark's table (docs/contract.md).
+pub const SCALE_COLUMNS: [&str; 11] = [
+    "cpus",
+    "tasks",
+    "simulated",
+    "events",
+    "setup_s",
+    "run_s",
+    "ns/event",
+    "range",
+    "ratio",
+    "mem_mib",
+    "clone_ms",
+];
+
 /// The scale benchmark's table; its last line is
 /// `ratio_4096_to_64=<x>` (the largest size against the reference).
 pub fn format_scale(rows: &[ScaleRow]) -> String {
@@ -444,20 +459,11 @@ pub fn format_scale(rows: &[ScaleRow]) -> String {
         s,
         "scale: cost per event by machine size (server-2s, 8 tasks per CPU, scenarios/bench-scale.toml)"
     );
+    let c = SCALE_COLUMNS;
     let _ = writeln!(
         s,
         "{:>5} {:>7} {:>10} {:>10} {:>8} {:>8} {:>9} {:>13} {:>6} {:>8} {:>9}",
-        "cpus",
-        "tasks",
-        "simulated",
-        "events",
-        "setup_s",
-        "run_s",
-        "ns/event",
-        "range",
-        "ratio",
-        "mem_mib",
-        "clone_ms"
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10]
     );
     let reference = rows
         .iter()

@@ -73,28 +73,17 @@ class RWLock:
             q.popleft()[0].succeed()
 
 
-def reader(env, lock, rng, waits):
-    think = 1.0 / READER_THINK_US
-    hold = 1.0 / READER_HOLD_US
+def task(env, lock, rng, waits, write, think_us, hold_us):
+    """A reader (write False) or a writer: think, ask, hold, release."""
+    think = 1.0 / think_us
+    hold = 1.0 / hold_us
     while True:
         yield env.timeout(rng.expovariate(think))
         asked = env.now
-        yield lock.acquire(False)
+        yield lock.acquire(write)
         waits.append(env.now - asked)
         yield env.timeout(rng.expovariate(hold))
-        lock.release(False)
-
-
-def writer(env, lock, rng, waits):
-    think = 1.0 / WRITER_THINK_US
-    hold = 1.0 / WRITER_HOLD_US
-    while True:
-        yield env.timeout(rng.expovariate(think))
-        asked = env.now
-        yield lock.acquire(True)
-        waits.append(env.now - asked)
-        yield env.timeout(rng.expovariate(hold))
-        lock.release(True)
+        lock.release(write)
 
 
 def run(readers, writers, duration_us, seed):
@@ -107,10 +96,10 @@ def run(readers, writers, duration_us, seed):
     read_waits, write_waits = [], []
     for _ in range(readers):
         rng = random.Random(seeds.getrandbits(64))
-        env.process(reader(env, lock, rng, read_waits))
+        env.process(task(env, lock, rng, read_waits, False, READER_THINK_US, READER_HOLD_US))
     for _ in range(writers):
         rng = random.Random(seeds.getrandbits(64))
-        env.process(writer(env, lock, rng, write_waits))
+        env.process(task(env, lock, rng, write_waits, True, WRITER_THINK_US, WRITER_HOLD_US))
     # SimPy stops before the events at `until`: events at t < T are processed.
     env.run(until=duration_us)
     # Events scheduled minus those still queued: the events processed

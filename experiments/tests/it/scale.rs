@@ -90,22 +90,7 @@ fn bench_scale_prints_the_cost_per_event_by_machine_size() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("scale: cost per event"), "{text}");
     let header: Vec<&str> = lines[1].split_whitespace().collect();
-    assert_eq!(
-        header,
-        [
-            "cpus",
-            "tasks",
-            "simulated",
-            "events",
-            "setup_s",
-            "run_s",
-            "ns/event",
-            "range",
-            "ratio",
-            "mem_mib",
-            "clone_ms"
-        ]
-    );
+    assert_eq!(header, experiments::bench::SCALE_COLUMNS);
     let row = |i: usize| lines[i].split_whitespace().collect::<Vec<_>>();
     assert_eq!(row(2)[..2], ["8", "64"], "{text}");
     assert_eq!(row(3)[..2], ["64", "512"], "{text}");
