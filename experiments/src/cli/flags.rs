@@ -34,7 +34,7 @@ pub enum Command {
     /// List the built-in experiments.
     List,
     /// Run an experiment: a built-in name or a scenario file.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run the bench-convoy performance benchmark (docs/bench-convoy.md).
     Bench(BenchFlags),
     /// Run variants with common random numbers and print a before/after
@@ -293,6 +293,15 @@ pub struct RunArgs {
     /// `10s..12s`; either end may be left out).
     #[arg(long, value_name = "A..B", requires = "trace")]
     pub trace_window: Option<String>,
+    /// Trace only these task groups or workqueues' kworkers (e.g.
+    /// `walkers,kworker/cgroup_destroy`), with the wakeups between them.
+    #[arg(
+        long,
+        value_name = "NAME[,NAME...]",
+        value_delimiter = ',',
+        requires = "trace"
+    )]
+    pub trace_tasks: Vec<String>,
     /// Histograms to print for the worst subjects.
     #[arg(long, default_value_t = 3)]
     pub histograms: usize,
@@ -343,6 +352,7 @@ impl RunArgs {
             format: None,
             trace: None,
             trace_window: None,
+            trace_tasks: vec![],
             histograms: 3,
             above: None,
             verbose: false,

@@ -29,7 +29,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<bool> {
             list::execute();
             Ok(())
         }
-        Some(Command::Run(a)) => run::execute(run::plan(a)?).map(drop),
+        Some(Command::Run(a)) => run::execute(run::plan(*a)?).map(drop),
         Some(Command::Compare(a)) => compare::execute(compare::plan(a)?),
         Some(Command::Bench(f)) => bench::execute(bench::plan(f)?),
         Some(Command::Validate(a)) => return validate::execute(&validate::plan(a)?),

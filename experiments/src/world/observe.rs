@@ -76,6 +76,49 @@ impl<'c> World<'c> {
         self.obs.trace = Some(Box::new(tr));
     }
 
+    /// Traces only the tasks whose track name is one of `names` or
+    /// begins with one followed by `[` or `/` (a task group: `walkers`,
+    /// `walkers[3]`; a workqueue's kworkers: `kworker/wq`). Call it after
+    /// [`World::enable_trace`]. An error names a `names` entry that no
+    /// task has, with the groups and workqueues there are.
+    pub fn trace_only(&mut self, names: &[String]) -> Result<(), String> {
+        let tracks: Vec<String> = self.tasks.keys().map(|t| self.track_name(t)).collect();
+        let matches = |track: &str, name: &str| {
+            track == name
+                || track
+                    .strip_prefix(name)
+                    .is_some_and(|rest| rest.starts_with('[') || rest.starts_with('/'))
+        };
+        for n in names {
+            if !tracks.iter().any(|t| matches(t, n)) {
+                let mut known: Vec<String> =
+                    (self.c.groups.iter().take(self.c.task_groups as usize))
+                        .map(|g| g.name.clone())
+                        .chain(
+                            self.c
+                                .workqueues
+                                .iter()
+                                .map(|q| format!("kworker/{}", q.name)),
+                        )
+                        .collect();
+                known.dedup();
+                let hint = crate::scenario::hint::suggestion(n, known.iter().map(String::as_str));
+                return Err(format!(
+                    "no task group or workqueue `{n}` to trace; there are: {}{hint}",
+                    known.join(", ")
+                ));
+            }
+        }
+        let keep = tracks
+            .iter()
+            .map(|t| names.iter().any(|n| matches(t, n)))
+            .collect();
+        if let Some(tr) = self.obs.trace.as_mut() {
+            tr.only_tasks(keep);
+        }
+        Ok(())
+    }
+
     /// Keeps at most `n` trace events (a trace beside a blame).
     pub fn limit_trace(&mut self, n: usize) {
         if let Some(tr) = self.obs.trace.as_mut() {

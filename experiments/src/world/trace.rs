@@ -56,6 +56,8 @@ pub struct Trace {
     next_flow: u64,
     /// Sleeping waiters per lock (the queue-length counter).
     queued: TiVec<LockId, u32>,
+    /// The tasks whose tracks are kept (`--trace-tasks`); all if `None`.
+    tracked: Option<Vec<bool>>,
 }
 
 impl Trace {
@@ -69,7 +71,21 @@ impl Trace {
             max_events: MAX_EVENTS,
             next_flow: 0,
             queued: ti_vec![0; locks],
+            tracked: None,
         }
+    }
+
+    /// Keeps only the tracks of the tasks `keep` says (indexed by task),
+    /// with the wakeup arrows between two of them.
+    pub fn only_tasks(&mut self, keep: Vec<bool>) {
+        self.events
+            .retain(|e| keep.get(e.tid as usize).copied().unwrap_or(false));
+        self.tracked = Some(keep);
+    }
+
+    /// Whether task `t`'s track is kept.
+    fn tracks(&self, t: TaskId) -> bool {
+        (self.tracked.as_ref()).is_none_or(|k| k.get(t.index()).copied().unwrap_or(false))
     }
 
     /// Keeps at most `n` events (fewer than [`MAX_EVENTS`]).
@@ -135,7 +151,7 @@ impl Trace {
         start: SimTime,
         end: SimTime,
     ) {
-        if !self.keep(end) {
+        if !self.tracks(t) || !self.keep(end) {
             return;
         }
         self.events.push(Event {
@@ -172,7 +188,7 @@ impl Trace {
 
     /// An arrow from `from`'s track to `to`'s at `at`: `from` woke `to`.
     pub fn flow(&mut self, from: TaskId, to: TaskId, at: SimTime, lock: &str) {
-        if !self.keep_n(at, 2) {
+        if !self.tracks(from) || !self.tracks(to) || !self.keep_n(at, 2) {
             return;
         }
         self.next_flow += 1;

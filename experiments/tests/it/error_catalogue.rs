@@ -28,6 +28,7 @@ const FRAGMENTS: &[&str] = &[
     "a duration or a size is a string with its unit",
     "expected a whole number from ",
     " (did you mean `",
+    "to trace; there are: ",
     "has a control character; names are printed in messages",
     "it would deadlock on itself",
     "is not held at this point",

@@ -488,3 +488,100 @@ profile = 'ideal'
     assert_eq!(part("hold l (write)"), (0.0, 1000.0));
     assert_eq!(part("hold l (read)"), (1000.0, 1000.0));
 }
+
+/// The names of the tracks (threads) a trace holds.
+fn track_names(v: &Value) -> Vec<String> {
+    events(v)
+        .iter()
+        .filter(|e| e["ph"] == "M")
+        .map(|e| e["args"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn trace_tasks_keeps_the_named_groups_and_the_wakeups_between_them() {
+    // The whole trace has both tasks and the waiter's wakeup by the holder.
+    let (all, _) = trace_of(&[]);
+    assert_eq!(track_names(&all), ["holder[0]", "waiter[0]"]);
+    assert!(events(&all).iter().any(|e| e["cat"] == "wake"));
+    // Only the waiter: its track and slices, no arrow from a track that is
+    // not there.
+    let (only, _) = trace_of(&["--trace-tasks", "waiter"]);
+    assert_eq!(track_names(&only), ["waiter[0]"]);
+    // Every track event is the waiter's (the lock's queue counter is the
+    // process's, kept).
+    let waiter = &events(&only).iter().find(|e| e["ph"] == "M").unwrap()["tid"];
+    let on_tracks: Vec<&Value> = (events(&only).iter()).filter(|e| e["ph"] != "C").collect();
+    assert!(
+        on_tracks.iter().all(|e| e["tid"] == *waiter),
+        "{on_tracks:?}"
+    );
+    assert!(!events(&only).iter().any(|e| e["cat"] == "wake"));
+    assert!(!events(&only)
+        .iter()
+        .any(|e| e["name"] == "hold m (lock)" && e["tid"] != *waiter));
+    assert!(
+        events(&only).iter().any(|e| e["name"] == "hold m (lock)"),
+        "the waiter's hold"
+    );
+    // A name no task has is an error with the groups there are.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.toml"), HANDOFF).unwrap();
+    let o = convoy_status(
+        &[
+            "run",
+            "h.toml",
+            "--out",
+            "o",
+            "--trace",
+            "t.json",
+            "--trace-tasks",
+            "waiters",
+        ],
+        d.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no task group or workqueue `waiters` to trace"),
+        "{err}"
+    );
+    assert!(err.contains("(did you mean `waiter`?)"), "{err}");
+    assert!(!d.path().join("o").exists() && !d.path().join("t.json").exists());
+}
+
+#[test]
+fn a_trace_named_gz_is_gzip_of_the_same_json() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.toml"), HANDOFF).unwrap();
+    let out = convoy(
+        &[
+            "run",
+            "h.toml",
+            "--out",
+            "o",
+            "--trace",
+            "t.json.gz",
+            "--seed",
+            "1",
+        ],
+        d.path(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("trace: t.json.gz (base, replication 0): "),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" events, "), "{stdout}");
+    let gz = std::fs::read(d.path().join("t.json.gz")).unwrap();
+    assert_eq!(gz[..2], [0x1f, 0x8b], "gzip magic");
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut json).unwrap();
+    convoy(
+        &[
+            "run", "h.toml", "--out", "o2", "--trace", "t.json", "--seed", "1",
+        ],
+        d.path(),
+    );
+    assert_eq!(json, std::fs::read(d.path().join("t.json")).unwrap());
+}
