@@ -9,6 +9,7 @@ use crate::sweep::spec::CheckSpec;
 use crate::sweep::{SweepOptions, SweepSpec};
 use crate::world::Limits;
 use anyhow::bail;
+use anyhow::Context;
 use std::path::PathBuf;
 
 /// A validated `check`: the report read and expanded, where its runs go,
@@ -59,8 +60,34 @@ pub(super) fn execute(p: CheckPlan) -> anyhow::Result<()> {
     let points = crate::sweep::store::read_points(out, &r.header)?;
     print!("{}", crate::sweep::check::format(spec, c, &points));
     print!("{}", check_blame(spec, c, &r.header, &points)?);
-    println!("runs in {}/ (points.csv, plots)", out.display());
+    println!("files written, in {}/:", out.display());
+    for line in listing(out)? {
+        println!("  {line}");
+    }
     Ok(())
+}
+
+/// What a check's directory holds, sorted: its files, and each directory
+/// with the number of entries in it.
+fn listing(dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let read = |d: &std::path::Path| {
+        std::fs::read_dir(d).with_context(|| format!("cannot read {}", d.display()))
+    };
+    let mut lines = Vec::new();
+    for e in read(dir)? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        if e.file_type()?.is_dir() {
+            lines.push(format!("{name}/ ({} entries)", read(&e.path())?.count()));
+        } else {
+            lines.push(name);
+        }
+    }
+    lines.sort();
+    Ok(lines)
 }
 
 /// The blame chain of a representative run of a report: the run closest

@@ -137,23 +137,25 @@ fn show(value: u64, count: bool) -> String {
     human(Dur(value))
 }
 
-/// The verdict on a worst value seen over the exposure: plausible if the
-/// model reaches it with some chance and does not almost surely go beyond.
-fn worst_verdict(r: &CheckResult) -> String {
+/// The verdict on a worst value seen over the exposure: explained if the
+/// model reaches it with some chance and does not almost surely go beyond;
+/// only if `conditions` hold when the runs that reach it come from part
+/// of the swept parameters.
+fn worst_verdict(r: &CheckResult, conditions: &[String]) -> String {
     let chance = if r.bound_only {
         format!("below {:.3}", r.p_exposure)
     } else {
         format!("{:.3}", r.p_exposure)
     };
     let verdict = if r.p_exposure < PLAUSIBLE {
-        "NOT PLAUSIBLE: the model almost never gets that far"
+        "NOT EXPLAINED: the model almost never gets that far over this exposure".to_string()
     } else if r.bound_only {
         "UNDECIDED: no run reaches it, but too few runs to rule it out (sample more points)"
+            .to_string()
     } else if r.p_none < PLAUSIBLE {
-        "the model expects worse than this over such an exposure \
-         (the observation as the worst seen is not plausible)"
+        "NOT EXPLAINED as the worst seen: over such an exposure the model expects worse".to_string()
     } else {
-        "PLAUSIBLE under the model"
+        explained(conditions)
     };
     format!(
         "  chance to see it or worse over the exposure: {chance}; to see nothing that bad: {:.3}\n  verdict: {verdict}\n",
@@ -176,10 +178,19 @@ fn normal_cdf(z: f64) -> f64 {
     }
 }
 
+/// "EXPLAINED", or "EXPLAINED ONLY IF" the conditions.
+fn explained(conditions: &[String]) -> String {
+    if conditions.is_empty() {
+        "EXPLAINED by the model".to_string()
+    } else {
+        format!("EXPLAINED ONLY IF {}", conditions.join(" and "))
+    }
+}
+
 /// The verdict on a count over the exposure: the sum of N runs' counts,
 /// normal with the runs' mean and variance (Poisson's if they all agree),
 /// against the observed count.
-fn count_verdict(check: &CheckSpec, per_run: &[u64]) -> String {
+fn count_verdict(check: &CheckSpec, per_run: &[u64], conditions: &[String]) -> String {
     if per_run.is_empty() {
         return "  verdict: UNDECIDED: no run\n".into();
     }
@@ -197,11 +208,11 @@ fn count_verdict(check: &CheckSpec, per_run: &[u64]) -> String {
     let p_more = 1.0 - normal_cdf((obs - 0.5 - expected) / sd);
     let p_fewer = normal_cdf((obs + 0.5 - expected) / sd);
     let verdict = if p_more < PLAUSIBLE {
-        "NOT PLAUSIBLE: the model expects fewer"
+        "NOT EXPLAINED: the model expects fewer".to_string()
     } else if p_fewer < PLAUSIBLE {
-        "NOT PLAUSIBLE: the model expects more"
+        "NOT EXPLAINED: the model expects more".to_string()
     } else {
-        "PLAUSIBLE under the model"
+        explained(conditions)
     };
     format!(
         "  expected over the exposure: {expected:.1} (sd {sd:.1}); chance of at least the observed: {p_more:.3}, of at most: {p_fewer:.3}\n  verdict: {verdict}\n"
@@ -273,46 +284,65 @@ pub fn format(spec: &SweepSpec, check: &CheckSpec, points: &BTreeMap<usize, Stor
             r.runs
         );
     }
-    if count {
-        let _ = write!(out, "{}", count_verdict(check, &values));
-    } else {
-        let _ = write!(out, "{}", worst_verdict(&r));
-    }
     // Which parameter values the reaching runs come from (for a count:
-    // the runs with any such event).
+    // the runs with any such event); a narrower range than swept is a
+    // condition of the verdict.
     let floor = if count { 1 } else { check.observed };
     let reaching: Vec<usize> = runs
         .iter()
         .filter(|&&(_, x)| x >= floor)
         .map(|&(i, _)| i)
         .collect();
-    if !reaching.is_empty() {
+    let mut from = Vec::new();
+    let mut conditions = Vec::new();
+    for (k, p) in spec.params.iter().enumerate() {
+        let vals: Vec<f64> = reaching
+            .iter()
+            .filter_map(|i| points.get(i))
+            .filter_map(|s| s.record.values.get(k)?.parse::<f64>().ok())
+            .collect();
+        let all: Vec<f64> = points
+            .values()
+            .filter_map(|s| s.record.values.get(k)?.parse::<f64>().ok())
+            .collect();
+        let range = |v: &[f64]| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        };
+        if vals.is_empty() {
+            continue;
+        }
+        let ((lo, hi), (alo, ahi)) = (range(&vals), range(&all));
+        from.push(format!("    {} in {lo}..{hi} (swept {alo}..{ahi})", p.name));
+        if lo > alo || hi < ahi {
+            conditions.push(format!("{} in {lo}..{hi}", p.name));
+        }
+    }
+    if count {
+        let _ = write!(out, "{}", count_verdict(check, &values, &conditions));
+    } else {
+        let _ = write!(out, "{}", worst_verdict(&r, &conditions));
+    }
+    if !from.is_empty() {
         let _ = writeln!(out, "  runs that reach it come from:");
-        for (k, p) in spec.params.iter().enumerate() {
-            let vals: Vec<f64> = reaching
-                .iter()
-                .filter_map(|i| points.get(i))
-                .filter_map(|s| s.record.values.get(k)?.parse::<f64>().ok())
-                .collect();
-            let all: Vec<f64> = points
-                .values()
-                .filter_map(|s| s.record.values.get(k)?.parse::<f64>().ok())
-                .collect();
-            let range = |v: &[f64]| {
-                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                format!("{lo}..{hi}")
-            };
-            if !vals.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "    {} in {} (swept {})",
-                    p.name,
-                    range(&vals),
-                    range(&all)
-                );
-            }
+        for line in from {
+            let _ = writeln!(out, "{line}");
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explanation_names_its_conditions_or_none() {
+        assert_eq!(explained(&[]), "EXPLAINED by the model");
+        assert_eq!(
+            explained(&["hold_ms in 3..4".into(), "readers in 8..16".into()]),
+            "EXPLAINED ONLY IF hold_ms in 3..4 and readers in 8..16"
+        );
+    }
 }

@@ -68,7 +68,8 @@ fn a_report_gets_the_chance_of_its_observation_over_its_exposure() {
         "the observation is at p50.0 of single runs; 2 of 4 runs reach it",
         // 1 - (1 - 1/2)^4 and (1/2)^4.
         "chance to see it or worse over the exposure: 0.938; to see nothing that bad: 0.062",
-        "verdict: PLAUSIBLE under the model",
+        // Only the runs holding 3 or 4 ms reach it: the verdict says so.
+        "verdict: EXPLAINED ONLY IF hold_ms in 3..4",
         "hold_ms in 3..4 (swept 1..4)",
         // The run closest above the observation, blamed: the waiter slept
         // in the mutex's queue while the holder slept holding it.
@@ -95,14 +96,28 @@ fn a_report_gets_the_chance_of_its_observation_over_its_exposure() {
     let many = once.replacen("[[param]]", "reps = 20\n[[param]]", 1);
     let (out, _, _) = check(&many);
     assert!(out.contains("0 of 80 runs reach it"), "{out}");
-    assert!(out.contains("NOT PLAUSIBLE"), "{out}");
+    assert!(
+        out.contains("verdict: NOT EXPLAINED: the model almost never"),
+        "{out}"
+    );
     // Seen as the worst over a long exposure, a value most runs exceed.
     let (out, _, _) = check(
         &REPORT
             .replace("2500us", "1ms")
             .replace("\"20ms\"", "\"1s\""),
     );
-    assert!(out.contains("the model expects worse"), "{out}");
+    assert!(
+        out.contains("verdict: NOT EXPLAINED as the worst seen: over such an exposure the model expects worse"),
+        "{out}"
+    );
+    // The files written are listed at the end.
+    let (out, _, _) = check(REPORT);
+    let tail: Vec<&str> = out.lines().rev().take(8).collect();
+    assert!(tail.iter().any(|l| l.trim() == "points.csv"), "{out}");
+    assert!(
+        tail.iter().any(|l| l.starts_with("files written, in c/")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -165,7 +180,8 @@ fn a_count_of_stalls_over_the_exposure_is_judged_by_its_expected_total() {
         "count at or above 2.00ms of wait m/lock/waiter observed 2 over 2 host(s)",
         "per run: min 0, p50 1, p90 1, max 1",
         "expected over the exposure: 2.0 (sd 1.0); chance of at least the observed: 0.691, of at most: 0.691",
-        "verdict: PLAUSIBLE under the model",
+        // Only the runs holding 3 or 4 ms reach it: the verdict says so.
+        "verdict: EXPLAINED ONLY IF hold_ms in 3..4",
         "hold_ms in 3..4 (swept 1..4)",
         // The run with the most such waits (the first of two), blamed.
         "blame: a representative run (point 2, replication 0: hold_ms=3; m/lock/waiter count 1), its worst wait of that subject:",
@@ -177,7 +193,7 @@ fn a_count_of_stalls_over_the_exposure_is_judged_by_its_expected_total() {
     }
     let (out, _, _) = check(&counted.replace("value = 2", "value = 9"));
     assert!(
-        out.contains("NOT PLAUSIBLE: the model expects fewer"),
+        out.contains("NOT EXPLAINED: the model expects fewer"),
         "{out}"
     );
     let (_, err, code) = check(&counted.replace("threshold = \"2ms\"\n", ""));
