@@ -24,6 +24,10 @@ use std::fmt::Write as _;
 /// expects worse than what was seen).
 pub const PLAUSIBLE: f64 = 0.05;
 
+/// The confidence of the bound stated when no run reaches the
+/// observation.
+pub const BOUND_CONFIDENCE: f64 = 0.95;
+
 /// The report's verdict and the figures behind it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckResult {
@@ -101,12 +105,13 @@ pub fn analyse(check: &CheckSpec, s: &[(usize, u64)]) -> CheckResult {
     let reaching = s.iter().filter(|(_, x)| *x >= check.observed).count();
     let n = check.runs_in_exposure();
     let bound_only = reaching == 0;
-    // No run reached it: bound p by one run in `runs + 1` (the rule of
-    // three would be 3 in `runs`; this is the plainer optimistic bound).
+    // No run reached it: the exact one-sided 95% upper bound on p for no
+    // success in `runs` trials (Clopper-Pearson), 1 - 0.05^(1/runs),
+    // about 3 / runs (the rule of three) for many runs.
     let p_run = if runs == 0 {
         0.0
     } else if bound_only {
-        1.0 / (runs as f64 + 1.0)
+        1.0 - (1.0 - BOUND_CONFIDENCE).powf(1.0 / runs as f64)
     } else {
         reaching as f64 / runs as f64
     };
@@ -143,7 +148,10 @@ fn show(value: u64, count: bool) -> String {
 /// of the swept parameters.
 fn worst_verdict(r: &CheckResult, conditions: &[String]) -> String {
     let chance = if r.bound_only {
-        format!("below {:.3}", r.p_exposure)
+        format!(
+            "at most {:.3} (95% upper bound: no run reaches it)",
+            r.p_exposure
+        )
     } else {
         format!("{:.3}", r.p_exposure)
     };
