@@ -138,26 +138,7 @@ pub fn summary_table_of(r: &ExperimentResult, metrics: &[Metric]) -> String {
             ]);
         }
     }
-    let mut width = [0usize; 9];
-    for row in &rows {
-        for (w, cell) in width.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i < 3 {
-                let _ = write!(line, "{cell:<w$}  ", w = width[i]);
-            } else {
-                let _ = write!(line, "{cell:>w$}  ", w = width[i]);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    aligned(&rows, 3)
 }
 
 /// One series as a bpftrace `hist()` printout (values in ns), line for
@@ -449,17 +430,17 @@ fn threshold_name(t: Dur) -> String {
 }
 
 /// Rows as columns, the first `left` aligned left, the rest right.
-fn aligned(rows: &[Vec<String>], left: usize) -> String {
-    let mut width = vec![0usize; rows.iter().map(Vec::len).max().unwrap_or(0)];
+fn aligned<R: AsRef<[String]>>(rows: &[R], left: usize) -> String {
+    let mut width = vec![0usize; rows.iter().map(|r| r.as_ref().len()).max().unwrap_or(0)];
     for row in rows {
-        for (w, cell) in width.iter_mut().zip(row) {
+        for (w, cell) in width.iter_mut().zip(row.as_ref()) {
             *w = (*w).max(cell.chars().count());
         }
     }
     let mut out = String::new();
     for row in rows {
         let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
+        for (i, cell) in row.as_ref().iter().enumerate() {
             if i < left {
                 let _ = write!(line, "{cell:<w$}  ", w = width[i]);
             } else {

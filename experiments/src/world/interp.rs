@@ -404,47 +404,28 @@ impl<'c> World<'c> {
                     let r = self.lock_op(lock, |l, ctx, wakes| l.acquire(ctx, t, mode, wakes));
                     match r {
                         Acquire::Granted => self.acquired(t, lock, mode, wait, slot),
-                        Acquire::Spin { until } => {
+                        contended => {
                             self.locks.count_contention(lock, mode);
-                            let task = &mut self.tasks[t];
-                            task.pc = pc;
-                            task.resume = Resume::Acquired {
-                                lock,
-                                mode,
-                                wait,
-                                slot,
-                            };
-                            self.start_spin(t, until);
-                            return Ok(());
-                        }
-                        Acquire::Sleep { until } => {
-                            self.locks.count_contention(lock, mode);
-                            let task = &mut self.tasks[t];
-                            task.pc = pc;
-                            task.resume = Resume::Acquired {
-                                lock,
-                                mode,
-                                wait,
-                                slot,
-                            };
-                            self.lock_sleep(t, lock, until);
-                            return Ok(());
-                        }
-                        Acquire::Queued => {
-                            self.locks.count_contention(lock, mode);
-                            if self.obs.trace.is_some() {
+                            if contended == Acquire::Queued && self.obs.trace.is_some() {
                                 self.trace_queue(t, lock, true);
                             }
                             let task = &mut self.tasks[t];
                             task.pc = pc;
-                            task.state = State::Blocked;
                             task.resume = Resume::Acquired {
                                 lock,
                                 mode,
                                 wait,
                                 slot,
                             };
-                            self.leave_cpu(t);
+                            match contended {
+                                Acquire::Spin { until } => self.start_spin(t, until),
+                                Acquire::Sleep { until } => self.lock_sleep(t, lock, until),
+                                Acquire::Queued => {
+                                    self.tasks[t].state = State::Blocked;
+                                    self.leave_cpu(t);
+                                }
+                                Acquire::Granted => unreachable!("handled above"),
+                            }
                             return Ok(());
                         }
                     }

@@ -314,9 +314,25 @@ impl<'c> World<'c> {
     /// recorded under `hold`.
     #[inline(always)]
     pub(super) fn end_hold(&mut self, t: TaskId, lock: LockId, mode: Mode, hold: StatId, slot: u8) {
+        self.hold_ended(t, lock, mode, Some(hold), slot);
+    }
+
+    /// [`World::end_hold`], recorded under `hold` if there is one (a
+    /// killed task's exit releases holds its program has no release for).
+    #[inline(always)]
+    pub(super) fn hold_ended(
+        &mut self,
+        t: TaskId,
+        lock: LockId,
+        mode: Mode,
+        hold: Option<StatId>,
+        slot: u8,
+    ) {
         let start = self.tasks.unhold(t, slot);
-        self.stats
-            .record(hold, self.clock.now, self.clock.now.since(start));
+        if let Some(hold) = hold {
+            self.stats
+                .record(hold, self.clock.now, self.clock.now.since(start));
+        }
         if self.obs.trace.is_some() {
             self.trace_lock(t, "hold", lock, mode, start);
         }

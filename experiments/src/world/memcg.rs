@@ -354,20 +354,10 @@ impl<'c> World<'c> {
         for slot in 0..self.c.groups[self.tasks[t].group].hold_slots {
             let i = base.at(slot);
             if let Some((lock, mode)) = held_decode(self.tasks.held[i]) {
-                self.tasks.held[i] = 0;
                 // The hold ends here, and counts as the program's release
                 // of that slot would have counted it.
-                let start = self.tasks.holds[i];
-                if let Some(hold) = self.hold_stat_of_slot(t, slot, mode) {
-                    self.stats
-                        .record(hold, self.clock.now, self.clock.now.since(start));
-                }
-                if self.obs.trace.is_some() {
-                    self.trace_lock(t, "hold", lock, mode, start);
-                }
-                if let Some(r) = self.obs.recorder.as_mut() {
-                    r.hold(t, lock, mode, start, self.clock.now);
-                }
+                let hold = self.hold_stat_of_slot(t, slot, mode);
+                self.hold_ended(t, lock, mode, hold, slot);
                 self.lock_op(lock, |l, ctx, wakes| l.release(ctx, t, mode, wakes));
             }
         }
