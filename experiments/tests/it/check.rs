@@ -45,6 +45,20 @@ hosts = 2
 duration = "20ms"
 "#;
 
+/// A directory with the scenario, the report reading its observation of
+/// lock `m` from `file` (in `format`), and `file` holding `text`.
+fn measured_report(file: &str, format: &str, text: &str) -> tempfile::TempDir {
+    let report = REPORT.replace(
+        "value = \"2500us\"",
+        &format!("from = {{ file = \"{file}\", format = \"{format}\", lock = \"m\" }}"),
+    );
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("holds.toml"), SCENARIO).unwrap();
+    std::fs::write(d.path().join("r.toml"), &report).unwrap();
+    std::fs::write(d.path().join(file), text).unwrap();
+    d
+}
+
 fn check(report: &str) -> (String, String, Option<i32>) {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("holds.toml"), SCENARIO).unwrap();
@@ -223,14 +237,7 @@ lock_stat version 0.4
         ("perf.txt", "perf-lock", perf),
         ("ls.txt", "lock_stat", lock_stat),
     ] {
-        let report = REPORT.replace(
-            "value = \"2500us\"",
-            &format!("from = {{ file = \"{file}\", format = \"{format}\", lock = \"m\" }}"),
-        );
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("holds.toml"), SCENARIO).unwrap();
-        std::fs::write(d.path().join("r.toml"), &report).unwrap();
-        std::fs::write(d.path().join(file), text).unwrap();
+        let d = measured_report(file, format, text);
         let o = convoy_status(&["check", "r.toml", "--out", "c", "--jobs", "1"], d.path());
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -238,6 +245,7 @@ lock_stat version 0.4
         assert!(out.contains("2 of 4 runs reach it"), "{format}: {out}");
         // A lock the file does not have: the error names the file and
         // lists what it has.
+        let report = std::fs::read_to_string(d.path().join("r.toml")).unwrap();
         std::fs::write(
             d.path().join("r.toml"),
             report.replace("lock = \"m\"", "lock = \"x\""),
@@ -355,14 +363,7 @@ fn a_measured_number_out_of_range_is_an_error_at_its_line_and_column() {
             n + 1,
             line.find(bad).unwrap() + 1
         );
-        let report = REPORT.replace(
-            "value = \"2500us\"",
-            &format!("from = {{ file = \"{file}\", format = \"{format}\", lock = \"m\" }}"),
-        );
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("holds.toml"), SCENARIO).unwrap();
-        std::fs::write(d.path().join("r.toml"), &report).unwrap();
-        std::fs::write(d.path().join(file), &text).unwrap();
+        let d = measured_report(file, format, &text);
         let o = convoy_status(&["check", "r.toml", "--out", "c"], d.path());
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{text}\n{err}");
