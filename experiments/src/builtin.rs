@@ -20,6 +20,9 @@ pub struct Builtin {
     /// experiments whose full run takes minutes (`convoy compare` runs it
     /// in full).
     pub overview: Option<&'static str>,
+    /// A subject whose mean per variant `report.html` draws as bars (case
+    /// 1's rmdir cost per kernel state).
+    pub bars: Option<(Metric, &'static str)>,
 }
 
 pub const BUILTINS: &[Builtin] = &[
@@ -30,6 +33,7 @@ pub const BUILTINS: &[Builtin] = &[
         headline: &[(Metric::Wait, "lock/read/readers")],
         counters: &["lock/read_acquisitions", "lock/write_acquisitions"],
         overview: None,
+        bars: None,
     },
     Builtin {
         name: "rmdir-cost",
@@ -43,6 +47,7 @@ pub const BUILTINS: &[Builtin] = &[
             "rcu_read_sections/bench",
         ],
         overview: None,
+        bars: Some((Metric::Span, "rmdir/bench")),
     },
     Builtin {
         name: "rmdir-churn",
@@ -51,6 +56,7 @@ pub const BUILTINS: &[Builtin] = &[
         headline: &[(Metric::Span, "rmdir/churner"), (Metric::Span, "stat/reader")],
         counters: &["kernfs_rwsem/write_acquisitions", "kernfs_rwsem/write_contentions"],
         overview: None,
+        bars: None,
     },
     Builtin {
         name: "pidlist-flush-run-a",
@@ -61,6 +67,7 @@ pub const BUILTINS: &[Builtin] = &[
         // The first 10 s are a warm-up (the 1000 churners start at once
         // and take time to spread over the CPUs): two windows after it.
         overview: Some("30s"),
+        bars: None,
     },
     Builtin {
         name: "pidlist-flush-run-b",
@@ -69,6 +76,7 @@ pub const BUILTINS: &[Builtin] = &[
         headline: &[(Metric::Span, "cgroup1_pidlist_destroy_all/css_free")],
         counters: PIDLIST_FLUSH_COUNTERS,
         overview: Some("10s"),
+        bars: None,
     },
     Builtin {
         name: "revalidate-lock",
@@ -86,6 +94,7 @@ pub const BUILTINS: &[Builtin] = &[
             "walks/walkers",
         ],
         overview: None,
+        bars: None,
     },
     Builtin {
         name: "inode-alloc-reclaim",
@@ -94,6 +103,7 @@ pub const BUILTINS: &[Builtin] = &[
         headline: &[(Metric::Span, "readdir/lister")],
         counters: &["memcg/caller/reclaims", "memcg/caller/oom_kills"],
         overview: None,
+        bars: None,
     },
     Builtin {
         name: "lock-policies",
@@ -102,6 +112,7 @@ pub const BUILTINS: &[Builtin] = &[
         headline: &[(Metric::Wait, "kernfs_rwsem/read/walkers")],
         counters: &["kernfs_rwsem/read_contentions", "kernfs_rwsem/write_contentions"],
         overview: None,
+        bars: None,
     },
     Builtin {
         name: "writer-parks-readers",
@@ -110,6 +121,7 @@ pub const BUILTINS: &[Builtin] = &[
         headline: &[(Metric::Wait, "kernfs_rwsem/read/walkers")],
         counters: &["kernfs_rwsem/read_contentions"],
         overview: None,
+        bars: None,
     },
 ];
 

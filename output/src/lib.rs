@@ -7,6 +7,7 @@
 //! - [`sweep_table`]: a sweep's header, point records and `points.csv`.
 //! - [`band`]: a band's rows, `band.csv`, `band.json` and its table.
 //! - [`terminal`]: the summary table and bpftrace-style log2 histograms.
+//! - [`report`]: `report.html`, a run's, sweep's or check's page, self-contained.
 //! - [`formats`]: results as bpftrace maps, `perf lock contention` and
 //!   `/proc/lock_stat`, to set beside measurements.
 //!
@@ -18,6 +19,7 @@ pub mod files;
 pub mod formats;
 pub mod measured;
 pub mod plots;
+pub mod report;
 pub mod results;
 pub mod sweep_plots;
 pub mod sweep_table;

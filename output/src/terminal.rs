@@ -453,13 +453,30 @@ fn aligned<R: AsRef<[String]>>(rows: &[R], left: usize) -> String {
     out
 }
 
-/// The headline of a run, its first screen: per lock wait and per span,
-/// count, p50, p99, p99.9, p99.99, max and the exact number of samples
-/// longer than each of `above` (`-` when the run did not count it). A
-/// tail hides behind percentiles when most waits are uncontended (zero):
-/// the counts above show it. With several variants, a second table gives
-/// each variant's figures over the first's (after/before).
-pub fn headline_table(r: &ExperimentResult, above: &[Dur]) -> String {
+/// The headline of a run as rows of cells: the table of every variant's
+/// figures, and with several variants the table of ratios to the first
+/// (see [`headline_table`], which prints them; `report.html` shows the
+/// same rows).
+pub struct Headline {
+    /// A header row, then one row per variant and wait or span.
+    pub table: Vec<Vec<String>>,
+    /// With several variants: the first variant's name and the ratio
+    /// table (a header row, then one row per later variant and subject).
+    pub ratios: Option<(String, Vec<Vec<String>>)>,
+}
+
+/// What the ratio table of a headline reads, over the variant `base`.
+pub fn ratio_legend(base: &str) -> String {
+    format!(
+        "after/before: each variant's figure over {base}'s (0.27x: 73% less; 5.40x: 5.4 times; =: none in either)"
+    )
+}
+
+/// The rows of a run's headline: per lock wait and per span, count, p50,
+/// p99, p99.9, p99.99, max and the exact number of samples longer than
+/// each of `above` (`-` when the run did not count it); with several
+/// variants, each one's figures over the first's.
+pub fn headline(r: &ExperimentResult, above: &[Dur]) -> Headline {
     let metrics = [Metric::Wait, Metric::Span];
     let over = |h: &LatencyHist, t: Dur| h.count_above(t);
     let mut rows: Vec<Vec<String>> = vec![["variant", "metric", "subject", "count"]
@@ -483,18 +500,16 @@ pub fn headline_table(r: &ExperimentResult, above: &[Dur]) -> String {
             rows.push(row);
         }
     }
-    let mut out = aligned(&rows, 3);
+    let mut out = Headline {
+        table: rows,
+        ratios: None,
+    };
     let Some(base) = r.variants.first() else {
         return out;
     };
     if r.variants.len() < 2 {
         return out;
     }
-    let _ = writeln!(
-        out,
-        "\nafter/before: each variant's figure over {}'s (0.27x: 73% less; 5.40x: 5.4 times; =: none in either)",
-        base.variant
-    );
     let mut rows: Vec<Vec<String>> = vec![["after/before", "metric", "subject"]
         .iter()
         .map(|c| c.to_string())
@@ -525,7 +540,21 @@ pub fn headline_table(r: &ExperimentResult, above: &[Dur]) -> String {
             rows.push(row);
         }
     }
-    out.push_str(&aligned(&rows, 3));
+    out.ratios = Some((base.variant.clone(), rows));
+    out
+}
+
+/// The headline of a run, its first screen: [`headline`]'s tables. A
+/// tail hides behind percentiles when most waits are uncontended (zero):
+/// the counts above show it. With several variants, a second table gives
+/// each variant's figures over the first's (after/before).
+pub fn headline_table(r: &ExperimentResult, above: &[Dur]) -> String {
+    let h = headline(r, above);
+    let mut out = aligned(&h.table, 3);
+    if let Some((base, rows)) = &h.ratios {
+        let _ = writeln!(out, "\n{}", ratio_legend(base));
+        out.push_str(&aligned(rows, 3));
+    }
     out
 }
 

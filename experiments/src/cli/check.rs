@@ -58,12 +58,58 @@ pub(super) fn execute(p: CheckPlan) -> anyhow::Result<()> {
         return Ok(());
     }
     let points = crate::sweep::store::read_points(out, &r.header)?;
-    print!("{}", crate::sweep::check::format(spec, c, &points));
-    print!("{}", check_blame(spec, c, &r.header, &points)?);
+    let verdict = crate::sweep::check::format(spec, c, &points);
+    let blame = check_blame(spec, c, &r.header, &points)?;
+    print!("{verdict}{blame}");
+    write_report(out, spec, &r, &points, &verdict, &blame)?;
     println!("files written, in {}/:", out.display());
     for line in listing(out)? {
         println!("  {line}");
     }
+    Ok(())
+}
+
+/// Writes the check's `report.html` over the sweep's: the verdict and
+/// the blame chain as printed, then the runs' sections.
+fn write_report(
+    out: &std::path::Path,
+    spec: &SweepSpec,
+    r: &crate::sweep::run::SweepReport,
+    points: &std::collections::BTreeMap<usize, crate::sweep::store::Stored>,
+    verdict: &str,
+    blame: &str,
+) -> anyhow::Result<()> {
+    use output::report::Page;
+    let h = &r.header;
+    let mut page = Page::new(&format!("convoy check: {}", spec.name));
+    page.para(&format!(
+        "{}: {} point(s) x {} replication(s), variant(s) {}; seed {}.",
+        h.scenario,
+        h.points,
+        h.reps,
+        h.variants.join(", "),
+        h.seed
+    ));
+    page.heading("Verdict");
+    page.pre(verdict);
+    page.heading("Blame: a representative run's worst wait");
+    if blame.is_empty() {
+        page.para("No run to explain.");
+    } else {
+        page.pre(blame);
+    }
+    let records: Vec<_> = points.values().map(|s| s.record.clone()).collect();
+    let csv = output::sweep_table::points_csv(h, &records);
+    crate::sweep::store::sweep_sections(
+        &mut page,
+        out,
+        h,
+        points.len(),
+        &csv,
+        &r.plots,
+        &r.plot_note,
+    )?;
+    page.write(out)?;
     Ok(())
 }
 

@@ -79,10 +79,11 @@ pub(super) fn execute(p: ComparePlan) -> anyhow::Result<()> {
         run::write_results(tmp, &out)?;
         let plots = run::plots_note(tmp, &dir, &out.result)?;
         output::files::write_atomic(tmp, "compare.txt", table.as_bytes())?;
+        run::write_report(tmp, &out, &plan.opts.above, &plots, Some(&table), None)?;
         Ok(plots)
     })?;
     print!("{table}");
-    println!("{plots}");
+    println!("{}", plots.note);
     println!(
         "{}: base `{}`, seed {}, {} replication(s); files in {}/",
         out.result.experiment,

@@ -25,7 +25,8 @@ pub(super) fn execute() -> anyhow::Result<()> {
         runner::write_all_or_nothing(&dir, |tmp| {
             run::write_results(tmp, &out)?;
             output::files::write_atomic(tmp, "compare.txt", table.as_bytes())?;
-            run::plots_note(tmp, &dir, &out.result)
+            let plots = run::plots_note(tmp, &dir, &out.result)?;
+            run::write_report(tmp, &out, &plan.opts.above, &plots, Some(&table), None)
         })?;
         done.push((b, out));
     }

@@ -162,11 +162,17 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
 /// (the staging directory of `shown`, which the text names), and returns
 /// the text to print. A wait still going on at the run's end, longer than
 /// the worst explained, gets a note and the tasks that held it up then
-/// (blame explains waits that ended).
-fn write_blame(p: &RunPlan, seed: u64, dir: &Path, shown: &Path) -> anyhow::Result<String> {
+/// (blame explains waits that ended). The text comes in two parts: the
+/// chains (which `report.html` shows too) and the line naming the files.
+fn write_blame(
+    p: &RunPlan,
+    seed: u64,
+    dir: &Path,
+    shown: &Path,
+) -> anyhow::Result<Option<(String, String)>> {
     use std::fmt::Write;
     let Some((top, threshold, subject)) = &p.blame else {
-        return Ok(String::new());
+        return Ok(None);
     };
     let (variant, c) = first_variant(p)?;
     let c = &c;
@@ -201,7 +207,7 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &Path, shown: &Path) -> anyhow::Resu
     if b.chains.is_empty() {
         let _ = writeln!(s, "\nblame ({variant}, replication 0): no lock waited for");
         s.push_str(&open_note);
-        return Ok(s);
+        return Ok(Some((s, String::new())));
     }
     if let Some(tr) = b.trace {
         let title = format!("{} {variant} seed {seed}: worst wait", c.experiment);
@@ -230,13 +236,12 @@ fn write_blame(p: &RunPlan, seed: u64, dir: &Path, shown: &Path) -> anyhow::Resu
             crate::world::recorder::MAX_SEGS
         );
     }
-    let _ = writeln!(
-        s,
-        "blame: {}/blame.csv, {}/blame-trace.json (the worst wait)",
+    let files = format!(
+        "blame: {}/blame.csv, {}/blame-trace.json (the worst wait)\n",
         shown.display(),
         shown.display()
     );
-    Ok(s)
+    Ok(Some((s, files)))
 }
 
 /// The ids of the wait statistics named `subject`, or an error listing
@@ -409,6 +414,14 @@ pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
         write_results(tmp, &out)?;
         let blame = write_blame(&p, out.manifest.seed, tmp, &dir)?;
         let plots = plots_note(tmp, &dir, &out.result)?;
+        write_report(
+            tmp,
+            &out,
+            &p.opts.above,
+            &plots,
+            None,
+            blame.as_ref().map(|b| b.0.as_str()),
+        )?;
         let mut formatted = Vec::new();
         for (f, v) in p
             .format
@@ -448,8 +461,10 @@ pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
              when the run ended)"
         );
     }
-    println!("{plots}");
-    print!("{blame}");
+    println!("{}", plots.note);
+    if let Some((chains, files)) = &blame {
+        print!("{chains}{files}");
+    }
     println!(
         "\n{}: {} variant(s) x {} replication(s), {} events, {:.2}s wall; results in {}/",
         out.result.experiment,
@@ -462,6 +477,14 @@ pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
     Ok(out)
 }
 
+/// The plots of a run as written: the line `run` prints, the files, and
+/// what the report says when there are none.
+pub(super) struct Plots {
+    pub note: String,
+    pub files: Vec<PathBuf>,
+    pub report_note: String,
+}
+
 /// Writes the plots of a run (PNG and SVG) into `dir` (the staging
 /// directory of `shown`, which the text names) and says where they are.
 /// Without a font the plots are left out with a warning (the CSV results
@@ -471,30 +494,104 @@ pub(super) fn plots_note(
     dir: &Path,
     shown: &Path,
     r: &output::ExperimentResult,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Plots> {
     let headline = builtin::find(&r.experiment).map_or(&[][..], |b| b.headline);
+    let none = |note: &str, report: String| Plots {
+        note: note.to_string(),
+        files: Vec::new(),
+        report_note: report,
+    };
     Ok(match output::plots::write_plots(dir, r, headline, 4) {
         // Plots are of waits and spans that took time (a log time axis).
-        Ok(files) if files.is_empty() => {
-            "plots: none (no wait or span took longer than 0)".to_string()
-        }
+        Ok(files) if files.is_empty() => none(
+            "plots: none (no wait or span took longer than 0)",
+            "No plot: no wait or span took longer than 0.".into(),
+        ),
         Ok(files) => {
             // The kinds written: a run shorter than two windows has no
             // per-window plot.
             let kinds: Vec<String> = (output::plots::kinds_written(&files).iter())
                 .map(|k| format!("*-{k}"))
                 .collect();
-            format!(
-                "plots: {} files in {}/ ({}; .png and .svg)",
-                files.len(),
-                shown.display(),
-                kinds.join(", ")
-            )
+            Plots {
+                note: format!(
+                    "plots: {} files in {}/ ({}; .png and .svg)",
+                    files.len(),
+                    shown.display(),
+                    kinds.join(", ")
+                ),
+                report_note: format!(
+                    "The files beside this page ({}; each also as .svg), for the subjects \
+                     with the largest maxima.",
+                    kinds.join(", ")
+                ),
+                files,
+            }
         }
         Err(e @ output::plots::PlotError::NoFont) => {
             eprintln!("convoy: warning: no plots: {e}");
-            String::new()
+            none("", format!("No plot: {e}."))
         }
         Err(e) => return Err(e.into()),
     })
+}
+
+/// Writes `report.html` into `dir` (a run directory being staged): the
+/// headline, `compare` (the table of `compare.txt`, when the directory
+/// has one), the plots, `blame` (the text `--blame` printed, when it ran)
+/// and the manifest.
+pub(super) fn write_report(
+    dir: &Path,
+    out: &RunOutput,
+    above: &[sim::Dur],
+    plots: &Plots,
+    compare: Option<&str>,
+    blame: Option<&str>,
+) -> anyhow::Result<()> {
+    use output::report;
+    let r = &out.result;
+    let m = &out.manifest;
+    let mut page = report::Page::new(&format!("convoy: {}", r.experiment));
+    page.para(&format!(
+        "{}: variant(s) {}; seed {}; {} replication(s) of {} simulated; machine {}.",
+        m.source,
+        m.variants.join(", "),
+        m.seed,
+        m.replications,
+        terminal::human(m.duration),
+        m.machine.profile
+    ));
+    report::headline_section(&mut page, r, above);
+    if let Some(table) = compare {
+        page.heading("Variants side by side (compare.txt)");
+        page.pre(table);
+    }
+    page.heading("Plots");
+    if let Some((metric, subject)) = builtin::find(&r.experiment).and_then(|b| b.bars) {
+        match report::mean_bars_svg(r, metric, subject) {
+            Ok(Some(svg)) => page.svg(
+                &format!("mean-{}", output::plots::file_stem(metric, subject)),
+                &format!("mean {subject} per variant, in microseconds (drawn in this page)"),
+                &svg,
+            ),
+            Ok(None) => {}
+            Err(output::plots::PlotError::NoFont) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let pngs = report::read_pngs(&plots.files)?;
+    report::plots_section(&mut page, &pngs, &plots.report_note);
+    page.heading("Blame: the worst waits");
+    match blame {
+        Some(text) => page.pre(text.trim_start_matches('\n')),
+        None => page.para(&format!(
+            "Not computed for this run: `convoy run {} --blame` explains the worst waits \
+             of the first variant, as chains of who waited behind whom (it runs that \
+             variant again; docs/blame.md).",
+            m.source
+        )),
+    }
+    report::record_section(&mut page, "Manifest (manifest.json)", "manifest", m);
+    page.write(dir)?;
+    Ok(())
 }

@@ -80,7 +80,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeReport> {
         write_atomic(&pdir, name, &s.bytes)?;
     }
     let merged = store::read_points(out, &h)?;
-    let missing = store::finish(out, &h, &merged)?;
+    let missing = store::finish(out, &h, &merged)?.missing;
     Ok(MergeReport {
         points: merged.len(),
         missing,

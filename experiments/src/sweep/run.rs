@@ -42,6 +42,10 @@ pub struct SweepReport {
     pub ran: usize,
     /// Points of the whole sweep not in the directory at the end.
     pub missing: usize,
+    /// The plot files written from every point present, and what a report
+    /// says when there are none.
+    pub plots: Vec<PathBuf>,
+    pub plot_note: String,
     pub wall: Duration,
 }
 
@@ -389,12 +393,14 @@ pub fn run_sweep(spec: &SweepSpec, opts: &SweepOptions) -> anyhow::Result<SweepR
     })?;
     bar.lock().unwrap_or_else(|e| e.into_inner()).finish();
     let all = store::read_points(&opts.out, &h)?;
-    let missing = store::finish(&opts.out, &h, &all)?;
+    let finished = store::finish(&opts.out, &h, &all)?;
     Ok(SweepReport {
         in_shard: mine.len(),
         skipped,
         ran: todo.len(),
-        missing,
+        missing: finished.missing,
+        plots: finished.plots,
+        plot_note: finished.plot_note,
         header: h,
         wall: start.elapsed(),
     })

@@ -5,6 +5,7 @@
 //! DIR/points/00042-1a2b3c4d.json   one finished point (PointRecord)
 //! DIR/points.csv              the table of every point present
 //! DIR/*.png, *.svg            plots of points.csv
+//! DIR/report.html             all of it as one page
 //! ```
 //!
 //! Every file is written whole to a temp file and renamed, so a killed
@@ -168,23 +169,77 @@ pub fn read_points(dir: &Path, h: &SweepHeader) -> anyhow::Result<BTreeMap<usize
     Ok(out)
 }
 
-/// Writes `points.csv` and the plots from every point present; returns
-/// how many points of the sweep are missing. Without a font the plots
-/// are left out with a warning; a plot that cannot be drawn or written is
-/// an error, as `points.csv` would be.
+/// What [`finish`] wrote: how many points of the sweep are missing, the
+/// plot files, and what a report says when there are none.
+pub struct Finished {
+    pub missing: usize,
+    pub plots: Vec<PathBuf>,
+    pub plot_note: String,
+}
+
+/// Writes `points.csv`, the plots and `report.html` from every point
+/// present. Without a font the plots are left out with a warning; a plot
+/// that cannot be drawn or written is an error, as `points.csv` would be.
 pub fn finish(
     dir: &Path,
     h: &SweepHeader,
     points: &BTreeMap<usize, Stored>,
-) -> anyhow::Result<usize> {
+) -> anyhow::Result<Finished> {
     let records: Vec<PointRecord> = points.values().map(|s| s.record.clone()).collect();
-    write_atomic(dir, POINTS_CSV, &points_csv(h, &records))?;
-    match output::sweep_plots::write_sweep_plots(dir, h, &records) {
-        Ok(_) => {}
+    let csv = points_csv(h, &records);
+    write_atomic(dir, POINTS_CSV, &csv)?;
+    let (plots, plot_note) = match output::sweep_plots::write_sweep_plots(dir, h, &records) {
+        Ok(files) if files.is_empty() => (
+            files,
+            "No plot: a sweep is plotted when it is a grid of one or two parameters \
+             (points.csv has every number)."
+                .to_string(),
+        ),
+        Ok(files) => (
+            files,
+            "The files beside this page (each also as .svg).".to_string(),
+        ),
         Err(e @ output::plots::PlotError::NoFont) => {
-            eprintln!("convoy: warning: no sweep plots: {e}")
+            eprintln!("convoy: warning: no sweep plots: {e}");
+            (Vec::new(), format!("No plot: {e}."))
         }
         Err(e) => return Err(e.into()),
-    }
-    Ok(h.points - points.len())
+    };
+    let mut page = output::report::Page::new(&format!("convoy sweep: {}", h.sweep));
+    page.para(&format!(
+        "{}: {} point(s) x {} replication(s), variant(s) {}; seed {}.",
+        h.scenario,
+        h.points,
+        h.reps,
+        h.variants.join(", "),
+        h.seed
+    ));
+    sweep_sections(&mut page, dir, h, points.len(), &csv, &plots, &plot_note)?;
+    page.write(dir)?;
+    Ok(Finished {
+        missing: h.points - points.len(),
+        plots,
+        plot_note,
+    })
+}
+
+/// The sweep's sections of a page ([`output::report::sweep_sections`]),
+/// its plots read back from `dir`.
+pub fn sweep_sections(
+    page: &mut output::report::Page,
+    dir: &Path,
+    h: &SweepHeader,
+    present: usize,
+    csv: &[u8],
+    plots: &[PathBuf],
+    plot_note: &str,
+) -> anyhow::Result<()> {
+    let pngs = output::report::read_pngs(plots).with_context(|| {
+        format!(
+            "cannot write {}",
+            dir.join(output::report::REPORT_HTML).display()
+        )
+    })?;
+    output::report::sweep_sections(page, h, present, csv, &pngs, plot_note);
+    Ok(())
 }

@@ -31,6 +31,7 @@ mod memcg_oom;
 mod percpu_rwsem;
 mod queueing_theory;
 mod rcu_grace_periods;
+mod report_html;
 mod scale;
 mod seqcount;
 mod spinlock;
