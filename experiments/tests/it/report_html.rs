@@ -463,3 +463,23 @@ fn a_report_that_cannot_be_written_fails_the_run_and_names_it() {
     assert!(err.contains("out/report.html"), "{err}");
     assert!(!d.join("out").exists(), "nothing written");
 }
+
+#[test]
+fn ci_runs_the_readme_test_command_which_installs_chromium_first() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let command = "scripts/test-deps && cargo test --workspace";
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme
+            .lines()
+            .any(|l| l.starts_with(&format!("{command} "))),
+        "README.md: no line with the test command `{command}`"
+    );
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    assert_eq!(ci.trim_end().lines().last(), Some(command), ".ci/run");
+    let deps = std::fs::read_to_string(root.join("scripts/test-deps")).unwrap();
+    assert!(
+        deps.contains("apt-get install -y -q chromium"),
+        "scripts/test-deps"
+    );
+}
