@@ -230,9 +230,9 @@ impl Page {
     }
 }
 
-/// A JSON value as (dotted name, value) rows: objects by field, arrays
-/// by index; long texts (a resolved scenario) are left to
-/// [`long_texts`].
+/// A JSON value as (dotted name, value) rows: objects by field name
+/// (sorted, whatever order serde_json's map keeps), arrays by index;
+/// long texts (a resolved scenario) are left to [`long_texts`].
 pub fn flatten_json(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
     use serde_json::Value;
     let name = |k: &str| {
@@ -244,7 +244,9 @@ pub fn flatten_json(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, 
     };
     match v {
         Value::Object(m) => {
-            for (k, v) in m {
+            let mut fields: Vec<_> = m.iter().collect();
+            fields.sort_by(|a, b| a.0.cmp(b.0));
+            for (k, v) in fields {
                 flatten_json(&name(k), v, out);
             }
         }
@@ -268,7 +270,9 @@ pub fn long_texts(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, St
     use serde_json::Value;
     match v {
         Value::Object(m) => {
-            for (k, v) in m {
+            let mut fields: Vec<_> = m.iter().collect();
+            fields.sort_by(|a, b| a.0.cmp(b.0));
+            for (k, v) in fields {
                 let n = if prefix.is_empty() {
                     k.clone()
                 } else {
@@ -503,10 +507,10 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("seed", "3"),
+                ("e", "[]"),
                 ("m.cpus", "null"),
                 ("m.s[0].n", "a"),
-                ("e", "[]"),
+                ("seed", "3"),
                 ("toml", "(below)")
             ]
         );
