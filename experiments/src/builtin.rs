@@ -107,10 +107,13 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "lock-policies",
-        summary: "a reader stream, a periodic writer and a 100 ms reader under each rwsem policy",
+        summary: "a cgroup-creation storm of writers, fast and slow readers and one RT writer under each rwsem policy",
         text: include_str!("../scenarios/lock-policies.toml"),
-        headline: &[(Metric::Wait, "kernfs_rwsem/read/walkers")],
-        counters: &["kernfs_rwsem/read_contentions", "kernfs_rwsem/write_contentions"],
+        headline: &[
+            (Metric::Wait, "kernfs_rwsem/read/walkers"),
+            (Metric::Wait, "kernfs_rwsem/write/writers"),
+        ],
+        counters: &["kernfs_rwsem/read_contentions", "kernfs_rwsem/spin_successes"],
         overview: None,
         bars: None,
     },

@@ -26,6 +26,7 @@ mod hostile;
 mod kernfs_library;
 mod limits;
 mod linux_locks;
+mod lock_policies_showcase;
 mod machine;
 mod memcg_oom;
 mod percpu_rwsem;
