@@ -302,6 +302,23 @@ pub struct RunArgs {
         requires = "trace"
     )]
     pub trace_tasks: Vec<String>,
+    /// Trace the waits, holds, wake arrows and queue counters only of
+    /// these locks (e.g. `kernfs_rwsem`; a family by its name).
+    #[arg(
+        long,
+        value_name = "LOCK[,LOCK...]",
+        value_delimiter = ',',
+        requires = "trace"
+    )]
+    pub trace_locks: Vec<String>,
+    /// Trace the slices only of these spans (e.g. `rmdir`).
+    #[arg(
+        long,
+        value_name = "SPAN[,SPAN...]",
+        value_delimiter = ',',
+        requires = "trace"
+    )]
+    pub trace_spans: Vec<String>,
     /// Histograms to print for the worst subjects.
     #[arg(long, default_value_t = 3)]
     pub histograms: usize,
@@ -353,6 +370,8 @@ impl RunArgs {
             trace: None,
             trace_window: None,
             trace_tasks: vec![],
+            trace_locks: vec![],
+            trace_spans: vec![],
             histograms: 3,
             above: None,
             verbose: false,

@@ -13,6 +13,17 @@ use output::files::{write_replications, write_run_dir};
 use output::terminal;
 use std::path::{Path, PathBuf};
 
+/// `--trace FILE`, its window and its filters (`--trace-tasks`,
+/// `--trace-locks`, `--trace-spans`; empty keeps all).
+struct TracePlan {
+    path: PathBuf,
+    from: sim::SimTime,
+    to: sim::SimTime,
+    tasks: Vec<String>,
+    locks: Vec<String>,
+    spans: Vec<String>,
+}
+
 /// A validated `run`: everything checked before anything runs.
 pub(super) struct RunPlan {
     pub file: ScenarioFile,
@@ -21,8 +32,8 @@ pub(super) struct RunPlan {
     histograms: usize,
     /// `--verbose`: the full table after the headline.
     verbose: bool,
-    /// `--trace FILE`, its window and `--trace-tasks`.
-    trace: Option<(PathBuf, sim::SimTime, sim::SimTime, Vec<String>)>,
+    /// `--trace FILE` and what to keep of it.
+    trace: Option<TracePlan>,
     format: Option<output::formats::Format>,
     /// `--blame`: the worst N, the threshold, the subject.
     blame: Option<(usize, Option<sim::Dur>, Option<String>)>,
@@ -108,7 +119,15 @@ fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
 /// Runs the plan's first variant, replication 0, again with a trace, and
 /// writes it atomically.
 fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
-    let Some((path, from, to, tasks)) = &p.trace else {
+    let Some(TracePlan {
+        path,
+        from,
+        to,
+        tasks,
+        locks,
+        spans,
+    }) = &p.trace
+    else {
         return Ok(());
     };
     let (variant, c) = first_variant(p)?;
@@ -118,6 +137,14 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
     if !tasks.is_empty() {
         w.trace_only(tasks)
             .map_err(|e| anyhow::anyhow!("--trace-tasks {}: {e}", tasks.join(",")))?;
+    }
+    if !locks.is_empty() {
+        w.trace_only_locks(locks)
+            .map_err(|e| anyhow::anyhow!("--trace-locks {}: {e}", locks.join(",")))?;
+    }
+    if !spans.is_empty() {
+        w.trace_only_spans(spans)
+            .map_err(|e| anyhow::anyhow!("--trace-spans {}: {e}", spans.join(",")))?;
     }
     w.run(&mut |_| {})?;
     let trace = w.take_trace().expect("tracing was enabled");
@@ -334,7 +361,14 @@ pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
                 None => (sim::SimTime::ZERO, sim::SimTime::MAX),
             };
             check_writable(f).with_context(|| format!("--trace {}", f.display()))?;
-            Some((f.clone(), from, to, a.trace_tasks.clone()))
+            Some(TracePlan {
+                path: f.clone(),
+                from,
+                to,
+                tasks: a.trace_tasks.clone(),
+                locks: a.trace_locks.clone(),
+                spans: a.trace_spans.clone(),
+            })
         }
     };
     let blame = if a.blame {
@@ -403,6 +437,18 @@ pub(super) fn write_results(dir: &std::path::Path, out: &RunOutput) -> anyhow::R
 /// Runs the plan, writes its files (all or nothing) and prints its
 /// results.
 pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
+    if let Some(tr) = p
+        .trace
+        .as_ref()
+        .filter(|t| !t.locks.is_empty() || !t.spans.is_empty())
+    {
+        // Lock and span names are checked before the runs, not after.
+        let (_, c) = first_variant(&p)?;
+        crate::world::lock_filter(&c, &tr.locks)
+            .map_err(|e| anyhow::anyhow!("--trace-locks {}: {e}", tr.locks.join(",")))?;
+        crate::world::check_span_names(&c, &tr.spans)
+            .map_err(|e| anyhow::anyhow!("--trace-spans {}: {e}", tr.spans.join(",")))?;
+    }
     let out = runner::run(&p.file, &p.opts)?;
     let dir = p
         .out

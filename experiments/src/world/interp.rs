@@ -503,8 +503,10 @@ impl<'c> World<'c> {
                     self.stats
                         .record(stat, self.clock.now, self.clock.now.since(start));
                     if let Some(tr) = self.obs.trace.as_mut() {
-                        let name = self.c.stats[stat].subject.clone();
-                        tr.slice(t, "span", name, start, self.clock.now);
+                        let name = &self.c.stats[stat].subject;
+                        if tr.keeps_span(name) {
+                            tr.slice(t, "span", name.clone(), start, self.clock.now);
+                        }
                     }
                 }
                 Instr::RepeatBegin { count, end, depth } => {

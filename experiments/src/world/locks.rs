@@ -169,7 +169,7 @@ impl<'c> World<'c> {
                     // No waking task when a timer's wakeup makes a spinner
                     // give up (need_resched): then no flow and no waker.
                     if self.clock.current != NONE {
-                        if let Some(tr) = self.obs.trace.as_mut() {
+                        if let Some(tr) = self.obs.trace.as_mut().filter(|tr| tr.keeps_lock(lock)) {
                             let name = &self.c.locks[lock].name;
                             tr.flow(self.clock.current, t, self.clock.now, name);
                         }

@@ -36,7 +36,7 @@ impl<'c> World<'c> {
             l.name,
             crate::program::mode_label(l.kind, mode)
         );
-        if let Some(tr) = self.obs.trace.as_mut() {
+        if let Some(tr) = self.obs.trace.as_mut().filter(|tr| tr.keeps_lock(lock)) {
             tr.slice(t, cat, name, start, self.clock.now);
         }
     }
@@ -51,7 +51,7 @@ impl<'c> World<'c> {
             return;
         }
         task.in_lock_queue = asleep;
-        if let Some(tr) = self.obs.trace.as_mut() {
+        if let Some(tr) = self.obs.trace.as_mut().filter(|tr| tr.keeps_lock(lock)) {
             let delta = if asleep { 1 } else { -1 };
             tr.queue(lock, &self.c.locks[lock].name, delta, self.clock.now);
         }
@@ -115,6 +115,27 @@ impl<'c> World<'c> {
             .collect();
         if let Some(tr) = self.obs.trace.as_mut() {
             tr.only_tasks(keep);
+        }
+        Ok(())
+    }
+
+    /// Traces the waits, holds, wake arrows and queue counters only of the
+    /// locks named in `names` ([`lock_filter`]). Call it after
+    /// [`World::enable_trace`].
+    pub fn trace_only_locks(&mut self, names: &[String]) -> Result<(), String> {
+        let keep = lock_filter(self.c, names)?;
+        if let Some(tr) = self.obs.trace.as_mut() {
+            tr.only_locks(keep);
+        }
+        Ok(())
+    }
+
+    /// Traces the slices only of the spans named in `names`
+    /// ([`check_span_names`]). Call it after [`World::enable_trace`].
+    pub fn trace_only_spans(&mut self, names: &[String]) -> Result<(), String> {
+        check_span_names(self.c, names)?;
+        if let Some(tr) = self.obs.trace.as_mut() {
+            tr.only_spans(names.to_vec());
         }
         Ok(())
     }
@@ -266,5 +287,62 @@ impl Names for World<'_> {
     fn stat(&self, s: StatId) -> String {
         let st = &self.c.stats[s];
         format!("{} {}", st.metric.as_str(), st.subject)
+    }
+}
+
+/// Which locks of `c` a trace keeps for `names` (a family by its name:
+/// `i_rwsem` keeps every `i_rwsem[i]`): an error names an entry that is
+/// no lock, with the locks there are. Checked before a run, so a typo
+/// does not cost one.
+pub fn lock_filter(c: &Compiled, names: &[String]) -> Result<TiVec<LockId, bool>, String> {
+    let matches = |lock: &str, name: &str| {
+        lock == name
+            || lock
+                .strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('['))
+    };
+    for n in names {
+        if !c.locks.iter().any(|l| matches(&l.name, n)) {
+            let mut known: Vec<&str> = (c.locks.iter())
+                .map(|l| l.name.split_once('[').map_or(l.name.as_str(), |(f, _)| f))
+                .collect();
+            known.dedup();
+            let hint = crate::scenario::hint::suggestion(n, known.iter().copied());
+            return Err(format!(
+                "no lock `{n}` to trace; there are: {}{hint}",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok((c.locks.iter())
+        .map(|l| names.iter().any(|n| matches(&l.name, n)))
+        .collect())
+}
+
+/// An error names an entry of `names` that is no span of `c` (a span's
+/// name is its subject's part before the `/group`), with the spans there
+/// are.
+pub fn check_span_names(c: &Compiled, names: &[String]) -> Result<(), String> {
+    let mut known: Vec<&str> = (c.stats.iter())
+        .filter(|s| s.metric == output::Metric::Span)
+        .map(|s| {
+            s.subject
+                .split_once('/')
+                .map_or(s.subject.as_str(), |(n, _)| n)
+        })
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    match names.iter().find(|n| !known.contains(&n.as_str())) {
+        None => Ok(()),
+        Some(n) => {
+            let hint = crate::scenario::hint::suggestion(n, known.iter().copied());
+            let there = if known.is_empty() {
+                "the scenario has no span".to_string()
+            } else {
+                format!("there are: {}", known.join(", "))
+            };
+            Err(format!("no span `{n}` to trace; {there}{hint}"))
+        }
     }
 }

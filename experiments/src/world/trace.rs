@@ -58,6 +58,12 @@ pub struct Trace {
     queued: TiVec<LockId, u32>,
     /// The tasks whose tracks are kept (`--trace-tasks`); all if `None`.
     tracked: Option<Vec<bool>>,
+    /// The locks whose waits, holds, wake arrows and queue counters are
+    /// kept (`--trace-locks`); all if `None`.
+    locks_kept: Option<TiVec<LockId, bool>>,
+    /// The span names whose slices are kept (`--trace-spans`); all if
+    /// `None`.
+    spans_kept: Option<Vec<String>>,
 }
 
 impl Trace {
@@ -72,7 +78,33 @@ impl Trace {
             next_flow: 0,
             queued: ti_vec![0; locks],
             tracked: None,
+            locks_kept: None,
+            spans_kept: None,
         }
+    }
+
+    /// Keeps the lock events (waits, holds, wake arrows, queue counters)
+    /// only of the locks `keep` says (indexed by lock).
+    pub fn only_locks(&mut self, keep: TiVec<LockId, bool>) {
+        self.locks_kept = Some(keep);
+    }
+
+    /// Whether `lock`'s events are kept.
+    pub fn keeps_lock(&self, lock: LockId) -> bool {
+        (self.locks_kept.as_ref()).is_none_or(|k| k.get(lock).copied().unwrap_or(false))
+    }
+
+    /// Keeps the span slices only of the spans named in `names` (a span's
+    /// subject is `NAME/group`).
+    pub fn only_spans(&mut self, names: Vec<String>) {
+        self.spans_kept = Some(names);
+    }
+
+    /// Whether the slices of span subject `subject` (`NAME/group`) are
+    /// kept.
+    pub fn keeps_span(&self, subject: &str) -> bool {
+        let name = subject.split_once('/').map_or(subject, |(n, _)| n);
+        (self.spans_kept.as_ref()).is_none_or(|k| k.iter().any(|s| s == name))
     }
 
     /// Keeps only the tracks of the tasks `keep` says (indexed by task),

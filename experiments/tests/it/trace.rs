@@ -585,3 +585,93 @@ fn a_trace_named_gz_is_gzip_of_the_same_json() {
     );
     assert_eq!(json, std::fs::read(d.path().join("t.json")).unwrap());
 }
+
+/// Two locks and two spans, each contended once (the holder sleeps, so
+/// its waiter sleeps too and is woken).
+const TWO_LOCKS: &str = r#"
+[scenario]
+name = "two-locks"
+duration = "10ms"
+cpus = 4
+[locks.m]
+kind = "mutex"
+[locks.n]
+kind = "mutex"
+[tasks.a]
+count = 2
+program = ["span_begin on_m", "mutex_lock m", "sleep 100us", "mutex_unlock m", "span_end on_m", "sleep 100ms"]
+[tasks.b]
+count = 2
+program = ["span_begin on_n", "mutex_lock n", "sleep 100us", "mutex_unlock n", "span_end on_n", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
+"#;
+
+fn two_locks_trace(args: &[&str]) -> (Value, std::process::Output, tempfile::TempDir) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("s.toml"), TWO_LOCKS).unwrap();
+    let mut all = vec!["run", "s.toml", "--out", "o", "--trace", "t.json"];
+    all.extend_from_slice(args);
+    let o = convoy_status(&all, d.path());
+    let v = std::fs::read(d.path().join("t.json"))
+        .map(|b| serde_json::from_slice(&b).unwrap())
+        .unwrap_or(Value::Null);
+    (v, o, d)
+}
+
+/// The names of the events of category `cat`.
+fn names_of(v: &Value, cat: &str) -> Vec<String> {
+    let mut n: Vec<String> = (events(v).iter())
+        .filter(|e| e["cat"] == cat)
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
+    n.sort();
+    n.dedup();
+    n
+}
+
+#[test]
+fn trace_locks_and_spans_keep_only_the_named_ones() {
+    let (all, o, _d) = two_locks_trace(&[]);
+    assert!(o.status.success());
+    assert_eq!(names_of(&all, "wait"), ["wait m (lock)", "wait n (lock)"]);
+    assert_eq!(names_of(&all, "span"), ["on_m/a", "on_n/b"]);
+    assert_eq!(names_of(&all, "wake"), ["wake (m)", "wake (n)"]);
+
+    let (only, o, _d) = two_locks_trace(&["--trace-locks", "n", "--trace-spans", "on_m"]);
+    assert!(o.status.success());
+    // Lock n's waits, holds, arrows and queue counter; none of m's.
+    assert_eq!(names_of(&only, "wait"), ["wait n (lock)"]);
+    assert_eq!(names_of(&only, "hold"), ["hold n (lock)"]);
+    assert_eq!(names_of(&only, "wake"), ["wake (n)"]);
+    assert!(
+        (events(&only).iter()).all(|e| e["ph"] != "C" || e["name"] == "queue n"),
+        "queue counters of n only"
+    );
+    // The spans named, whoever's lock they are about; every task's track.
+    assert_eq!(names_of(&only, "span"), ["on_m/a"]);
+    assert_eq!(track_names(&only).len(), 4);
+}
+
+#[test]
+fn a_trace_filter_naming_no_lock_or_span_fails_before_the_run() {
+    for (flag, name, want) in [
+        (
+            "--trace-locks",
+            "mm",
+            "no lock `mm` to trace; there are: m, n (did you mean `m`?)",
+        ),
+        (
+            "--trace-spans",
+            "on_x",
+            "no span `on_x` to trace; there are: on_m, on_n (did you mean `on_m`?)",
+        ),
+    ] {
+        let (_, o, d) = two_locks_trace(&[flag, name]);
+        assert_eq!(o.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{err}");
+        assert!(!d.path().join("o").exists() && !d.path().join("t.json").exists());
+    }
+}
