@@ -13,6 +13,7 @@ mod case3_inode_alloc;
 mod case4_revalidate;
 mod check;
 mod cli;
+mod cluster;
 mod coherence;
 mod common;
 mod cpu_model;
