@@ -319,6 +319,11 @@ pub struct RunArgs {
         requires = "trace"
     )]
     pub trace_spans: Vec<String>,
+    /// Most events the trace keeps (default 1,000,000, about 100 MB of
+    /// JSON, which a browser opens); past it the trace stops, with a
+    /// warning.
+    #[arg(long, value_name = "N", requires = "trace")]
+    pub trace_max_events: Option<usize>,
     /// Histograms to print for the worst subjects.
     #[arg(long, default_value_t = 3)]
     pub histograms: usize,
@@ -372,6 +377,7 @@ impl RunArgs {
             trace_tasks: vec![],
             trace_locks: vec![],
             trace_spans: vec![],
+            trace_max_events: None,
             histograms: 3,
             above: None,
             verbose: false,

@@ -22,6 +22,8 @@ struct TracePlan {
     tasks: Vec<String>,
     locks: Vec<String>,
     spans: Vec<String>,
+    /// `--trace-max-events`.
+    max_events: Option<usize>,
 }
 
 /// A validated `run`: everything checked before anything runs.
@@ -126,6 +128,7 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
         tasks,
         locks,
         spans,
+        max_events,
     }) = &p.trace
     else {
         return Ok(());
@@ -134,6 +137,9 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
     let c = &c;
     let mut w = crate::world::World::new(c, seed, 0, p.opts.limits);
     w.enable_trace(*from, *to);
+    if let Some(n) = max_events {
+        w.limit_trace(*n);
+    }
     if !tasks.is_empty() {
         w.trace_only(tasks)
             .map_err(|e| anyhow::anyhow!("--trace-tasks {}: {e}", tasks.join(",")))?;
@@ -175,7 +181,7 @@ fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
     );
     if let Some((at, kept)) = cut {
         eprintln!(
-            "convoy: warning: --trace: {kept} events is all a trace holds; {} stops at {:.6} s, before the window's end at {:.6} s: narrow --trace-window to see the rest",
+            "convoy: warning: --trace: {kept} events is all a trace holds; {} stops at {:.6} s, before the window's end at {:.6} s: narrow --trace-window to see the rest, or raise --trace-max-events",
             path.display(),
             at.0 as f64 / 1e9,
             to.0 as f64 / 1e9
@@ -368,6 +374,7 @@ pub(super) fn plan(a: RunArgs) -> anyhow::Result<RunPlan> {
                 tasks: a.trace_tasks.clone(),
                 locks: a.trace_locks.clone(),
                 spans: a.trace_spans.clone(),
+                max_events: a.trace_max_events,
             })
         }
     };

@@ -17,8 +17,14 @@ use serde::Serialize;
 use sim::SimTime;
 use typed_index_collections::{ti_vec, TiVec};
 
-/// Most events one trace keeps.
-pub const MAX_EVENTS: usize = 2_000_000;
+/// Most events one trace keeps unless `--trace-max-events` says
+/// otherwise: about 100 MB of JSON at ~100 bytes an event, so that the
+/// file opens in a browser. chrome://tracing refuses JSON over 256 MB,
+/// and Perfetto's in-page trace processor gets about 2 GB of memory from
+/// a browser and needs several times a trace's size for it (Perfetto's
+/// documentation, "Visualising large traces"); 2 million events (200 MB)
+/// were at that edge.
+pub const MAX_EVENTS: usize = 1_000_000;
 
 #[derive(Clone, Serialize)]
 struct Event {
@@ -120,9 +126,9 @@ impl Trace {
         (self.tracked.as_ref()).is_none_or(|k| k.get(t.index()).copied().unwrap_or(false))
     }
 
-    /// Keeps at most `n` events (fewer than [`MAX_EVENTS`]).
+    /// Keeps at most `n` events instead of [`MAX_EVENTS`].
     pub fn limit_events(&mut self, n: usize) {
-        self.max_events = n.min(MAX_EVENTS);
+        self.max_events = n;
     }
 
     /// Whether an event at `at` is kept: in the window, and `room` more

@@ -675,3 +675,21 @@ fn a_trace_filter_naming_no_lock_or_span_fails_before_the_run() {
         assert!(!d.path().join("o").exists() && !d.path().join("t.json").exists());
     }
 }
+
+#[test]
+fn trace_max_events_cuts_the_trace_short_and_says_so() {
+    let (all, o, _d) = two_locks_trace(&[]);
+    assert!(o.status.success());
+    assert_eq!(all["otherData"]["truncated"], false);
+    let (cut, o, _d) = two_locks_trace(&["--trace-max-events", "10"]);
+    assert!(o.status.success());
+    assert_eq!(cut["otherData"]["truncated"], true);
+    // The tracks' names are kept beside the 10 events.
+    let not_meta = (events(&cut).iter()).filter(|e| e["ph"] != "M").count();
+    assert!(
+        not_meta <= 10 && not_meta < events(&all).len(),
+        "{not_meta}"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("or raise --trace-max-events"), "{err}");
+}
