@@ -508,6 +508,8 @@ pub struct Compiled {
     /// PREEMPT_VOLUNTARY or FULL: `might_resched` steps are preemption
     /// points.
     pub voluntary: bool,
+    /// The hung-task detector's sysctls (`scenario.hung_task_*`).
+    pub hung_task: models::hung_task::HungTaskConfig,
     /// The machine under the kernel (`[machine]`): its topology and the
     /// physical costs of the wake path and of cache lines.
     pub machine: models::machine::Machine,

@@ -21,6 +21,8 @@
 //!   sharers, and operations that queue for the line (R70-R72).
 //! - [`memcg`]: a memory cgroup's charge path (R45-R48) as a state
 //!   machine: stock, batch, reclaim retries, OOM without a second kill.
+//! - [`hung_task`]: khungtaskd's periodic checks and the uninterruptible
+//!   sleeps they report (R100-R101).
 //! - [`rcu`]: Tree RCU's normal grace periods, ended by the CPUs' ticks
 //!   and the kthread's forcing scans, and the callbacks and
 //!   `synchronize_rcu` waiters that wait for them (R90-R94).
@@ -28,7 +30,7 @@
 //! Dependencies inside the crate point one way: `ids`, `timer` and
 //! `machine` are leaves (`machine` uses `ids`); `coherence` uses `ids`
 //! and `machine`; `locks` and `workqueue` use `ids` and `timer`, `sched`
-//! and `memcg` only `ids`; `rcu` uses `ids` and `timer`; none of these uses another. Each directory's
+//! and `memcg` only `ids`; `rcu` and `hung_task` use `timer` (`rcu` also `ids`); none of these uses another. Each directory's
 //! `mod.rs` gives the order of its own modules.
 //!
 //! Models know nothing about scenario files or output formats. Each model
@@ -36,6 +38,7 @@
 //! or says that it is a what-if policy with no kernel counterpart.
 
 pub mod coherence;
+pub mod hung_task;
 pub mod ids;
 pub mod locks;
 pub mod machine;

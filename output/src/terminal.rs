@@ -98,6 +98,30 @@ pub fn open_waits_note(r: &ExperimentResult) -> String {
     out
 }
 
+/// The hung-task warnings each variant's runs logged (`hung_task/...`
+/// counters, R100-R101): one line per variant that has any, or nothing.
+pub fn hung_tasks_note(r: &ExperimentResult) -> String {
+    let mut out = String::new();
+    for v in &r.variants {
+        let count = |name: &str| {
+            (v.counters.iter())
+                .find(|c| c.subject == name)
+                .map_or(0, |c| c.value)
+        };
+        let reports = count("hung_task/reports");
+        if reports > 0 {
+            out.push_str(&format!(
+                "note: {} hung tasks: {reports} report(s) by khungtaskd, {} warning(s) \
+                 logged (\"INFO: task ... blocked for more than N seconds\") over {} run(s)\n",
+                v.variant,
+                count("hung_task/warnings"),
+                v.replications,
+            ));
+        }
+    }
+    out
+}
+
 /// The summary table restricted to some metrics (a compact view: waits and
 /// spans only).
 pub fn summary_table_of(r: &ExperimentResult, metrics: &[Metric]) -> String {
@@ -658,7 +682,7 @@ pub fn worst_series(r: &ExperimentResult, n: usize) -> Vec<(&str, &Series)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{Series, VariantResult};
+    use crate::results::{Counter, Series, VariantResult};
     use sim::stats::Windows;
 
     #[test]
@@ -762,6 +786,35 @@ mod tests {
             variants: vec![one_wait("before", &[5_000], &[("L/read/g", 4_000)])],
         };
         assert_eq!(open_waits_note(&r), "");
+    }
+
+    #[test]
+    fn hung_task_reports_get_a_note_only_when_there_are_some() {
+        let mut v = one_wait("base", &[5_000], &[]);
+        let r = ExperimentResult {
+            experiment: "e".into(),
+            variants: vec![v.clone()],
+        };
+        assert_eq!(hung_tasks_note(&r), "");
+        v.counters = vec![
+            Counter {
+                subject: "hung_task/reports".into(),
+                value: 12,
+            },
+            Counter {
+                subject: "hung_task/warnings".into(),
+                value: 10,
+            },
+        ];
+        let r = ExperimentResult {
+            experiment: "e".into(),
+            variants: vec![v],
+        };
+        assert_eq!(
+            hung_tasks_note(&r),
+            "note: base hung tasks: 12 report(s) by khungtaskd, 10 warning(s) logged \
+             (\"INFO: task ... blocked for more than N seconds\") over 1 run(s)\n"
+        );
     }
 
     #[test]

@@ -514,6 +514,7 @@ pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
              when the run ended)"
         );
     }
+    print!("{}", terminal::hung_tasks_note(&out.result));
     println!("{}", plots.note);
     if let Some((chains, files)) = &blame {
         print!("{chains}{files}");

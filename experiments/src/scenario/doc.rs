@@ -235,6 +235,18 @@ pub struct Header {
     /// the speed).
     #[serde(default)]
     pub cpu_speed: Option<Spanned<f64>>,
+    /// `kernel.hung_task_timeout_secs` (R100-R101): a whole number of
+    /// seconds, `"0s"` turns khungtaskd off (default `"120s"`).
+    #[serde(default)]
+    pub hung_task_timeout: Option<Spanned<String>>,
+    /// `kernel.hung_task_check_interval_secs`: whole seconds between
+    /// checks, `"0s"` (the default) for the timeout.
+    #[serde(default)]
+    pub hung_task_check_interval: Option<Spanned<String>>,
+    /// `kernel.hung_task_warnings`: reports printed, -1 for no limit
+    /// (default 10).
+    #[serde(default)]
+    pub hung_task_warnings: Option<Spanned<i64>>,
 }
 
 /// A named distribution (`[dists.NAME]`), in table form.

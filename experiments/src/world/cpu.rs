@@ -268,6 +268,9 @@ impl<'c> World<'c> {
     /// the caller (`inline`) may run it at once.
     #[inline(always)]
     pub(super) fn wakeup(&mut self, t: TaskId, inline: bool) -> bool {
+        if self.hung.on {
+            self.hung.woken(t, self.clock.now);
+        }
         // A task bound to the CPU its waker runs on is queued there by the
         // waker itself (no IPI, no idle exit): the latency is drawn, to
         // keep the stream in step, but not applied.
@@ -458,6 +461,10 @@ impl<'c> World<'c> {
     /// `t` leaves its CPU; the next runnable task (if any) gets it.
     #[inline(always)]
     pub(super) fn leave_cpu(&mut self, t: TaskId) {
+        // An uninterruptible sleep begins (R100's D state).
+        if self.hung.on && self.tasks[t].state == State::Blocked {
+            self.hung.asleep(t, self.clock.now);
+        }
         // Unlimited CPUs, no spinners, no pool, nothing observed: nothing
         // to hand on or account.
         if self.obs.recorder.is_some()

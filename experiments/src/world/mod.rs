@@ -93,6 +93,9 @@ use clock::{work_items, Clock, Ev, Stop};
 mod cpu;
 use cpu::Cpus;
 mod cycle;
+mod hung;
+pub use hung::HungReport;
+use hung::HungTasks;
 mod interp;
 mod limits;
 mod lines;
@@ -150,6 +153,8 @@ pub struct World<'c> {
     wq: Workqueues,
     /// RCU's grace periods and callbacks, if a program uses them.
     rcu: Option<Box<RcuWorld>>,
+    /// What khungtaskd reports (R100-R101).
+    hung: HungTasks,
     stats: Stats,
     obs: Observers,
     /// Whether each task event prefetches the task's state: on when the
@@ -176,6 +181,7 @@ impl<'c> World<'c> {
             memcg: Memcgs::new(c, tasks.len()),
             wq: Workqueues::new(c, tasks.first_kworker()),
             rcu: RcuWorld::new(c),
+            hung: HungTasks::new(c, tasks.len()),
             stats: Stats::new(c),
             obs: Observers::default(),
             prefetch,
@@ -480,6 +486,14 @@ impl<'c> World<'c> {
             task.since,
             at.map(|o| o.location.as_str()).unwrap_or("?")
         )
+    }
+
+    /// The first hung-task reports (R101) up to now, in the kernel's
+    /// order: as if the run ended now.
+    pub fn hung_task_reports(&self) -> Vec<HungReport> {
+        let mut h = self.hung.clone();
+        h.finish(self.clock.now);
+        h.first().to_vec()
     }
 
     pub fn events(&self) -> u64 {

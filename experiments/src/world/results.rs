@@ -96,7 +96,7 @@ impl<'c> World<'c> {
     }
 
     /// The results of this replication.
-    pub fn result(self) -> VariantResult {
+    pub fn result(mut self) -> VariantResult {
         let c = self.c;
         let horizon = self.clock.horizon;
         // Lock waits the horizon cut off (a task asked for a lock and has
@@ -142,6 +142,8 @@ impl<'c> World<'c> {
         if let Some(r) = &self.rcu {
             r.counters(&mut counters);
         }
+        self.hung.finish(horizon);
+        self.hung.counters(&mut counters);
         let mut r = VariantResult {
             variant: c.variant.clone(),
             series,

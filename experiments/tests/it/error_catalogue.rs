@@ -26,6 +26,8 @@ const FRAGMENTS: &[&str] = &[
     "`call`s and blocks nest more than ",
     "a TOML integer is from -2^63 to 2^63 - 1",
     "a duration or a size is a string with its unit",
+    "is not a whole number of seconds; the kernel's sysctl holds seconds",
+    "expected a count of 0 or more, or -1 for no limit",
     "expected a whole number from ",
     " (did you mean `",
     "to trace; there are: ",

@@ -24,6 +24,7 @@ mod full_disk;
 mod fuzz_inputs;
 mod headline;
 mod hostile;
+mod hung_task;
 mod kernfs_library;
 mod limits;
 mod linux_locks;

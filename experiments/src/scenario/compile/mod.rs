@@ -91,6 +91,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         machine: settings.machine,
         wake_placement: settings.wake_placement,
         percpu_runqueues: settings.percpu_runqueues,
+        hung_task: settings.hung_task,
         voluntary: settings.voluntary,
         atomic_holds: (locks.specs.iter()).any(|l| l.kind.disables_preemption(models::Mode::Write)),
         locks: locks.specs,

@@ -10,6 +10,7 @@ use crate::program::WakePlacement;
 use crate::scenario::doc::Doc;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::source::Source;
+use models::hung_task::HungTaskConfig;
 use models::machine::{Machine, Preemption};
 use sim::Dur;
 use toml::Spanned;
@@ -35,6 +36,8 @@ pub(super) struct Settings {
     pub wake_placement: WakePlacement,
     pub percpu_runqueues: bool,
     pub machine: Machine,
+    /// khungtaskd's sysctls (R100-R101).
+    pub hung_task: HungTaskConfig,
 }
 
 /// Reads and checks `doc`'s `[scenario]` table.
@@ -265,6 +268,59 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
         wake_placement,
         percpu_runqueues,
         machine: run_machine,
+        hung_task: hung_task(src, h)?,
+    })
+}
+
+/// The hung-task detector's sysctls (R100-R101) over the kernel's
+/// defaults: the timeout and the interval in whole seconds, as the
+/// sysctls hold them.
+fn hung_task(
+    src: &Source,
+    h: &crate::scenario::doc::Header,
+) -> Result<HungTaskConfig, ScenarioError> {
+    let secs = |field: &str, v: &Option<Spanned<String>>, default: u64| {
+        let Some(v) = v else { return Ok(default) };
+        let d = dur_field(src, field, v)?;
+        if d.0 % 1_000_000_000 != 0 {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                field,
+                format!(
+                    "`{}` is not a whole number of seconds; the kernel's sysctl holds seconds (\"120s\", \"0s\" for off)",
+                    v.get_ref()
+                ),
+            ));
+        }
+        Ok(d.0 / 1_000_000_000)
+    };
+    let d = HungTaskConfig::default();
+    let warnings = match &h.hung_task_warnings {
+        None => d.warnings,
+        Some(v) if *v.get_ref() >= -1 => *v.get_ref(),
+        Some(v) => {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                "scenario.hung_task_warnings",
+                format!(
+                    "{} is out of range; expected a count of 0 or more, or -1 for no limit",
+                    v.get_ref()
+                ),
+            ))
+        }
+    };
+    Ok(HungTaskConfig {
+        timeout_secs: secs(
+            "scenario.hung_task_timeout",
+            &h.hung_task_timeout,
+            d.timeout_secs,
+        )?,
+        interval_secs: secs(
+            "scenario.hung_task_check_interval",
+            &h.hung_task_check_interval,
+            d.interval_secs,
+        )?,
+        warnings,
     })
 }
 
