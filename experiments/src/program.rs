@@ -432,6 +432,10 @@ pub struct MemcgSpec {
     pub release_rate: f64,
     /// Task groups the OOM killer may kill, preferred first.
     pub oom_victims: Vec<GroupId>,
+    /// The rwsem (or family: one instance per task index) that stands for
+    /// the victims' mmap_lock, which the OOM reaper must trylock (R103);
+    /// `None`: the reaper always gets it.
+    pub mmap_lock: Option<(LockId, u32)>,
 }
 
 /// When a reclaim attempt's freed pages leave the memcg's usage

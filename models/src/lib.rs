@@ -21,6 +21,8 @@
 //!   sharers, and operations that queue for the line (R70-R72).
 //! - [`memcg`]: a memory cgroup's charge path (R45-R48) as a state
 //!   machine: stock, batch, reclaim retries, OOM without a second kill.
+//! - [`oom_reaper`]: the OOM reaper's delay, trylock retries and give-up
+//!   (R102-R103).
 //! - [`hung_task`]: khungtaskd's periodic checks and the uninterruptible
 //!   sleeps they report (R100-R101).
 //! - [`rcu`]: Tree RCU's normal grace periods, ended by the CPUs' ticks
@@ -30,7 +32,8 @@
 //! Dependencies inside the crate point one way: `ids`, `timer` and
 //! `machine` are leaves (`machine` uses `ids`); `coherence` uses `ids`
 //! and `machine`; `locks` and `workqueue` use `ids` and `timer`, `sched`
-//! and `memcg` only `ids`; `rcu` and `hung_task` use `timer` (`rcu` also `ids`); none of these uses another. Each directory's
+//! and `memcg` only `ids`; `rcu` and `hung_task` use `timer` (`rcu` also `ids`); `oom_reaper`
+//! uses nothing; none of these uses another. Each directory's
 //! `mod.rs` gives the order of its own modules.
 //!
 //! Models know nothing about scenario files or output formats. Each model
@@ -43,6 +46,7 @@ pub mod ids;
 pub mod locks;
 pub mod machine;
 pub mod memcg;
+pub mod oom_reaper;
 pub mod rcu;
 pub mod sched;
 pub mod timer;

@@ -92,7 +92,6 @@ pub struct Charge {
     pub gfp: Gfp,
     retries: u32,
     drained: bool,
-    passed_oom: bool,
 }
 
 impl Charge {
@@ -103,7 +102,6 @@ impl Charge {
             gfp,
             retries: MAX_RECLAIM_RETRIES,
             drained: false,
-            passed_oom: false,
         }
     }
     pub fn retries_left(&self) -> u32 {
@@ -294,10 +292,11 @@ impl Memcg {
         if c.gfp.retry_mayfail {
             return self.nomem(c);
         }
-        if c.passed_oom && self.pending_victim.is_none() {
-            // Already through an OOM that found nothing: give up (R46).
-            return self.nomem(c);
-        }
+        // A charger that went through an OOM and is dying gives up (R46);
+        // here a killed charger exits at its next step and never comes
+        // back to this loop. Any other goes to the OOM killer again, which
+        // may choose a new victim once the last one has exited or the
+        // reaper has set MMF_OOM_SKIP on it (R103).
         ChargeStep::Oom
     }
 
@@ -311,7 +310,6 @@ impl Memcg {
         candidates: &[TaskId],
     ) -> OomOutcome {
         self.n.oom_calls += 1;
-        c.passed_oom = true;
         if order > PAGE_ALLOC_COSTLY_ORDER {
             return OomOutcome::NoMem;
         }
@@ -341,6 +339,15 @@ impl Memcg {
             self.pending_victim = None;
         }
         self.usage = self.usage.saturating_sub(pages);
+    }
+
+    /// The OOM reaper gave up on victim `victim` (R103): `MMF_OOM_SKIP`
+    /// without its memory, so a later OOM may choose another victim while
+    /// this one's pages stay charged until it exits.
+    pub fn victim_skipped(&mut self, victim: TaskId) {
+        if self.pending_victim == Some(victim) {
+            self.pending_victim = None;
+        }
     }
 
     pub fn pending_victim(&self) -> Option<TaskId> {

@@ -158,6 +158,12 @@ pub struct MemcgDef {
     /// (the largest first is the kernel's choice; name them so).
     #[serde(default)]
     pub oom_victims: Vec<Spanned<String>>,
+    /// The lock (a Linux rwsem, or a family of them: a victim's is the
+    /// instance of its task index) standing for a victim's mmap_lock: the
+    /// OOM reaper's trylock of it may fail (R103). Default: none, the
+    /// reaper always reaps.
+    #[serde(default)]
+    pub mmap_lock: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

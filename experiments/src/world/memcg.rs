@@ -4,12 +4,13 @@
 use super::*;
 use crate::program::ReclaimFrees;
 use models::memcg::Memcg;
+use models::oom_reaper::{ReapStep, Reaper};
 
 /// Period of a memcg's background release.
 pub(super) const RELEASE_TICK: sim::Dur = sim::Dur(10_000_000);
 
-/// `OOM_REAPER_DELAY` = 2 HZ jiffies (R47), in seconds.
-pub(super) const OOM_REAPER_DELAY_HZ: u64 = 2;
+/// `OOM_REAPER_DELAY` = 2 HZ jiffies (R47, R102), in seconds.
+pub(super) const OOM_REAPER_DELAY_HZ: u64 = models::oom_reaper::OOM_REAPER_DELAY_HZ;
 
 /// The memory cgroups: each memcg's charge state (usage, limits, the
 /// OOM victim pending), the pages each task charged to each (an OOM
@@ -30,6 +31,9 @@ pub(super) struct Memcgs {
     /// at an attempt's midpoint (`reclaim_frees = "during"`); empty if
     /// none does.
     pub(super) mid_reclaim: TiVec<TaskId, MidReclaim>,
+    /// Per memcg, the OOM reaper's loop on its pending victim (R103), and
+    /// whether the reaper's next event ends one of its sleeps.
+    reapers: TiVec<MemcgId, (Reaper, bool)>,
 }
 
 impl Memcgs {
@@ -55,6 +59,7 @@ impl Memcgs {
             } else {
                 TiVec::new()
             },
+            reapers: ti_vec![(Reaper::default(), false); c.memcgs.len()],
         }
     }
 
@@ -91,17 +96,6 @@ impl Memcgs {
         self.groups[m].victim_gone(v, pages);
     }
 
-    /// The OOM reaper of memcg `m` runs (`Ev::Reap`, R47): the victim has
-    /// not exited; its memory is freed anyway and a later OOM may choose
-    /// another victim.
-    pub(super) fn oom_reap(&mut self, m: MemcgId) {
-        let Some(v) = self.groups[m].pending_victim() else {
-            return;
-        };
-        self.victim_gone(v, m);
-        self.stats[m].oom_reaps += 1;
-    }
-
     /// A background release tick of `m`: `rate` pages per second over
     /// a tick, the whole pages of what is owed.
     fn release(&mut self, m: MemcgId, rate: f64) {
@@ -133,6 +127,19 @@ impl Memcgs {
                     subject: format!("memcg/{name}/{k}"),
                     value: v,
                 });
+            }
+            // The reaper's trylocks, where it has a lock to try (R103).
+            if c.memcgs[m].mmap_lock.is_some() {
+                for (k, v) in [
+                    ("oom_reap_attempts", s.reap_attempts),
+                    ("oom_reap_failures", s.reap_failures),
+                    ("oom_reaper_gave_up", s.reaper_gave_up),
+                ] {
+                    out.push(Counter {
+                        subject: format!("memcg/{name}/{k}"),
+                        value: v,
+                    });
+                }
             }
             out.push(Counter {
                 subject: format!("memcg/{name}/usage_pages_at_end"),
@@ -167,6 +174,11 @@ pub(super) struct MemStats {
     pub oom_exits: u64,
     /// Victims the OOM reaper freed before they exited (R47).
     pub oom_reaps: u64,
+    /// The reaper's mmap_lock trylocks, those that failed, and victims it
+    /// gave up on (R103).
+    pub reap_attempts: u64,
+    pub reap_failures: u64,
+    pub reaper_gave_up: u64,
 }
 
 impl<'c> World<'c> {
@@ -318,6 +330,7 @@ impl<'c> World<'c> {
     /// exited by then: `queue_oom_reaper` arms a timer at jiffies + 2 HZ,
     /// which fires at the end of its timer-wheel bucket.
     pub(super) fn kill(&mut self, v: TaskId, m: MemcgId) {
+        self.memcg.reapers[m] = (Reaper::default(), false);
         let task = &mut self.tasks[v];
         task.killed = Some(m);
         if task.state == State::Sleeping {
@@ -330,6 +343,51 @@ impl<'c> World<'c> {
             self.c.hz,
         );
         self.clock.queue.set(slot, reap, Ev::Reap);
+    }
+
+    /// The OOM reaper of memcg `m` runs (`Ev::Reap`): its timer after the
+    /// kill (R102) or the end of a sleep between two attempts (R103). A
+    /// victim that exited left nothing to do. Without a `mmap_lock` the
+    /// trylock always succeeds; with one, a failed trylock sleeps HZ/10
+    /// (a timer of the wheel, R62), and after ten the reaper gives up:
+    /// `MMF_OOM_SKIP` without the victim's memory.
+    pub(super) fn oom_reap(&mut self, m: MemcgId) {
+        let Some(v) = self.memcg.groups[m].pending_victim() else {
+            return;
+        };
+        let (mut reaper, slept) = self.memcg.reapers[m];
+        if slept && !reaper.after_sleep() {
+            self.memcg.groups[m].victim_skipped(v);
+            self.memcg.stats[m].reaper_gave_up += 1;
+            self.memcg.reapers[m] = (reaper, false);
+            return;
+        }
+        let ok = match self.c.memcgs[m].mmap_lock {
+            None => true,
+            Some((first, n)) => {
+                self.memcg.stats[m].reap_attempts += 1;
+                let lock = LockId(first.0 + self.tasks[v].index % n);
+                self.locks.policies[lock].read_trylock_ok()
+            }
+        };
+        match reaper.attempt(ok) {
+            ReapStep::Reaped => {
+                self.memcg.victim_gone(v, m);
+                self.memcg.stats[m].oom_reaps += 1;
+                self.memcg.reapers[m] = (reaper, false);
+            }
+            ReapStep::Sleep => {
+                self.memcg.stats[m].reap_failures += 1;
+                self.memcg.reapers[m] = (reaper, true);
+                let slot = self.clock.slots.reaper(m);
+                let at = models::timer::fires_after_jiffies(
+                    self.clock.now,
+                    models::oom_reaper::retry_sleep_jiffies(self.c.hz),
+                    self.c.hz,
+                );
+                self.clock.queue.set(slot, at, Ev::Reap);
+            }
+        }
     }
 
     /// The hold statistic of `t`'s hold slot `slot` held in `mode`: the

@@ -249,7 +249,7 @@ impl<'c> World<'c> {
             self.clock.current = NONE;
             match ev {
                 Ev::Timer => self.delayed_work_timer(slots.timer_of(slot)),
-                Ev::Reap => self.memcg.oom_reap(slots.reaper_of(slot)),
+                Ev::Reap => self.oom_reap(slots.reaper_of(slot)),
                 Ev::Release => self.release_tick(slots.release_of(slot)),
                 Ev::Rcu => self.rcu_tick(),
                 Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd | Ev::LockTimer => {

@@ -28,6 +28,7 @@ const FRAGMENTS: &[&str] = &[
     "a duration or a size is a string with its unit",
     "is not a whole number of seconds; the kernel's sysctl holds seconds",
     "expected a count of 0 or more, or -1 for no limit",
+    "with the linux policy; the OOM reaper trylocks a victim's mmap_lock",
     "expected a whole number from ",
     " (did you mean `",
     "to trace; there are: ",

@@ -225,3 +225,70 @@ fn r95_r98_r99_a_v1_cgroup_without_controllers_is_released_after_a_grace_period(
     assert_eq!(hold(&two), Dur(5_000 + 2 * 70));
     assert_eq!(hold(&eight), Dur(5_000 + 8 * 70));
 }
+
+/// The library's rmdir holds cgroup_mutex while it takes kernfs_rwsem for
+/// write (R44, R56): a reader that keeps kernfs_rwsem (here one asleep
+/// in reclaim with it, for `HOLD`) stops PID 1's rmdir, and with it
+/// everything that needs cgroup_mutex or the directory PID 1 holds.
+const RMDIR_BEHIND_READER: &str = r#"
+[scenario]
+name = "rmdir-holds-cgroup-mutex"
+duration = "300s"
+include = ["kernfs"]
+
+[tasks.reader]
+count = 1
+program = ["down_read kernfs_rwsem", "sleep HOLD", "up_read kernfs_rwsem"]
+
+[tasks.pid1]
+count = 1
+program = ["sleep 1ms", "call cgroup_rmdir"]
+
+[tasks.runtime]
+count = 2
+program = ["sleep 2ms", "call cgroup_mkdir"]
+
+[machine]
+profile = 'ideal'
+"#;
+
+#[test]
+fn r44_r101_rmdir_waits_for_kernfs_rwsem_holding_cgroup_mutex_and_mkdir_queues_behind() {
+    // PID 1 takes i_rwsem[0] and cgroup_mutex at 1 ms, then queues for
+    // kernfs_rwsem W behind the reader, until 250 s. runtime[0] waits for
+    // i_rwsem[0] (PID 1's directory), runtime[1] for cgroup_mutex: both
+    // from 2 ms, both until PID 1's 27 removals (0.25 us each) are done.
+    let c = crate::common::compile_text(&RMDIR_BEHIND_READER.replace("HOLD", "250s"));
+    let mut w = experiments::world::World::new(&c, 1, 0, experiments::world::Limits::default());
+    w.run(&mut |_| {}).unwrap();
+    let reports = w.hung_task_reports();
+    let r = w.result();
+    let rmdir = r.series(Metric::Span, "rmdir/pid1").unwrap().hist.max();
+    assert_eq!(rmdir, Dur(250_000_000_000 - 1_000_000 + 27 * 250));
+    let kw = r
+        .series(Metric::Wait, "kernfs_rwsem/write/pid1")
+        .unwrap()
+        .hist
+        .max();
+    assert_eq!(kw, Dur(250_000_000_000 - 1_000_000));
+    let cm = r
+        .series(Metric::Wait, "cgroup_mutex/lock/runtime")
+        .unwrap()
+        .hist
+        .max();
+    assert!(cm >= Dur(250_000_000_000 - 2_000_000), "{cm}");
+    // khungtaskd (R101, defaults): the first check (120.832 s) sees the
+    // three D-state waiters, the second (241.664 s) reports each once;
+    // the reader's sleep is killable, never reported. Tasks: reader 0,
+    // pid1 1, runtime 2 and 3.
+    let who: Vec<(u64, u32, u64)> = reports.iter().map(|h| (h.at.0, h.task.0, h.secs)).collect();
+    assert_eq!(
+        who,
+        vec![
+            (241_664_000_000, 1, 120),
+            (241_664_000_000, 2, 120),
+            (241_664_000_000, 3, 120)
+        ]
+    );
+    assert_eq!(r.counter("hung_task/warnings"), Some(3));
+}

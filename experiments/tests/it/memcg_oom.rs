@@ -499,3 +499,112 @@ profile = 'ideal'
     assert_eq!(r.counter("memcg/g/reclaims"), Some(18));
     assert_eq!(r.counter("memcg/g/oom_kills"), Some(1));
 }
+
+/// Two victims of a full memcg (1000 pages, reclaim that frees nothing,
+/// 1 ms per attempt): `victim[0]` and `victim[1]` charge 500 pages each
+/// (the OOM killer takes `victim[0]` first), then do `BLOCKED_ON` and
+/// sleep; `mm` is a family standing for each one's mmap_lock. On `mm[0]` a `holder` reads from 0 for
+/// `MM_HOLD` and a `writer` queues for write at 0.5 ms; `mholder` keeps
+/// mutex `m` 10 s. A `charger` asks for one page at 5 ms.
+fn reaper_scenario(mm_hold: &str, blocked_on: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "reaper"
+duration = "20s"
+[memcg.box]
+max = "1000 pages"
+reclaim = "1ms"
+reclaim_success = 0.0
+oom_victims = ["victim"]
+mmap_lock = "mm"
+[locks.mm]
+kind = "rwsem"
+instances = 2
+[locks.m]
+kind = "mutex"
+[tasks.victim]
+count = 2
+program = ["charge box 500 pages", "sleep 1ms", "{blocked_on}", "sleep 100s"]
+[tasks.holder]
+count = 1
+program = ["down_read mm[0]", "sleep {mm_hold}", "up_read mm[0]"]
+[tasks.writer]
+count = 1
+program = ["sleep 500us", "down_write mm[0]", "sleep 1ms", "up_write mm[0]"]
+[tasks.mholder]
+count = 1
+program = ["mutex_lock m", "sleep 10s", "mutex_unlock m"]
+[tasks.charger]
+count = 1
+program = ["sleep 5ms", "span_begin alloc", "charge box 1 page", "span_end alloc"]
+
+[machine]
+profile = 'ideal'
+"#
+    )
+}
+
+#[test]
+fn r102_r103_the_reaper_gives_up_on_a_victim_whose_mmap_lock_it_cannot_take() {
+    // The charger fails 18 reclaims (5-23 ms) and the OOM killer kills
+    // victim[0], which waits for mm[0] behind the queued writer (D
+    // state): it cannot exit. The reaper's timer, armed at jiffy 5 for 2
+    // HZ, fires at jiffy 512 (2.048 s, R102). Its trylock of mm[0] fails
+    // (a writer is queued, R3), and again every 26 jiffies (HZ/10 on the
+    // wheel, +1): ten attempts from jiffy 512 to 746, a last sleep, and
+    // at jiffy 772 (3.088 s) it gives up (R103): MMF_OOM_SKIP, the 500
+    // pages still charged. Meanwhile the charger's OOM calls (every 17
+    // ms from 23 ms) found the victim pending; the first after 3.088 s,
+    // at 3.100 s, kills victim[1] (asleep: it exits at once), whose
+    // pages let the charge through after one more 1 ms attempt.
+    let r = run_text(
+        &reaper_scenario("10s", "down_read mm[self]\", \"up_read mm[self]"),
+        1,
+    );
+    let alloc = r.series(Metric::Span, "alloc/charger").unwrap().hist.max();
+    assert_eq!(alloc, Dur(3_096_000_000));
+    assert_eq!(r.counter("memcg/box/oom_reap_attempts"), Some(10));
+    assert_eq!(r.counter("memcg/box/oom_reap_failures"), Some(10));
+    assert_eq!(r.counter("memcg/box/oom_reaper_gave_up"), Some(1));
+    assert_eq!(r.counter("memcg/box/oom_reaps"), Some(0));
+    assert_eq!(r.counter("memcg/box/oom_kills"), Some(2));
+    // victim[1] exited at the kill; victim[0] when mm[0] came to it, after
+    // the holder (10 s) and the writer (1 ms).
+    assert_eq!(r.counter("memcg/box/oom_exits"), Some(2));
+    let w = r.series(Metric::Wait, "mm/read/victim").unwrap().hist.max();
+    assert_eq!(w, Dur(10_000_000_000));
+}
+
+#[test]
+fn r103_a_retry_that_finds_the_mmap_lock_free_reaps_the_blocked_victim() {
+    // victim[0] waits on mutex m (10 s) and cannot exit. The reaper's
+    // first trylock of mm[0] at 2.048 s fails (the writer is queued); the
+    // holder lets go at 2.1 s, the writer has it until 2.101 s; the second
+    // attempt, at jiffy 538 (2.152 s), takes and drops it and frees
+    // victim[0]'s 500 pages. The charger's reclaim attempt that ends at
+    // the same instant finds the margin (the reaper's timer was set
+    // first, so it ran first).
+    let r = run_text(
+        &reaper_scenario("2.1s", "mutex_lock m\", \"mutex_unlock m"),
+        1,
+    );
+    let alloc = r.series(Metric::Span, "alloc/charger").unwrap().hist.max();
+    assert_eq!(alloc, Dur(2_147_000_000));
+    assert_eq!(r.counter("memcg/box/oom_reap_attempts"), Some(2));
+    assert_eq!(r.counter("memcg/box/oom_reap_failures"), Some(1));
+    assert_eq!(r.counter("memcg/box/oom_reaper_gave_up"), Some(0));
+    assert_eq!(r.counter("memcg/box/oom_reaps"), Some(1));
+    assert_eq!(r.counter("memcg/box/oom_kills"), Some(1));
+}
+
+#[test]
+fn r103_mmap_lock_must_be_a_linux_rwsem() {
+    let text =
+        reaper_scenario("1s", "sleep 1ms").replace("mmap_lock = \"mm\"", "mmap_lock = \"m\"");
+    let e = crate::common::compile_error(&text);
+    assert!(
+        e.contains("memcg.box.mmap_lock") && e.contains("is not a lock of kind rwsem"),
+        "{e}"
+    );
+}

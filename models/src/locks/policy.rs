@@ -362,6 +362,15 @@ pub trait LockPolicy: Send {
     /// Number of tasks currently queued (sleeping).
     fn queued(&self) -> usize;
 
+    /// Whether a read trylock (`down_read_trylock`) would succeed now,
+    /// for a caller that takes the lock and lets it go at once (the OOM
+    /// reaper's `mmap_read_trylock`, R103): nothing changes. Only the
+    /// Linux rwsem answers (the compiler allows no other); the rest say
+    /// no.
+    fn read_trylock_ok(&self) -> bool {
+        false
+    }
+
     /// Policy-specific counters (handoffs, steals, ...), name and value, in a
     /// fixed order.
     fn counters(&self) -> Vec<(&'static str, u64)> {

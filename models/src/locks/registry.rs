@@ -231,6 +231,9 @@ impl LockPolicy for AnyLock {
     fn queued(&self) -> usize {
         each!(self, l => l.queued())
     }
+    fn read_trylock_ok(&self) -> bool {
+        each!(self, l => l.read_trylock_ok())
+    }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         each!(self, l => l.counters())
     }

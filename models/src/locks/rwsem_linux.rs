@@ -697,6 +697,13 @@ impl LockPolicy for LinuxRwsem {
         self.queue.len()
     }
 
+    /// `__down_read_trylock` (R3; the OOM reaper's, R103): it fails on any bit of
+    /// `RWSEM_READ_FAILED_MASK`: a writer owns the lock, waiters are
+    /// queued, or a handoff is set. Readers alone do not stop it.
+    fn read_trylock_ok(&self) -> bool {
+        !self.writer_locked && self.queue.is_empty() && !self.handoff
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let n = &self.n;
         vec![

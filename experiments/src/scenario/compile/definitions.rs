@@ -456,10 +456,14 @@ pub(super) fn workqueues(
 }
 
 /// Builds `[memcg]`.
-pub(super) fn memcgs(src: &Source, doc: &Doc) -> Result<TiVec<MemcgId, MemcgSpec>, ScenarioError> {
+pub(super) fn memcgs(
+    src: &Source,
+    doc: &Doc,
+    locks: &Locks,
+) -> Result<TiVec<MemcgId, MemcgSpec>, ScenarioError> {
     let mut memcgs = TiVec::new();
     for (name, def) in &doc.memcg {
-        memcgs.push(build_memcg(src, doc, name, def)?);
+        memcgs.push(build_memcg(src, doc, locks, name, def)?);
     }
     Ok(memcgs)
 }
@@ -683,6 +687,7 @@ fn build_lock(
 fn build_memcg(
     src: &Source,
     doc: &Doc,
+    locks: &Locks,
     name: &str,
     def: &Spanned<MemcgDef>,
 ) -> Result<MemcgSpec, ScenarioError> {
@@ -754,7 +759,29 @@ fn build_memcg(
             }
         }
     }
+    let mmap_lock = match &d.mmap_lock {
+        None => None,
+        Some(v) => {
+            let found = locks.ids.get(v.get_ref().as_str()).copied();
+            let linux_rwsem = found.is_some_and(|(id, _)| {
+                let s = &locks.specs[id];
+                s.kind == LockKind::Rwsem && s.policy == "linux"
+            });
+            if !linux_rwsem {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    field("mmap_lock"),
+                    format!(
+                        "`{}` is not a lock of kind rwsem with the linux policy; the OOM reaper trylocks a victim's mmap_lock, an rw semaphore",
+                        v.get_ref()
+                    ),
+                ));
+            }
+            found
+        }
+    };
     Ok(MemcgSpec {
+        mmap_lock,
         name: name.to_string(),
         max,
         high,

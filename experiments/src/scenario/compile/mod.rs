@@ -74,7 +74,7 @@ pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, Scena
         .map(|pr| program(src, doc, &settings, (&locks, &lines), pr, &mut shared))
         .collect::<Result<TiVec<GroupId, _>, _>>()?;
     let workqueues = definitions::workqueues(src, doc, settings.cpus)?;
-    let memcgs = definitions::memcgs(src, doc)?;
+    let memcgs = definitions::memcgs(src, doc, &locks)?;
     let (stats, counters, key_counters) = shared.tables.finish();
     let c = Compiled {
         experiment: doc.scenario.name.get_ref().clone(),
