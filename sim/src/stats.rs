@@ -306,6 +306,12 @@ impl HdrCounts {
         self.above = thresholds.iter().map(|t| (t.ns(), 0)).collect();
     }
 
+    /// The largest sample so far (zero with none): what a run's level in
+    /// rare-event splitting reads part way.
+    pub fn max_so_far(&self) -> Dur {
+        Dur(self.max)
+    }
+
     /// HDR's counts index of a non-zero value (3 digits, unit 1).
     #[inline]
     fn index(v: u64) -> usize {

@@ -10,6 +10,8 @@
 //! - [`merge`](mod@merge): joining shards;
 //! - [`check`]: a fleet report (a sweep with an observation and an
 //!   exposure) judged against the runs;
+//! - [`split`]: a report's rare worst value, its chance per run
+//!   estimated by multilevel splitting (`check --splitting`);
 //! - [`band`]: a scenario's statistics over the cited ranges of its
 //!   machine's values (`convoy band`), a sweep of its own making.
 
@@ -18,6 +20,7 @@ pub mod check;
 pub mod merge;
 pub mod run;
 pub mod spec;
+pub mod split;
 pub mod store;
 
 pub use merge::merge;

@@ -114,6 +114,7 @@ mod rcu;
 use rcu::RcuWorld;
 mod results;
 use results::Stats;
+mod split;
 mod stuck;
 pub use stuck::{secs as stuck_secs, Stuck, StuckLine};
 mod tasks;

@@ -66,6 +66,11 @@ impl Stats {
         s.hist.record(d);
     }
 
+    /// The largest sample of statistic `stat` so far.
+    pub(super) fn max_so_far(&self, stat: StatId) -> Dur {
+        self.series[stat].hist.max_so_far()
+    }
+
     /// The next key of the `key next` allocator `n`, among `span` keys:
     /// 0, 1, ... wrapping around.
     #[inline]

@@ -69,6 +69,15 @@ impl Steal {
         })
     }
 
+    /// Each vCPU's stream from here on re-keyed by `key`
+    /// (`sim::rng::rekey`): a copy of a run in rare-event splitting draws
+    /// its own host from now on; the episodes drawn already stay.
+    pub fn rekey(&mut self, key: u64) {
+        for c in &mut self.cpus {
+            c.rng = sim::rng::rekey(&c.rng, key);
+        }
+    }
+
     /// R67: `work` of CPU time on `cpu` from `start` ends at the instant
     /// returned: later than `start + work` by the steal episodes it
     /// overlaps. Queries on one CPU come in order of `start`.
