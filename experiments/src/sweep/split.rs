@@ -121,7 +121,6 @@ pub fn replica<P: Path>(
         events: 0,
     };
     let mut starts = starts;
-    let mut floor = 0u64;
     // Each stage's level is above the last: the stages end.
     let mut k = 0u64;
     loop {
@@ -135,8 +134,7 @@ pub fn replica<P: Path>(
             r.events += e.events;
             r.best = r.best.max(e.level);
         }
-        let level = next_level(&ends, floor, target, o.p0);
-        let Some(level) = level else {
+        let Some(level) = next_level(&ends, target, o.p0) else {
             r.stages.push(Stage {
                 level: target,
                 copies: n,
@@ -178,27 +176,29 @@ pub fn replica<P: Path>(
                 c
             })
             .collect();
-        floor = level;
         k += 1;
     }
 }
 
-/// The next level: the highest one that a fraction `p0` of the copies
-/// reached, above `floor` (the level they start from); the target if that
-/// is beyond it; the lowest level above `floor` any copy reached if too
-/// many copies ended at one level; `None` if none got above `floor`.
-pub fn next_level(ends: &[Step], floor: u64, target: u64, p0: f64) -> Option<u64> {
+/// The next level: copies at or above it go on. It is one nanosecond
+/// above the level of the copy ranked just below the best fraction `p0`
+/// (so that no copy that sets the level goes on: one whose path ends
+/// exactly there could go no further, and is no sample of the paths that
+/// cross it), one above the next lower level when the best ones tie, and
+/// the target when that is reached. `None` when all copies ended level
+/// (none got further than another).
+pub fn next_level(ends: &[Step], target: u64, p0: f64) -> Option<u64> {
     let mut levels: Vec<u64> = ends.iter().map(|e| e.level).collect();
     levels.sort_unstable_by(|a, b| b.cmp(a));
-    let k = ((p0 * levels.len() as f64).ceil() as usize).clamp(1, levels.len());
-    let q = levels[k - 1];
-    if q >= target {
+    let k = ((p0 * levels.len() as f64).ceil() as usize).clamp(1, levels.len() - 1);
+    let mut below = levels[k];
+    if below.saturating_add(1) >= target {
         return Some(target);
     }
-    if q > floor {
-        return Some(q);
+    if below == levels[0] {
+        below = *levels.iter().find(|&&l| l < levels[0])?;
     }
-    levels.iter().rev().find(|&&l| l > floor).copied()
+    Some((below + 1).min(target))
 }
 
 /// Pools replicas: their mean and a 95% t-interval from their spread.
@@ -444,20 +444,21 @@ mod tests {
 
     #[test]
     fn splitting_finds_a_random_walks_known_tail_chance() {
-        // P(max of 400 steps >= 60) is about 3.1e-3.
+        // P(max of 400 steps >= 60) is about 2.7e-3.
         let (len, m) = (400, 60);
         let truth = exact(len, m as i64);
         assert!((2e-3..5e-3).contains(&truth), "{truth}");
         let o = SplitOptions {
             copies: 100,
-            replicas: 20,
+            replicas: 200,
             p0: 0.2,
-            jobs: 1,
+            jobs: 2,
         };
+        // Replicas' estimates are skewed (most a little low, a few high):
+        // the interval holds the truth with many of them.
         let e = run(&o, len, m);
-        eprintln!("walk: truth {truth:.3e}, estimate {:.3e} [{:.3e}, {:.3e}] re {:.3}", e.p, e.lo, e.hi, e.rel_err);
         assert!(e.lo <= truth && truth <= e.hi, "{truth} not in {e:?}");
-        assert!(e.rel_err < 0.2, "{}", e.rel_err);
+        assert!(e.rel_err < 0.1, "{}", e.rel_err);
         // Several stages, each about p0 but the last.
         assert!(e.replicas.iter().all(|r| r.stages.len() >= 3));
     }
@@ -487,17 +488,17 @@ mod tests {
                 })
                 .collect()
         };
-        // The top fifth of ten is the second highest.
+        // The top fifth of ten: above the third highest.
         assert_eq!(
-            next_level(&at(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), 0, 100, 0.2),
+            next_level(&at(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), 100, 0.2),
             Some(9)
         );
-        // Beyond the target: the target.
-        assert_eq!(next_level(&at(&[50, 200, 300]), 0, 100, 0.2), Some(100));
-        // Most copies at the floor: the lowest level above it.
-        assert_eq!(next_level(&at(&[5, 5, 5, 5, 7, 6]), 5, 100, 0.2), Some(6));
-        // None above the floor: extinct.
-        assert_eq!(next_level(&at(&[5, 5, 5]), 5, 100, 0.2), None);
+        // Enough copies at the target: the target.
+        assert_eq!(next_level(&at(&[50, 100, 100]), 100, 0.2), Some(100));
+        // The best ones tie: just above the next lower level.
+        assert_eq!(next_level(&at(&[5, 5, 7, 7, 7, 6]), 100, 0.2), Some(7));
+        // All alike: none can be told to go on.
+        assert_eq!(next_level(&at(&[5, 5, 5]), 100, 0.2), None);
     }
 
     #[test]

@@ -38,6 +38,7 @@ mod report_html;
 mod scale;
 mod seqcount;
 mod spinlock;
+mod splitting;
 mod sweep;
 mod trace;
 mod wake_path;
