@@ -19,6 +19,8 @@ pub(super) struct CheckPlan {
     check: CheckSpec,
     out: PathBuf,
     opts: SweepOptions,
+    /// `--splitting`: how to split.
+    split: Option<crate::sweep::split::SplitOptions>,
 }
 
 /// Reads the report (it must have an observation and an exposure) and
@@ -36,11 +38,27 @@ pub(super) fn plan(a: CheckArgs) -> anyhow::Result<CheckPlan> {
         .out
         .unwrap_or_else(|| PathBuf::from("out").join(format!("check-{}", spec.name)));
     let opts = sweep::options(&a.points, out.clone())?;
+    let f = &spec.figures[check.figure];
+    if a.splitting && (f.stat != output::Stat::Max || f.metric == output::Metric::Counter) {
+        bail!(
+            "{}: --splitting: the observation must be the max of a wait, hold or span (it is {} of {})",
+            a.report,
+            f.stat.as_str(),
+            f.metric.as_str()
+        );
+    }
+    let split = a.splitting.then(|| crate::sweep::split::SplitOptions {
+        copies: a.copies as usize,
+        replicas: a.replicas as usize,
+        jobs: a.points.jobs,
+        ..Default::default()
+    });
     Ok(CheckPlan {
         spec,
         check,
         out,
         opts,
+        split,
     })
 }
 
@@ -61,7 +79,16 @@ pub(super) fn execute(p: CheckPlan) -> anyhow::Result<()> {
     let verdict = crate::sweep::check::format(spec, c, &points);
     let blame = check_blame(spec, c, &r.header, &points)?;
     print!("{verdict}{blame}");
-    write_report(out, spec, &r, &points, &verdict, &blame)?;
+    // The page holds no wall time: it replays byte-identically.
+    let split = match &p.split {
+        Some(o) => {
+            let (printed, page) = splitting(spec, c, &r.header, o, out)?;
+            print!("{printed}");
+            Some(page)
+        }
+        None => None,
+    };
+    write_report(out, spec, &r, &points, (&verdict, &blame), split.as_deref())?;
     println!("files written, in {}/:", out.display());
     for line in listing(out)? {
         println!("  {line}");
@@ -76,8 +103,8 @@ fn write_report(
     spec: &SweepSpec,
     r: &crate::sweep::run::SweepReport,
     points: &std::collections::BTreeMap<usize, crate::sweep::store::Stored>,
-    verdict: &str,
-    blame: &str,
+    (verdict, blame): (&str, &str),
+    split: Option<&str>,
 ) -> anyhow::Result<()> {
     use output::report::Page;
     let h = &r.header;
@@ -98,6 +125,10 @@ fn write_report(
     } else {
         page.pre(blame);
     }
+    if let Some(text) = split {
+        page.heading("Splitting: the chance of a rare stall");
+        page.pre(text);
+    }
     let records: Vec<_> = points.values().map(|s| s.record.clone()).collect();
     let csv = output::sweep_table::points_csv(h, &records);
     crate::sweep::store::sweep_sections(
@@ -111,6 +142,42 @@ fn write_report(
     )?;
     page.write(out)?;
     Ok(())
+}
+
+/// `--splitting`: the report's observation estimated by multilevel
+/// splitting over its points (each equally likely, as for the runs one
+/// by one), written to `splitting.csv` and `splitting-estimate.csv`; the
+/// text to print (with the wall time) and the text for the page.
+fn splitting(
+    spec: &SweepSpec,
+    c: &CheckSpec,
+    h: &output::sweep_table::SweepHeader,
+    o: &crate::sweep::split::SplitOptions,
+    out: &std::path::Path,
+) -> anyhow::Result<(String, String)> {
+    use crate::sweep::split;
+    let f = &spec.figures[c.figure];
+    let start = std::time::Instant::now();
+    let mut compiled = Vec::new();
+    for point in &spec.points {
+        let file = crate::sweep::run::scenario_file(spec, point)?;
+        let variant = h.variants.first().unwrap_or(&file.variants[0]).clone();
+        let mut prepared = runner::prepare(&file, std::slice::from_ref(&variant))?;
+        compiled.push(prepared.remove(0).0);
+    }
+    let e = split::estimate(&compiled, (f.metric, &f.subject), c.observed, spec.seed, o)?;
+    let wall = start.elapsed().as_secs_f64();
+    let observed = output::terminal::human(sim::Dur(c.observed));
+    output::files::write_atomic(out, "splitting.csv", split::stages_csv(&e).as_bytes())?;
+    output::files::write_atomic(
+        out,
+        "splitting-estimate.csv",
+        split::estimate_csv(&e, o, c.observed, c.run).as_bytes(),
+    )?;
+    Ok((
+        split::format(&e, o, &observed, c.run, Some(wall)),
+        split::format(&e, o, &observed, c.run, None),
+    ))
 }
 
 /// What a check's directory holds, sorted: its files, and each directory

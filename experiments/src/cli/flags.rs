@@ -160,6 +160,18 @@ pub struct CheckArgs {
     /// `--set machine.FIELD=V` still applies after it.
     #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
+    /// Also estimate the chance per run (and per host-day) of the observed
+    /// worst value by multilevel splitting, for stalls too rare for runs
+    /// one by one (docs/sweeps.md); writes splitting.csv and
+    /// splitting-estimate.csv.
+    #[arg(long)]
+    pub splitting: bool,
+    /// Copies per splitting stage.
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "splitting", value_parser = clap::value_parser!(u32).range(10..))]
+    pub copies: u32,
+    /// Independent splitting estimates, for the confidence interval.
+    #[arg(long, value_name = "R", default_value_t = 10, requires = "splitting", value_parser = clap::value_parser!(u32).range(2..))]
+    pub replicas: u32,
 }
 
 #[derive(Args, Debug)]

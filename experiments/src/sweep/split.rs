@@ -359,6 +359,110 @@ pub fn estimate(
     Ok(pool_replicas(replicas))
 }
 
+/// Seconds in a host-day: a rate per host-day is the chance per run
+/// times the runs in a day.
+const DAY_NS: f64 = 86_400e9;
+
+/// The report's splitting estimate as text: the chance per run, the rate
+/// per host-day, their 95% intervals, the relative error, the effort and
+/// what runs one by one would need for the same relative error, and the
+/// wall time if given (for the terminal only: files replay
+/// byte-identically).
+pub fn format(
+    e: &Estimate,
+    o: &SplitOptions,
+    observed: &str,
+    run: Dur,
+    wall: Option<f64>,
+) -> String {
+    let t = run.as_nanos_f64();
+    let per_day = DAY_NS / t;
+    let mut s = format!(
+        "splitting: {} replica(s) x {} copies per stage, p0 {}; a run is {} (at most one stall per run assumed)\n",
+        o.replicas,
+        o.copies,
+        o.p0,
+        output::terminal::human(run)
+    );
+    let sim_s = e.sim_ns as f64 / 1e9;
+    if e.p > 0.0 {
+        s.push_str(&format!(
+            "  chance per run of {observed} or more: {:.3e} (95% CI {:.3e}-{:.3e}), relative error {:.2}\n",
+            e.p, e.lo, e.hi, e.rel_err
+        ));
+        s.push_str(&format!(
+            "  rate per host-day: {:.3e} (95% CI {:.3e}-{:.3e})\n",
+            e.p * per_day,
+            e.lo * per_day,
+            e.hi * per_day
+        ));
+    } else {
+        let best = e.replicas.iter().map(|r| r.best).max().unwrap_or(0);
+        s.push_str(&format!(
+            "  no copy reached {observed}: no estimate (the closest any copy came: {})\n",
+            output::terminal::human(Dur(best))
+        ));
+    }
+    let wall = wall.map(|w| format!(", {w:.1} s wall")).unwrap_or_default();
+    s.push_str(&format!(
+        "  effort: {sim_s:.0} simulated s, {} events{wall}\n",
+        e.events
+    ));
+    if e.p > 0.0 && e.rel_err.is_finite() && e.rel_err > 0.0 {
+        let n = brute_force_runs(e.p, e.rel_err);
+        let bf_s = n * t / 1e9;
+        s.push_str(&format!(
+            "  runs one by one for the same relative error: {n:.3e} runs = {bf_s:.3e} simulated s ({:.0} times the effort)\n",
+            bf_s / sim_s.max(1e-9)
+        ));
+    }
+    s
+}
+
+/// `splitting.csv`: one row per replica and stage.
+pub fn stages_csv(e: &Estimate) -> String {
+    let mut s = String::from("replica,seed,stage,level_ns,copies,reached,p_replica\n");
+    for (i, r) in e.replicas.iter().enumerate() {
+        for (k, st) in r.stages.iter().enumerate() {
+            s.push_str(&format!(
+                "{i},{},{k},{},{},{},{:e}\n",
+                r.seed, st.level, st.copies, st.reached, r.p
+            ));
+        }
+    }
+    s
+}
+
+/// `splitting-estimate.csv`: the pooled estimate, one row.
+pub fn estimate_csv(e: &Estimate, o: &SplitOptions, observed_ns: u64, run: Dur) -> String {
+    let t = run.as_nanos_f64();
+    let per_day = DAY_NS / t;
+    let (bf_runs, bf_s) = if e.p > 0.0 && e.rel_err.is_finite() && e.rel_err > 0.0 {
+        let n = brute_force_runs(e.p, e.rel_err);
+        (format!("{n:e}"), format!("{:e}", n * t / 1e9))
+    } else {
+        (String::new(), String::new())
+    };
+    let best = e.replicas.iter().map(|r| r.best).max().unwrap_or(0);
+    format!(
+        "observed_ns,run_ns,replicas,copies,p0,p_run,p_run_lo,p_run_hi,rel_err,per_host_day,per_host_day_lo,per_host_day_hi,best_ns,sim_s,events,brute_force_runs,brute_force_sim_s\n\
+         {observed_ns},{},{},{},{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{best},{:e},{},{bf_runs},{bf_s}\n",
+        run.0,
+        o.replicas,
+        o.copies,
+        o.p0,
+        e.p,
+        e.lo,
+        e.hi,
+        e.rel_err,
+        e.p * per_day,
+        e.lo * per_day,
+        e.hi * per_day,
+        e.sim_ns as f64 / 1e9,
+        e.events,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,7 +483,11 @@ mod tests {
         fn advance(&mut self, target: u64) -> anyhow::Result<Step> {
             let start = self.step;
             while (self.max as u64) < target && self.step < self.len {
-                self.pos += if sim::rng::unit(&mut self.rng) < 0.5 { 1 } else { -1 };
+                self.pos += if sim::rng::unit(&mut self.rng) < 0.5 {
+                    1
+                } else {
+                    -1
+                };
                 self.max = self.max.max(self.pos);
                 self.step += 1;
             }

@@ -374,3 +374,118 @@ fn a_measured_number_out_of_range_is_an_error_at_its_line_and_column() {
         assert!(!d.path().join("c").exists());
     }
 }
+
+/// A hold of 40 sleeps of exp(100us): the waiter, asking at 100 us, waits
+/// about 4 ms, rarely 6 ms.
+const SPLIT_SCENARIO: &str = r#"
+[scenario]
+name = "holds"
+duration = "20ms"
+[locks.m]
+kind = "mutex"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "repeat 40", "  sleep exp(100us)", "end", "mutex_unlock m", "sleep 1s"]
+[tasks.waiter]
+count = 1
+program = ["sleep 100us", "mutex_lock m", "mutex_unlock m", "sleep 1s"]
+
+[machine]
+profile = 'ideal'
+"#;
+
+const SPLIT_REPORT: &str = r#"
+[sweep]
+name = "r"
+scenario = "holds.toml"
+duration = "20ms"
+reps = 4
+[[param]]
+key = "tasks.waiter.count"
+name = "waiters"
+values = [1, 2]
+[observation]
+metric = "wait"
+subject = "m/lock/waiter"
+stat = "max"
+value = "6ms"
+[exposure]
+hosts = 1
+duration = "20ms"
+"#;
+
+#[test]
+fn splitting_estimates_the_chance_and_replays_whatever_the_thread_count() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("holds.toml"), SPLIT_SCENARIO).unwrap();
+    std::fs::write(d.path().join("r.toml"), SPLIT_REPORT).unwrap();
+    let go = |out: &str, jobs: &str| {
+        let o = convoy_status(
+            &[
+                "check",
+                "r.toml",
+                "--out",
+                out,
+                "--jobs",
+                jobs,
+                "--splitting",
+                "--copies",
+                "30",
+                "--replicas",
+                "3",
+            ],
+            d.path(),
+        );
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{stdout}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        stdout
+    };
+    let one = go("c1", "1");
+    go("c2", "2");
+    for needle in [
+        "splitting: 3 replica(s) x 30 copies per stage",
+        "chance per run of 6.00ms or more: ",
+        "rate per host-day: ",
+        "runs one by one for the same relative error: ",
+        "splitting.csv",
+        "splitting-estimate.csv",
+    ] {
+        assert!(one.contains(needle), "{needle}\n{one}");
+    }
+    for f in ["splitting.csv", "splitting-estimate.csv"] {
+        let a = std::fs::read(d.path().join("c1").join(f)).unwrap();
+        let b = std::fs::read(d.path().join("c2").join(f)).unwrap();
+        assert_eq!(a, b, "{f} differs with the thread count");
+    }
+    let est = std::fs::read_to_string(d.path().join("c1/splitting-estimate.csv")).unwrap();
+    assert!(
+        est.starts_with("observed_ns,run_ns,replicas,copies,p0,p_run,"),
+        "{est}"
+    );
+    // Splitting follows a run's worst value, not a percentile.
+    let count = SPLIT_REPORT.replace("stat = \"max\"", "stat = \"p99\"");
+    std::fs::write(d.path().join("n.toml"), count).unwrap();
+    let o = convoy_status(
+        &[
+            "check",
+            "n.toml",
+            "--out",
+            "c3",
+            "--jobs",
+            "1",
+            "--splitting",
+        ],
+        d.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--splitting: the observation must be the max of a wait, hold or span"),
+        "{err}"
+    );
+}

@@ -107,7 +107,10 @@ fn the_level_counts_a_wait_still_going_on() {
     let level = w.level(&stats, true, end);
     assert!(w.next_crossing(&stats, MS).is_none());
     let r = w.result();
-    assert_eq!(r.series(Metric::Wait, "l/write/b").unwrap().hist.max(), level);
+    assert_eq!(
+        r.series(Metric::Wait, "l/write/b").unwrap().hist.max(),
+        level
+    );
 }
 
 #[test]
@@ -159,7 +162,14 @@ fn splitting_on_a_forced_crossing_is_exact() {
         p0: 0.2,
         jobs: 1,
     };
-    let sure = estimate(std::slice::from_ref(&c), (Metric::Wait, "l/write/b"), 1, 1, &o).unwrap();
+    let sure = estimate(
+        std::slice::from_ref(&c),
+        (Metric::Wait, "l/write/b"),
+        1,
+        1,
+        &o,
+    )
+    .unwrap();
     assert_eq!(sure.p, 1.0);
     assert!(sure.replicas.iter().all(|r| r.stages.len() == 1));
     // Beyond the horizon: no copy can get there; the closest is said.
@@ -172,6 +182,8 @@ fn splitting_on_a_forced_crossing_is_exact() {
     )
     .unwrap();
     assert_eq!(never.p, 0.0);
-    assert!(never.replicas.iter().all(|r| r.best > 0 && r.best < (200 * MS).ns()));
+    assert!(never
+        .replicas
+        .iter()
+        .all(|r| r.best > 0 && r.best < (200 * MS).ns()));
 }
-
