@@ -412,7 +412,7 @@ pub fn format(
         let n = brute_force_runs(e.p, e.rel_err);
         let bf_s = n * t / 1e9;
         s.push_str(&format!(
-            "  runs one by one for the same relative error: {n:.3e} runs = {bf_s:.3e} simulated s ({:.0} times the effort)\n",
+            "  runs one by one for the same relative error: {n:.3e} runs = {bf_s:.3e} simulated s ({:.3} times the effort of splitting)\n",
             bf_s / sim_s.max(1e-9)
         ));
     }
