@@ -636,8 +636,11 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     }
 
     /// The earliest event (time, slot, payload), removed from the queue;
-    /// `now` advances to its time.
-    #[inline]
+    /// `now` advances to its time. Always inlined: the world's loop pops
+    /// every event, and once `World::run_until` (splitting) was a second
+    /// caller in the binary the compiler stopped inlining it there, 3.7%
+    /// more instructions on `convoy bench`.
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, usize, K)> {
         self.settle(usize::MAX);
         if let Some(s) = self.fifo_front() {
