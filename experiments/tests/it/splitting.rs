@@ -187,3 +187,52 @@ fn splitting_on_a_forced_crossing_is_exact() {
         .iter()
         .all(|r| r.best > 0 && r.best < (200 * MS).ns()));
 }
+
+/// The long validation (docs/findings/2026-12-03-splitting.md): 20,000
+/// runs one by one and 60 splitting replicas of one report, whose
+/// intervals must overlap. Minutes in a release build:
+/// `cargo test --release -p experiments --test it splitting_agrees -- --ignored`.
+#[test]
+#[ignore]
+fn splitting_agrees_with_runs_one_by_one() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("v.toml"),
+        include_str!("splitting-validation.toml"),
+    )
+    .unwrap();
+    let o = crate::common::convoy_status(
+        &[
+            "check",
+            "v.toml",
+            "--out",
+            "v",
+            "--splitting",
+            "--replicas",
+            "60",
+            "--progress",
+            "off",
+        ],
+        d.path(),
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    // "28 of 20000 runs reach it"
+    let line = out.lines().find(|l| l.contains("runs reach it")).unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "of").unwrap();
+    let k: f64 = words[at - 1].parse().unwrap();
+    let n: f64 = words[at + 1].parse().unwrap();
+    let p = k / n;
+    // Normal interval of the runs one by one (k is some tens).
+    let half = 1.96 * (p * (1.0 - p) / n).sqrt();
+    let est = std::fs::read_to_string(d.path().join("v/splitting-estimate.csv")).unwrap();
+    let row: Vec<f64> = (est.lines().nth(1).unwrap().split(','))
+        .map(|x| x.parse().unwrap_or(f64::NAN))
+        .collect();
+    let (lo, hi) = (row[6], row[7]);
+    assert!(
+        lo <= p + half && p - half <= hi,
+        "one by one {p} +- {half}, splitting {lo}..{hi}\n{out}"
+    );
+}
