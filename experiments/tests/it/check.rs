@@ -458,7 +458,10 @@ fn splitting_estimates_the_chance_and_replays_whatever_the_thread_count() {
         assert!(one.contains(needle), "{needle}\n{one}");
     }
     let page = std::fs::read_to_string(d.path().join("c1/report.html")).unwrap();
-    assert!(page.contains("Splitting: the chance of a rare stall"), "{page}");
+    assert!(
+        page.contains("Splitting: the chance of a rare stall"),
+        "{page}"
+    );
     for f in ["splitting.csv", "splitting-estimate.csv", "report.html"] {
         let a = std::fs::read(d.path().join("c1").join(f)).unwrap();
         let b = std::fs::read(d.path().join("c2").join(f)).unwrap();
