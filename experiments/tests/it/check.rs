@@ -1,49 +1,6 @@
 //! `convoy check REPORT.toml`: a fleet report judged against sampled runs.
 
-use crate::common::convoy_status;
-
-const SCENARIO: &str = r#"
-[scenario]
-name = "holds"
-duration = "10ms"
-[dists.hold]
-dist = "const"
-value = "1ms"
-[locks.m]
-kind = "mutex"
-[tasks.holder]
-count = 1
-program = ["mutex_lock m", "sleep $hold", "mutex_unlock m", "sleep 1s"]
-[tasks.waiter]
-count = 1
-program = ["sleep 100us", "mutex_lock m", "mutex_unlock m", "sleep 1s"]
-
-[machine]
-profile = 'ideal'
-"#;
-
-/// Four runs, the hold 1..4 ms: the waiter waits hold - 0.1 ms. The
-/// observed worst wait, 2.5 ms, is reached by 2 of 4 runs; the exposure
-/// is 4 runs long.
-const REPORT: &str = r#"
-[sweep]
-name = "r"
-scenario = "holds.toml"
-duration = "10ms"
-[[param]]
-key = "dists.hold.value"
-name = "hold_ms"
-format = "{}ms"
-values = [1, 2, 3, 4]
-[observation]
-metric = "wait"
-subject = "m/lock/waiter"
-stat = "max"
-value = "2500us"
-[exposure]
-hosts = 2
-duration = "20ms"
-"#;
+use crate::common::{convoy_status, HOLDS_REPORT as REPORT, HOLDS_SCENARIO as SCENARIO};
 
 /// A directory with the scenario, the report reading its observation of
 /// lock `m` from `file` (in `format`), and `file` holding `text`.

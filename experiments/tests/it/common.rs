@@ -149,3 +149,78 @@ pub fn machine_repairman_wq(n: u32, lambda: f64, mu: f64) -> f64 {
     let l: f64 = p.iter().enumerate().map(|(k, pk)| k as f64 * pk).sum();
     l / (mu * (1.0 - p[0])) - 1.0 / mu
 }
+
+/// A small scenario: readers and one writer on an rwsem, 2 CPUs.
+pub const TINY_SCENARIO: &str = r#"
+[scenario]
+name = "tiny"
+duration = "200ms"
+cpus = 2
+variants = ["base", "fifo"]
+
+[locks.l]
+kind = "rwsem"
+
+[dists.think]
+dist = "exp"
+mean = "1ms"
+
+[tasks.readers]
+count = 4
+program = ["loop", "  sleep $think", "  down_read l", "  cpu 20us", "  up_read l", "end"]
+
+[tasks.writer]
+count = 1
+program = ["loop", "  sleep 5ms", "  down_write l", "  cpu 50us", "  up_write l", "end"]
+
+[variants.fifo.locks.l]
+policy = "fifo"
+
+[machine]
+profile = 'ideal'
+"#;
+
+/// A mutex held for `hold` (1 ms) while a waiter asks for it: the
+/// scenario of the `check` tests' fleet report.
+pub const HOLDS_SCENARIO: &str = r#"
+[scenario]
+name = "holds"
+duration = "10ms"
+[dists.hold]
+dist = "const"
+value = "1ms"
+[locks.m]
+kind = "mutex"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "sleep $hold", "mutex_unlock m", "sleep 1s"]
+[tasks.waiter]
+count = 1
+program = ["sleep 100us", "mutex_lock m", "mutex_unlock m", "sleep 1s"]
+
+[machine]
+profile = 'ideal'
+"#;
+
+/// Four runs, the hold 1..4 ms: the waiter waits hold - 0.1 ms. The
+/// observed worst wait, 2.5 ms, is reached by 2 of 4 runs; the exposure
+/// is 4 runs long.
+pub const HOLDS_REPORT: &str = r#"
+[sweep]
+name = "r"
+scenario = "holds.toml"
+duration = "10ms"
+[[param]]
+key = "dists.hold.value"
+name = "hold_ms"
+format = "{}ms"
+values = [1, 2, 3, 4]
+[observation]
+metric = "wait"
+subject = "m/lock/waiter"
+stat = "max"
+value = "2500us"
+[exposure]
+hosts = 2
+duration = "20ms"
+"#;

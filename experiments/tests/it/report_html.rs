@@ -11,7 +11,9 @@
 //! directory, `report_html/<name>/`, each with its screenshot
 //! `report.png`, to look at after the test.
 
-use crate::common::convoy;
+use crate::common::{
+    convoy, HOLDS_REPORT as REPORT, HOLDS_SCENARIO as HOLDS, TINY_SCENARIO as TINY,
+};
 use output::report::{RENDER_ERROR, REPORT_HTML};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,30 +22,6 @@ use std::time::{Duration, Instant};
 const CHROMIUM: &str = "/usr/bin/chromium";
 /// The browser's window, and so the screenshot's size.
 const WINDOW: (u32, u32) = (1280, 2000);
-
-/// A scenario with two variants, small enough for a sweep of 4 points.
-const TINY: &str = r#"
-[scenario]
-name = "tiny"
-duration = "100ms"
-cpus = 2
-variants = ["base", "fifo"]
-[locks.l]
-kind = "rwsem"
-[dists.think]
-dist = "exp"
-mean = "1ms"
-[tasks.readers]
-count = 4
-program = ["loop", "  sleep $think", "  down_read l", "  cpu 20us", "  up_read l", "end"]
-[tasks.writer]
-count = 1
-program = ["loop", "  sleep 5ms", "  down_write l", "  cpu 50us", "  up_write l", "end"]
-[variants.fifo.locks.l]
-policy = "fifo"
-[machine]
-profile = 'ideal'
-"#;
 
 /// Two parameters on a grid: heatmaps.
 const SWEEP: &str = r#"
@@ -65,46 +43,6 @@ values = [200, 1000]
 metric = "wait"
 subject = "l/read/readers"
 stat = "p99"
-"#;
-
-/// A fleet report over four runs of a hold of 1..4 ms.
-const HOLDS: &str = r#"
-[scenario]
-name = "holds"
-duration = "10ms"
-[dists.hold]
-dist = "const"
-value = "1ms"
-[locks.m]
-kind = "mutex"
-[tasks.holder]
-count = 1
-program = ["mutex_lock m", "sleep $hold", "mutex_unlock m", "sleep 1s"]
-[tasks.waiter]
-count = 1
-program = ["sleep 100us", "mutex_lock m", "mutex_unlock m", "sleep 1s"]
-[machine]
-profile = 'ideal'
-"#;
-
-const REPORT: &str = r#"
-[sweep]
-name = "r"
-scenario = "holds.toml"
-duration = "10ms"
-[[param]]
-key = "dists.hold.value"
-name = "hold_ms"
-format = "{}ms"
-values = [1, 2, 3, 4]
-[observation]
-metric = "wait"
-subject = "m/lock/waiter"
-stat = "max"
-value = "2500us"
-[exposure]
-hosts = 2
-duration = "20ms"
 "#;
 
 /// An empty directory `report_html/<name>` under the target's tmp

@@ -2,38 +2,8 @@
 //! `points.csv` bytes with any thread count, any sharding, and after a
 //! kill and restart; merge refuses what does not belong together.
 
-use crate::common::{convoy, convoy_env, convoy_status};
+use crate::common::{convoy, convoy_env, convoy_status, TINY_SCENARIO as SCENARIO};
 use std::path::{Path, PathBuf};
-
-/// A small scenario: readers and one writer on an rwsem, 2 CPUs.
-const SCENARIO: &str = r#"
-[scenario]
-name = "tiny"
-duration = "200ms"
-cpus = 2
-variants = ["base", "fifo"]
-
-[locks.l]
-kind = "rwsem"
-
-[dists.think]
-dist = "exp"
-mean = "1ms"
-
-[tasks.readers]
-count = 4
-program = ["loop", "  sleep $think", "  down_read l", "  cpu 20us", "  up_read l", "end"]
-
-[tasks.writer]
-count = 1
-program = ["loop", "  sleep 5ms", "  down_write l", "  cpu 50us", "  up_write l", "end"]
-
-[variants.fifo.locks.l]
-policy = "fifo"
-
-[machine]
-profile = 'ideal'
-"#;
 
 fn sweep_text(readers: &str, think_steps: usize, extra: &str) -> String {
     format!(
