@@ -118,40 +118,44 @@ fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     enc.finish()
 }
 
+/// A world of `c` set up to trace what `tr` asks for; an error names the
+/// flag whose task, lock or span name the scenario does not have.
+fn traced_world<'c>(
+    c: &'c crate::program::Compiled,
+    seed: u64,
+    limits: crate::world::Limits,
+    tr: &TracePlan,
+) -> anyhow::Result<crate::world::World<'c>> {
+    let mut w = crate::world::World::new(c, seed, 0, limits);
+    w.enable_trace(tr.from, tr.to);
+    if let Some(n) = tr.max_events {
+        w.limit_trace(n);
+    }
+    let named = |flag: &str, names: &[String], r: Result<(), String>| {
+        r.map_err(|e| anyhow::anyhow!("{flag} {}: {e}", names.join(",")))
+    };
+    if !tr.tasks.is_empty() {
+        named("--trace-tasks", &tr.tasks, w.trace_only(&tr.tasks))?;
+    }
+    if !tr.locks.is_empty() {
+        named("--trace-locks", &tr.locks, w.trace_only_locks(&tr.locks))?;
+    }
+    if !tr.spans.is_empty() {
+        named("--trace-spans", &tr.spans, w.trace_only_spans(&tr.spans))?;
+    }
+    Ok(w)
+}
+
 /// Runs the plan's first variant, replication 0, again with a trace, and
 /// writes it atomically.
 fn write_trace(p: &RunPlan, seed: u64) -> anyhow::Result<()> {
-    let Some(TracePlan {
-        path,
-        from,
-        to,
-        tasks,
-        locks,
-        spans,
-        max_events,
-    }) = &p.trace
-    else {
+    let Some(tr) = &p.trace else {
         return Ok(());
     };
+    let (path, to) = (&tr.path, &tr.to);
     let (variant, c) = first_variant(p)?;
     let c = &c;
-    let mut w = crate::world::World::new(c, seed, 0, p.opts.limits);
-    w.enable_trace(*from, *to);
-    if let Some(n) = max_events {
-        w.limit_trace(*n);
-    }
-    if !tasks.is_empty() {
-        w.trace_only(tasks)
-            .map_err(|e| anyhow::anyhow!("--trace-tasks {}: {e}", tasks.join(",")))?;
-    }
-    if !locks.is_empty() {
-        w.trace_only_locks(locks)
-            .map_err(|e| anyhow::anyhow!("--trace-locks {}: {e}", locks.join(",")))?;
-    }
-    if !spans.is_empty() {
-        w.trace_only_spans(spans)
-            .map_err(|e| anyhow::anyhow!("--trace-spans {}: {e}", spans.join(",")))?;
-    }
+    let mut w = traced_world(c, seed, p.opts.limits, tr)?;
     w.run(&mut |_| {})?;
     let trace = w.take_trace().expect("tracing was enabled");
     let cut = trace.truncated_at().map(|at| (at, trace.len()));
@@ -444,17 +448,12 @@ pub(super) fn write_results(dir: &std::path::Path, out: &RunOutput) -> anyhow::R
 /// Runs the plan, writes its files (all or nothing) and prints its
 /// results.
 pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
-    if let Some(tr) = p
-        .trace
-        .as_ref()
-        .filter(|t| !t.locks.is_empty() || !t.spans.is_empty())
-    {
-        // Lock and span names are checked before the runs, not after.
+    if let Some(tr) = &p.trace {
+        // The trace's names are checked before the runs, not after them:
+        // the same set-up as the trace's run, within the run's limits.
         let (_, c) = first_variant(&p)?;
-        crate::world::lock_filter(&c, &tr.locks)
-            .map_err(|e| anyhow::anyhow!("--trace-locks {}: {e}", tr.locks.join(",")))?;
-        crate::world::check_span_names(&c, &tr.spans)
-            .map_err(|e| anyhow::anyhow!("--trace-spans {}: {e}", tr.spans.join(",")))?;
+        crate::world::check_limits(&c, &p.opts.limits)?;
+        traced_world(&c, 0, p.opts.limits, tr)?;
     }
     let out = runner::run(&p.file, &p.opts)?;
     let dir = p

@@ -107,7 +107,6 @@ mod memcg;
 use memcg::{Memcgs, RELEASE_TICK};
 mod observe;
 use observe::Observers;
-pub use observe::{check_span_names, lock_filter};
 pub mod recorder;
 use recorder::{Doing, Focus, Names, Picker, Recorder, Wait, Wanted};
 mod rcu;

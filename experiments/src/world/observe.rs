@@ -292,9 +292,8 @@ impl Names for World<'_> {
 
 /// Which locks of `c` a trace keeps for `names` (a family by its name:
 /// `i_rwsem` keeps every `i_rwsem[i]`): an error names an entry that is
-/// no lock, with the locks there are. Checked before a run, so a typo
-/// does not cost one.
-pub fn lock_filter(c: &Compiled, names: &[String]) -> Result<TiVec<LockId, bool>, String> {
+/// no lock, with the locks there are.
+fn lock_filter(c: &Compiled, names: &[String]) -> Result<TiVec<LockId, bool>, String> {
     let matches = |lock: &str, name: &str| {
         lock == name
             || lock
@@ -322,7 +321,7 @@ pub fn lock_filter(c: &Compiled, names: &[String]) -> Result<TiVec<LockId, bool>
 /// An error names an entry of `names` that is no span of `c` (a span's
 /// name is its subject's part before the `/group`), with the spans there
 /// are.
-pub fn check_span_names(c: &Compiled, names: &[String]) -> Result<(), String> {
+fn check_span_names(c: &Compiled, names: &[String]) -> Result<(), String> {
     let mut known: Vec<&str> = (c.stats.iter())
         .filter(|s| s.metric == output::Metric::Span)
         .map(|s| {
