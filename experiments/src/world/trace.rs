@@ -57,6 +57,9 @@ pub struct Trace {
     events: Vec<Event>,
     /// The time of the first event left out for want of room.
     truncated_at: Option<SimTime>,
+    /// Events of the window left out for want of room: with the kept
+    /// ones, what the whole window holds (the size a user is told).
+    left_out: u64,
     /// Most events kept ([`MAX_EVENTS`] unless set lower).
     max_events: usize,
     next_flow: u64,
@@ -80,6 +83,7 @@ impl Trace {
             to,
             events: Vec::new(),
             truncated_at: None,
+            left_out: 0,
             max_events: MAX_EVENTS,
             next_flow: 0,
             queued: ti_vec![0; locks],
@@ -139,6 +143,7 @@ impl Trace {
         }
         if self.events.len() + room > self.max_events {
             self.truncated_at.get_or_insert(at);
+            self.left_out += room as u64;
             return false;
         }
         true
@@ -152,6 +157,12 @@ impl Trace {
     /// time of the first event it had no room for.
     pub fn truncated_at(&self) -> Option<SimTime> {
         self.truncated_at
+    }
+
+    /// Events the window held: those kept and those left out for want of
+    /// room.
+    pub fn window_events(&self) -> u64 {
+        self.events.len() as u64 + self.left_out
     }
 
     /// Events kept so far.
@@ -335,6 +346,8 @@ mod tests {
         cpu(&mut t, 150);
         t.flow(TaskId(0), TaskId(1), SimTime(160), "m");
         assert_eq!((t.len(), t.truncated_at()), (3, Some(SimTime(140))));
+        // What the window held: the 3 kept, 2 slices and a flow's 2 left out.
+        assert_eq!(t.window_events(), 7);
         let v: serde_json::Value = serde_json::from_slice(&t.into_json("x")).unwrap();
         assert_eq!(v["otherData"]["truncated"], true);
     }

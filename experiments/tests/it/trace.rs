@@ -692,4 +692,21 @@ fn trace_max_events_cuts_the_trace_short_and_says_so() {
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("or raise --trace-max-events"), "{err}");
+    // The window's end is the run's (10 ms), not the open end of no
+    // --trace-window; and the size of the whole window is told: as many
+    // events as the uncut trace has.
+    assert!(
+        err.contains("before the window's end at 0.010000 s"),
+        "{err}"
+    );
+    let held: usize = (err.split("the whole window holds ").nth(1))
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no window size in {err}"));
+    assert_eq!(held, events(&all).len(), "{err}");
+    // Before the traced run: the most it may take.
+    assert!(
+        err.contains("runs again for the trace: at most 10 events, about 1 kB of JSON"),
+        "{err}"
+    );
 }
