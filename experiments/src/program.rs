@@ -189,6 +189,19 @@ pub enum Instr {
         key: WorkKey,
         end: Pc,
     },
+    /// `if_pressure`: run the body if memcg `memcg`'s `some` average of
+    /// `window` is at least `centi` hundredths of a percent (R104);
+    /// otherwise jump to `end`.
+    IfPressure {
+        memcg: MemcgId,
+        window: models::psi::Window,
+        centi: u64,
+        end: Pc,
+    },
+    /// `kill`: SIGKILL every live task of `group` (R105).
+    Kill {
+        group: GroupId,
+    },
     Jump {
         to: Pc,
     },

@@ -23,6 +23,8 @@
 //!   machine: stock, batch, reclaim retries, OOM without a second kill.
 //! - [`oom_reaper`]: the OOM reaper's delay, trylock retries and give-up
 //!   (R102-R103).
+//! - [`psi`]: a cgroup's memory pressure (`memory.pressure`): stall time
+//!   and the kernel's fixed-point running averages (R104).
 //! - [`hung_task`]: khungtaskd's periodic checks and the uninterruptible
 //!   sleeps they report (R100-R101).
 //! - [`rcu`]: Tree RCU's normal grace periods, ended by the CPUs' ticks
@@ -33,7 +35,7 @@
 //! `machine` are leaves (`machine` uses `ids`); `coherence` uses `ids`
 //! and `machine`; `locks` and `workqueue` use `ids` and `timer`, `sched`
 //! and `memcg` only `ids`; `rcu` and `hung_task` use `timer` (`rcu` also `ids`); `oom_reaper`
-//! uses nothing; none of these uses another. Each directory's
+//! and `psi` use nothing; none of these uses another. Each directory's
 //! `mod.rs` gives the order of its own modules.
 //!
 //! Models know nothing about scenario files or output formats. Each model
@@ -47,6 +49,7 @@ pub mod locks;
 pub mod machine;
 pub mod memcg;
 pub mod oom_reaper;
+pub mod psi;
 pub mod rcu;
 pub mod sched;
 pub mod timer;

@@ -297,6 +297,18 @@ pub enum StepKind {
         wq: String,
         item: WorkRef,
     },
+    /// `if_pressure G some WINDOW P`: run the body only if memcg G's
+    /// `memory.pressure` shows `some WINDOW` at or above P percent now
+    /// (R104); a userspace OOM daemon's decision.
+    IfPressure {
+        memcg: String,
+        window: models::psi::Window,
+        /// P in hundredths of a percent, as the file prints it.
+        centi: u64,
+    },
+    /// `kill GROUP`: SIGKILL every live task of the group (a userspace
+    /// OOM daemon killing a cgroup, R105).
+    Kill(String),
     /// `read_seqcount_retry S` / `read_seqretry S`: closes the read block
     /// of S, whose body runs again while a writer overlapped it (R87).
     SeqRetry(String),
@@ -326,7 +338,7 @@ mutex_lock, mutex_unlock, spin_lock, spin_unlock, percpu_down_read, percpu_up_re
 percpu_up_write, write_seqcount_begin, write_seqcount_end, read_seqcount_begin, read_seqcount_retry, \
 write_seqlock, write_sequnlock, read_seqbegin, read_seqretry, charge, uncharge, queue_work, queue_delayed_work, queue_rcu_work, call_rcu, \
 mod_delayed_work, cancel_delayed_work_sync, flush_workqueue, synchronize_rcu, count, atomic, read, key, might_resched, span_begin, span_end, \
-call, repeat, loop, with_prob, if_work_busy, end";
+kill, call, repeat, loop, with_prob, if_work_busy, if_pressure, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
 pub const PAGE_SIZE: u64 = 4096;
@@ -382,6 +394,54 @@ pub fn parse_pages(text: &str) -> Result<u64, String> {
 /// Most pages one amount may be (4 PiB of 4 KiB pages): sums of amounts
 /// stay far from the top of a u64.
 pub const MAX_PAGES: u64 = 1 << 40;
+
+/// `if_pressure G some WINDOW P`: P a percent from 0 to 100 with at most
+/// two decimals (`60`, `12.5`, `60%`), as `memory.pressure` prints it.
+fn if_pressure(o: &Origin, arg: &str) -> Result<StepKind, ScenarioError> {
+    let usage = "expected `if_pressure MEMCG some avg10|avg60|avg300 PERCENT`, e.g. `if_pressure box some avg10 60`";
+    let words: Vec<&str> = arg.split_whitespace().collect();
+    let [g, kind, window, pct] = words[..] else {
+        return Err(o.error(format!("`if_pressure {arg}`: {usage}")));
+    };
+    if kind == "full" {
+        return Err(o.error(format!(
+            "`if_pressure {arg}`: `full` pressure is not modelled (only `some`: docs/kernel-rules.md R104); {usage}"
+        )));
+    }
+    if kind != "some" {
+        return Err(o.error(format!("`if_pressure {arg}`: `{kind}`: {usage}")));
+    }
+    let Some(window) = models::psi::Window::parse(window) else {
+        return Err(o.error(format!("`if_pressure {arg}`: `{window}`: {usage}")));
+    };
+    let centi = centi_of(pct.strip_suffix('%').unwrap_or(pct)).filter(|&c| c <= 10_000);
+    let Some(centi) = centi else {
+        return Err(o.error(format!(
+            "`if_pressure {arg}`: `{pct}`: expected a percent from 0 to 100 with at most two decimals"
+        )));
+    };
+    Ok(StepKind::IfPressure {
+        memcg: name_arg(o, "if_pressure", g, "a memcg name")?,
+        window,
+        centi,
+    })
+}
+
+/// `12.5` as 1250: a decimal with at most two places, in hundredths.
+fn centi_of(s: &str) -> Option<u64> {
+    let (i, f) = s.split_once('.').unwrap_or((s, "0"));
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
+    if !digits(i) || !digits(f) || f.len() > 2 {
+        return None;
+    }
+    let f: u64 = f.parse().ok()?;
+    let f = if s.split_once('.').is_some_and(|(_, f)| f.len() == 1) {
+        f * 10
+    } else {
+        f
+    };
+    i.parse::<u64>().ok()?.checked_mul(100)?.checked_add(f)
+}
 
 fn name_arg(o: &Origin, kw: &str, arg: &str, what: &str) -> Result<String, ScenarioError> {
     let valid = !arg.is_empty()
@@ -603,6 +663,8 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
                 item: work_ref(o, kw, words[1])?,
             }
         }
+        "if_pressure" => if_pressure(o, arg)?,
+        "kill" => StepKind::Kill(name_arg(o, kw, arg, "a task group")?),
         "loop" => no_arg(StepKind::Loop)?,
         "end" => no_arg(StepKind::End)?,
         _ => {
@@ -658,7 +720,8 @@ pub fn parse_program(
             | StepKind::RepeatParam(_)
             | StepKind::Loop
             | StepKind::WithProb(_)
-            | StepKind::IfWorkBusy { .. } => {
+            | StepKind::IfWorkBusy { .. }
+            | StepKind::IfPressure { .. } => {
                 if stack.len() >= MAX_NESTING {
                     return Err(too_deep(&step.origin));
                 }
@@ -727,7 +790,7 @@ pub fn parse_program(
                 }
                 None => {
                     return Err(step.origin.error(
-                        "`end` without an open `repeat`, `loop`, `with_prob` or `if_work_busy`",
+                        "`end` without an open `repeat`, `loop`, `with_prob`, `if_work_busy` or `if_pressure`",
                     ))
                 }
             },
@@ -749,6 +812,7 @@ pub fn parse_program(
             StepKind::Repeat(_) | StepKind::RepeatParam(_) => "repeat",
             StepKind::Loop => "loop",
             StepKind::IfWorkBusy { .. } => "if_work_busy",
+            StepKind::IfPressure { .. } => "if_pressure",
             _ => "with_prob",
         };
         return Err(head.origin.error(format!("`{kw}` has no matching `end`")));

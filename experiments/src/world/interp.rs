@@ -537,6 +537,20 @@ impl<'c> World<'c> {
                         end
                     };
                 }
+                Instr::IfPressure {
+                    memcg,
+                    window,
+                    centi,
+                    end,
+                } => {
+                    let now = self.clock.now.0;
+                    let shown = self.memcg.pressure[memcg].some_centi(now, window);
+                    pc = if shown >= centi { pc + 1 } else { end };
+                }
+                Instr::Kill { group } => {
+                    pc += 1;
+                    self.kill_group(group);
+                }
                 Instr::Jump { to } => {
                     pc = to;
                     back_edge!();

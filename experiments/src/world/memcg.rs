@@ -1,6 +1,7 @@
 //! The world and its memory cgroups: charges, reclaim sleeps, OOM kills
 //! and the OOM reaper.
 
+use super::tasks::Killed;
 use super::*;
 use crate::program::ReclaimFrees;
 use models::memcg::Memcg;
@@ -34,6 +35,11 @@ pub(super) struct Memcgs {
     /// Per memcg, the OOM reaper's loop on its pending victim (R103), and
     /// whether the reaper's next event ends one of its sleeps.
     reapers: TiVec<MemcgId, (Reaper, bool)>,
+    /// Per memcg, its `memory.pressure` (R104).
+    pub(super) pressure: TiVec<MemcgId, models::psi::Pressure>,
+    /// Per task group, the tasks `kill` steps killed (R105); `None` for a
+    /// group no `kill` step names, which gets no counter.
+    pub(super) signal_kills: TiVec<GroupId, Option<u64>>,
 }
 
 impl Memcgs {
@@ -60,6 +66,16 @@ impl Memcgs {
                 TiVec::new()
             },
             reapers: ti_vec![(Reaper::default(), false); c.memcgs.len()],
+            pressure: ti_vec![models::psi::Pressure::new(models::psi::period_ns(c.hz)); c.memcgs.len()],
+            signal_kills: {
+                let mut k: TiVec<GroupId, Option<u64>> = ti_vec![None; c.groups.len()];
+                for i in c.groups.iter().flat_map(|g| g.code.iter()) {
+                    if let crate::program::Instr::Kill { group } = *i {
+                        k[group] = Some(0);
+                    }
+                }
+                k
+            },
         }
     }
 
@@ -107,7 +123,15 @@ impl Memcgs {
 
     /// The memcg counters for the results: each memcg's own, what its
     /// charges cost, and its usage at the end.
-    pub(super) fn counters(&self, c: &Compiled, out: &mut Vec<Counter>) {
+    pub(super) fn counters(&self, c: &Compiled, horizon: SimTime, out: &mut Vec<Counter>) {
+        for (g, k) in self.signal_kills.iter_enumerated() {
+            if let Some(k) = *k {
+                out.push(Counter {
+                    subject: format!("kill/{}", c.groups[g].name),
+                    value: k,
+                });
+            }
+        }
         for (m, g) in self.groups.iter_enumerated() {
             let name = &c.memcgs[m].name;
             for (k, v) in g.counters() {
@@ -122,6 +146,11 @@ impl Memcgs {
                 ("throttle_ns", s.throttle.ns()),
                 ("oom_exits", s.oom_exits),
                 ("oom_reaps", s.oom_reaps),
+                // memory.pressure's `some ... total=`, in microseconds.
+                (
+                    "pressure_some_us",
+                    self.pressure[m].clone().total_ns(horizon.0) / 1000,
+                ),
             ] {
                 out.push(Counter {
                     subject: format!("memcg/{name}/{k}"),
@@ -239,6 +268,7 @@ impl<'c> World<'c> {
                     }
                     self.tasks[t].over_high = 0;
                     self.tasks[t].off = Doing::Throttle { memcg: m };
+                    self.memstall_enter(t, m);
                     // schedule_timeout_killable(penalty): a timer at
                     // jiffies + penalty, on the timer wheel.
                     let wakes =
@@ -262,6 +292,7 @@ impl<'c> World<'c> {
                         .then(|| reclaim_outcome(spec, rng).0);
                     self.tasks[t].charging = Some((m, ch));
                     self.tasks[t].off = Doing::Reclaim { memcg: m };
+                    self.memstall_enter(t, m);
                     // Direct reclaim sleeps (I/O, swap) with the task's locks held.
                     if let Some(pages) = mid {
                         // The batch comes back at the midpoint (an event
@@ -332,7 +363,7 @@ impl<'c> World<'c> {
     pub(super) fn kill(&mut self, v: TaskId, m: MemcgId) {
         self.memcg.reapers[m] = (Reaper::default(), false);
         let task = &mut self.tasks[v];
-        task.killed = Some(m);
+        task.killed = Some(Killed::Oom(m));
         if task.state == State::Sleeping {
             self.clock.queue.set(v.index(), self.clock.now, Ev::Wake);
         }
@@ -405,6 +436,44 @@ impl<'c> World<'c> {
         })
     }
 
+    /// `t` enters a memory stall of memcg `m` (`psi_memstall_enter`
+    /// around direct reclaim and the memory.high throttle, R104).
+    fn memstall_enter(&mut self, t: TaskId, m: MemcgId) {
+        self.memcg.pressure[m].enter(self.clock.now.0);
+        self.tasks[t].memstall = Some(m);
+    }
+
+    /// `t`'s memory stall, if it is in one, ends now
+    /// (`psi_memstall_leave`): its reclaim attempt or throttle is over.
+    pub(super) fn memstall_leave(&mut self, t: TaskId) {
+        if let Some(m) = self.tasks[t].memstall.take() {
+            self.memcg.pressure[m].leave(self.clock.now.0);
+        }
+    }
+
+    /// A `kill GROUP` step: SIGKILL to every live task of `group` (R105).
+    /// As for the OOM killer's victim, each exits at its next step; a
+    /// sleep is cut short (killable), a lock wait is not (D state). Its
+    /// pages are freed as it exits; no reaper runs (it is not an OOM
+    /// victim).
+    pub(super) fn kill_group(&mut self, group: GroupId) {
+        let now = self.clock.now;
+        let victims: Vec<TaskId> = (self.tasks.iter())
+            .filter(|(_, k)| k.group == group && k.state != State::Exited && k.killed.is_none())
+            .map(|(v, _)| v)
+            .collect();
+        for v in victims {
+            let task = &mut self.tasks[v];
+            task.killed = Some(Killed::Signal);
+            if let Some(k) = &mut self.memcg.signal_kills[group] {
+                *k += 1;
+            }
+            if task.state == State::Sleeping {
+                self.clock.queue.set(v.index(), now, Ev::Wake);
+            }
+        }
+    }
+
     /// A killed task exits: it releases its locks (as the syscall unwinds),
     /// frees the pages it charged, and is gone.
     pub(super) fn exit_killed(&mut self, t: TaskId) {
@@ -422,7 +491,7 @@ impl<'c> World<'c> {
         for m in (0..self.memcg.groups.len()).map(MemcgId::from) {
             self.memcg.victim_gone(t, m);
         }
-        if let Some(m) = self.tasks[t].killed {
+        if let Some(Killed::Oom(m)) = self.tasks[t].killed {
             self.memcg.stats[m].oom_exits += 1;
             if self.memcg.groups[m].pending_victim().is_none() {
                 self.clock.queue.clear(self.clock.slots.reaper(m));

@@ -142,7 +142,7 @@ impl<'c> World<'c> {
         }
         self.lines.counters(c, &mut counters);
         self.wq.counters(c, &mut counters);
-        self.memcg.counters(c, &mut counters);
+        self.memcg.counters(c, horizon, &mut counters);
         self.cpus.counters(c, &mut counters);
         if let Some(r) = &self.rcu {
             r.counters(&mut counters);

@@ -211,6 +211,16 @@ impl Tasks {
     }
 }
 
+/// Who killed a task: the OOM killer of a memcg (R46, R102), or a
+/// `kill` step, a userspace daemon's SIGKILL (R105). Both make it exit at
+/// its next step; only the OOM killer's victim is the memcg's pending
+/// victim, which the OOM reaper reaps.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Killed {
+    Oom(MemcgId),
+    Signal,
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 /// Where a task is in its life and relative to its CPU.
 pub(super) enum State {
@@ -345,8 +355,12 @@ pub(super) struct Task {
     pub(super) mem_rng: Option<Box<Stream>>,
     /// Pages over memory.high not yet paid for (R48).
     pub(super) over_high: u64,
-    /// Killed by the OOM killer of this memcg; exits at its next step.
-    pub(super) killed: Option<MemcgId>,
+    /// Killed (by the OOM killer of a memcg, or by a `kill` step); exits
+    /// at its next step.
+    pub(super) killed: Option<Killed>,
+    /// In a memory stall of this memcg (a reclaim attempt or a
+    /// memory.high throttle): counted in its pressure (R104).
+    pub(super) memstall: Option<MemcgId>,
     /// What `self` means in a work key: the task's index in its group, or
     /// a kworker's current item's instance.
     pub(super) self_key: u32,
@@ -423,6 +437,7 @@ impl Task {
             mem_rng: (!c.memcgs.is_empty()).then(|| Box::new(own("memcg"))),
             over_high: 0,
             killed: None,
+            memstall: None,
             self_key: index,
             worker_of: None,
             item_wq: WqId(0),

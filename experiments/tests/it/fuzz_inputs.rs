@@ -36,8 +36,9 @@ const SAMPLES: &str = "run\tremove_mean_ns\tmkdir_mean_ns
 3\t\"6504\"\t21230
 ";
 
-/// The shipped examples of the lock kinds no built-in uses.
+/// The shipped examples of the lock kinds and steps no built-in uses.
 const EXAMPLES: &[&str] = &[
+    include_str!("../../scenarios/examples/oom-daemon.toml"),
     include_str!("../../scenarios/examples/spinlock-scaling.toml"),
     include_str!("../../scenarios/examples/percpu-rwsem.toml"),
     include_str!("../../scenarios/examples/seqlock.toml"),

@@ -31,6 +31,7 @@ mod linux_locks;
 mod lock_policies_showcase;
 mod machine;
 mod memcg_oom;
+mod oom_daemon;
 mod percpu_rwsem;
 mod queueing_theory;
 mod rcu_grace_periods;

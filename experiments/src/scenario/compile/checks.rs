@@ -155,7 +155,8 @@ impl<'a> Checker<'a, '_, '_> {
             Kind::Call { body, .. } => self.nodes(body)?,
             Kind::Repeat { body, .. }
             | Kind::WithProb { body, .. }
-            | Kind::IfWorkBusy { body, .. } => self.block(o, body)?,
+            | Kind::IfWorkBusy { body, .. }
+            | Kind::IfPressure { body, .. } => self.block(o, body)?,
             Kind::Loop { body } => {
                 if !self.advances_time(body)? {
                     return Err(o.error(
@@ -178,6 +179,7 @@ impl<'a> Checker<'a, '_, '_> {
             | Kind::Uncharge { .. }
             | Kind::RcuQueue { .. }
             | Kind::Count { .. }
+            | Kind::Kill { .. }
             | Kind::Line { .. } => {}
         }
         Ok(())

@@ -45,6 +45,7 @@ fn repeat_depth(nodes: &[Resolved]) -> usize {
             | Kind::Loop { body }
             | Kind::WithProb { body, .. }
             | Kind::IfWorkBusy { body, .. }
+            | Kind::IfPressure { body, .. }
             | Kind::ReadBlock { body, .. } => repeat_depth(body),
             _ => 0,
         })

@@ -236,6 +236,33 @@ impl<'l> Lowering<'l> {
             &Kind::Uncharge { memcg, pages } => {
                 self.push(Instr::Uncharge { memcg, pages }, o);
             }
+            &Kind::Kill { group } => {
+                self.push(Instr::Kill { group }, o);
+            }
+            &Kind::IfPressure {
+                memcg,
+                window,
+                centi,
+                ref body,
+            } => {
+                let at = self.push(
+                    Instr::IfPressure {
+                        memcg,
+                        window,
+                        centi,
+                        end: Pc::START,
+                    },
+                    o,
+                );
+                self.nodes(body);
+                let end = self.code.next_key();
+                self.code[at] = Instr::IfPressure {
+                    memcg,
+                    window,
+                    centi,
+                    end,
+                };
+            }
             Kind::QueueWork { work, delay, rcu } => {
                 self.push(
                     Instr::QueueWork {

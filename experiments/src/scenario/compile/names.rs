@@ -132,6 +132,15 @@ pub(super) enum Kind<'a> {
         work: WorkStep<'a>,
         body: Vec<Resolved<'a>>,
     },
+    IfPressure {
+        memcg: MemcgId,
+        window: models::psi::Window,
+        centi: u64,
+        body: Vec<Resolved<'a>>,
+    },
+    Kill {
+        group: crate::program::GroupId,
+    },
     /// `read_seqcount_begin S` ... `read_seqcount_retry S` (or
     /// `read_seqbegin` ... `read_seqretry`): `lock` is the head's read
     /// acquisition, `tail` where the retry step is written (R87).
@@ -318,6 +327,21 @@ impl<'a> Resolver<'_, 'a, '_> {
                 work: self.work_ref(o, wq, item)?,
             },
             StepKind::Count(name) => Kind::Count { name },
+            StepKind::Kill(g) => match doc.tasks.get_index_of(g.as_str()) {
+                Some(i) => Kind::Kill {
+                    group: crate::program::GroupId::from(i),
+                },
+                None => {
+                    return Err(undefined(
+                        o,
+                        "task group",
+                        g,
+                        "tasks",
+                        "defined",
+                        doc.tasks.keys(),
+                    ))
+                }
+            },
             StepKind::Line { write, name } => self.line_step(o, *write, name)?,
             StepKind::FlushWorkqueue(wq) => Kind::FlushWorkqueue {
                 wq: self.wq_index(o, wq)?,
@@ -328,6 +352,7 @@ impl<'a> Resolver<'_, 'a, '_> {
             | StepKind::Loop
             | StepKind::WithProb(_)
             | StepKind::IfWorkBusy { .. }
+            | StepKind::IfPressure { .. }
             | StepKind::SeqRetry(_)
             | StepKind::End => {
                 unreachable!("blocks are nested by parse_program; calls are handled above")
@@ -368,6 +393,29 @@ impl<'a> Resolver<'_, 'a, '_> {
                 work: self.work_ref(o, wq, item)?,
                 body: self.nodes(body)?,
             },
+            StepKind::IfPressure {
+                memcg,
+                window,
+                centi,
+            } => {
+                let doc = self.scope.doc;
+                let Some(m) = doc.memcg.get_index_of(memcg.as_str()) else {
+                    return Err(undefined(
+                        o,
+                        "memcg",
+                        memcg,
+                        "memcg",
+                        "defined",
+                        doc.memcg.keys(),
+                    ));
+                };
+                Kind::IfPressure {
+                    memcg: MemcgId::from(m),
+                    window: *window,
+                    centi: *centi,
+                    body: self.nodes(body)?,
+                }
+            }
             _ => unreachable!("only blocks have bodies"),
         };
         Ok(Resolved { origin: o, kind })

@@ -1,0 +1,211 @@
+//! A userspace OOM daemon inside the world: memory pressure as
+//! `memory.pressure` shows it (R104), and `kill` of a task group (R105);
+//! and the loop they make with a lock: a daemon that reads pressure
+//! through the lock that reclaim holds kills only when the lock frees.
+
+use crate::common::{compile_error, run_text};
+use output::Metric;
+use sim::Dur;
+
+const MS: Dur = Dur(1_000_000);
+
+/// `box` is full; `staller` sits in one direct-reclaim attempt of 3 s
+/// from time 0. Two checkers look at `some avg10` at `at`, one with the
+/// threshold `hit`, one with `miss`.
+fn pressure_scenario(at: &str, hit: &str, miss: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "psi"
+duration = "2500ms"
+hz = 250
+[memcg.box]
+max = "1000 pages"
+initial = "1000 pages"
+reclaim = "3s"
+reclaim_success = 1.0
+[tasks.staller]
+count = 1
+program = ["charge box 1 page"]
+[tasks.hit]
+count = 1
+program = ["sleep {at}", "if_pressure box some avg10 {hit}", "  count seen", "end"]
+[tasks.miss]
+count = 1
+program = ["sleep {at}", "if_pressure box some avg10 {miss}", "  count seen", "end"]
+[machine]
+profile = 'ideal'
+"#
+    )
+}
+
+#[test]
+fn r104_a_full_period_of_stall_shows_18_11_percent_in_avg10() {
+    // psi_period at HZ 250 is 2 HZ + 1 jiffies = 2.004 s; after one
+    // period stalled throughout, avg10 = calc_load(0, 1677, 100 x 2048)
+    // = 37100, printed 18.11.
+    let r = run_text(&pressure_scenario("2004ms", "18.11", "18.12"), 1);
+    assert_eq!(r.counter("seen/hit"), Some(1));
+    assert_eq!(r.counter("seen/miss"), Some(0));
+    // The whole run was a stall: memory.pressure's total, in us.
+    assert_eq!(r.counter("memcg/box/pressure_some_us"), Some(2_500_000));
+}
+
+#[test]
+fn r104_no_sample_is_taken_before_the_period_ends() {
+    let r = run_text(&pressure_scenario("2003ms", "0.01", "0.01"), 1);
+    assert_eq!(r.counter("seen/hit"), Some(0));
+}
+
+/// `workload` holds mutex `w` and takes kernfs_rwsem for read to charge
+/// a full `box`: one reclaim attempt of 5 s, which frees a batch. A
+/// writer queues on kernfs_rwsem at 0.5 s. The daemon polls every second:
+/// it reads `memory.pressure` (`read_steps`), and kills `workload` once
+/// `some avg10` reaches 10%. `observer` wants `w` from 0.1 s.
+fn daemon_scenario(read_steps: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "oomd-loop"
+duration = "10s"
+hz = 250
+[memcg.box]
+max = "1000 pages"
+initial = "1000 pages"
+reclaim = "5s"
+reclaim_success = 1.0
+[locks.kernfs_rwsem]
+kind = "rwsem"
+[locks.w]
+kind = "mutex"
+[tasks.workload]
+count = 1
+program = ["mutex_lock w", "down_read kernfs_rwsem", "charge box 1 page", "up_read kernfs_rwsem",
+           "sleep 100s", "mutex_unlock w"]
+[tasks.writer]
+count = 1
+program = ["sleep 500ms", "down_write kernfs_rwsem", "cpu 1ms", "up_write kernfs_rwsem"]
+[tasks.oomd]
+count = 1
+program = ["loop", "  sleep 1s", {read_steps}
+           "  if_pressure box some avg10 10", "    kill workload", "  end", "end"]
+[tasks.observer]
+count = 1
+program = ["sleep 100ms", "mutex_lock w", "mutex_unlock w"]
+[machine]
+profile = 'ideal'
+"#
+    )
+}
+
+#[test]
+fn r105_a_daemon_that_reads_pressure_through_the_held_lock_kills_only_when_it_frees() {
+    // Reading without the lock (10 us a poll): at 1 s and 2 s no period
+    // has ended; at 3.00003 s avg10 is 18.11 (>= 10), and the kill cuts
+    // the workload's reclaim short (a killable sleep): it exits then,
+    // releasing w.
+    let free = run_text(&daemon_scenario(r#""  cpu 10us","#), 1);
+    let w = &free.series(Metric::Wait, "w/lock/observer").unwrap().hist;
+    assert_eq!(w.max(), 3000 * MS + Dur(30_000) - 100 * MS);
+    assert_eq!(free.counter("kill/workload"), Some(1));
+    // Through kernfs_rwsem: the daemon's read at 1 s parks behind the
+    // writer, which waits for the reclaim (5 s) to end; the writer holds
+    // 1 ms; the daemon reads at 5.001 s, sees avg10 = 32.94 (two periods
+    // stalled) and kills the workload, now asleep holding w.
+    let held = run_text(
+        &daemon_scenario(r#""  down_read kernfs_rwsem", "  cpu 10us", "  up_read kernfs_rwsem","#),
+        1,
+    );
+    let d = &held
+        .series(Metric::Wait, "kernfs_rwsem/read/oomd")
+        .unwrap()
+        .hist;
+    assert_eq!(d.max(), 4001 * MS);
+    let w = &held.series(Metric::Wait, "w/lock/observer").unwrap().hist;
+    assert_eq!(w.max(), 5001 * MS + Dur(10_000) - 100 * MS);
+    assert_eq!(held.counter("kill/workload"), Some(1));
+    // The stall ended with the reclaim at 5 s, not with the kill.
+    assert_eq!(held.counter("memcg/box/pressure_some_us"), Some(5_000_000));
+}
+
+#[test]
+fn r105_a_kill_cuts_sleeps_short_but_not_lock_waits_and_frees_the_pages() {
+    // `a` charges 100 pages and sleeps holding m; `b` waits for m; the
+    // killer kills both at 10 ms. `a` exits at once (killable sleep),
+    // releasing m; `b`, in an uninterruptible lock wait, gets m, then
+    // exits at its next step releasing it; `c` gets m at 10 ms.
+    let text = r#"
+[scenario]
+name = "kill"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+[locks.m]
+kind = "mutex"
+[tasks.victims]
+count = 2
+program = ["charge box 100 pages", "mutex_lock m", "sleep 100s", "mutex_unlock m"]
+[tasks.killer]
+count = 1
+program = ["sleep 10ms", "kill victims", "kill victims"]
+[tasks.c]
+count = 1
+program = ["sleep 1ms", "mutex_lock m", "mutex_unlock m"]
+[machine]
+profile = 'ideal'
+"#;
+    let r = run_text(text, 1);
+    let c = &r.series(Metric::Wait, "m/lock/c").unwrap().hist;
+    assert_eq!(c.max(), 9 * MS);
+    // Each task is killed once: the second kill finds no live task.
+    assert_eq!(r.counter("kill/victims"), Some(2));
+    assert_eq!(r.counter("memcg/box/usage_pages_at_end"), Some(0));
+    // The kill is not an OOM kill.
+    assert_eq!(r.counter("memcg/box/oom_kills"), Some(0));
+}
+
+#[test]
+fn if_pressure_and_kill_name_what_is_wrong() {
+    let base = |step: &str| {
+        format!(
+            r#"
+[scenario]
+name = "e"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+[tasks.d]
+count = 1
+program = ["sleep 1ms", {step}]
+"#
+        )
+    };
+    for (step, want) in [
+        (
+            r#""if_pressure box full avg10 60", "end""#,
+            "`full` pressure is not modelled",
+        ),
+        (r#""if_pressure box some avg5 60", "end""#, "`avg5`"),
+        (
+            r#""if_pressure box some avg10 100.5", "end""#,
+            "expected a percent from 0 to 100 with at most two decimals",
+        ),
+        (
+            r#""if_pressure box some avg10 1.234", "end""#,
+            "at most two decimals",
+        ),
+        (
+            r#""if_pressure bx some avg10 60", "end""#,
+            "did you mean `box`",
+        ),
+        (
+            r#""if_pressure box some avg10 60""#,
+            "`if_pressure` has no matching `end`",
+        ),
+        (r#""kill dd""#, "did you mean `d`"),
+    ] {
+        let e = compile_error(&base(step));
+        assert!(e.contains(want), "{step}: {e}");
+        assert!(e.contains("tasks.d.program"), "{step}: {e}");
+    }
+}
