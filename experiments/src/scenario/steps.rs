@@ -303,8 +303,9 @@ pub enum StepKind {
     IfPressure {
         memcg: String,
         window: models::psi::Window,
-        /// P in hundredths of a percent, as the file prints it.
-        centi: u64,
+        /// P in hundredths of a percent, as the file prints it
+        /// (`Literal`), or `$name`: a whole percent from `[params]`.
+        centi: Count,
     },
     /// `kill GROUP`: SIGKILL every live task of the group (a userspace
     /// OOM daemon killing a cgroup, R105).
@@ -396,7 +397,8 @@ pub fn parse_pages(text: &str) -> Result<u64, String> {
 pub const MAX_PAGES: u64 = 1 << 40;
 
 /// `if_pressure G some WINDOW P`: P a percent from 0 to 100 with at most
-/// two decimals (`60`, `12.5`, `60%`), as `memory.pressure` prints it.
+/// two decimals (`60`, `12.5`, `60%`), as `memory.pressure` prints it, or
+/// `$name`, a whole percent from `[params]` (for sweeps).
 fn if_pressure(o: &Origin, arg: &str) -> Result<StepKind, ScenarioError> {
     let usage = "expected `if_pressure MEMCG some avg10|avg60|avg300 PERCENT`, e.g. `if_pressure box some avg10 60`";
     let words: Vec<&str> = arg.split_whitespace().collect();
@@ -414,6 +416,13 @@ fn if_pressure(o: &Origin, arg: &str) -> Result<StepKind, ScenarioError> {
     let Some(window) = models::psi::Window::parse(window) else {
         return Err(o.error(format!("`if_pressure {arg}`: `{window}`: {usage}")));
     };
+    if let Some(p) = pct.strip_prefix('$') {
+        return Ok(StepKind::IfPressure {
+            memcg: name_arg(o, "if_pressure", g, "a memcg name")?,
+            window,
+            centi: Count::Param(name_arg(o, "if_pressure", p, "a parameter name after `$`")?),
+        });
+    }
     let centi = centi_of(pct.strip_suffix('%').unwrap_or(pct)).filter(|&c| c <= 10_000);
     let Some(centi) = centi else {
         return Err(o.error(format!(
@@ -423,7 +432,7 @@ fn if_pressure(o: &Origin, arg: &str) -> Result<StepKind, ScenarioError> {
     Ok(StepKind::IfPressure {
         memcg: name_arg(o, "if_pressure", g, "a memcg name")?,
         window,
-        centi,
+        centi: Count::Literal(centi),
     })
 }
 

@@ -16,7 +16,7 @@ use super::{key_range, param, undefined};
 use crate::program::{DistId, GfpWord, LineId, LockId, MemcgId, Origin, WorkKey, WorkTypeId, WqId};
 use crate::scenario::doc::Doc;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::steps::{DistRef, KeyExpr, LockOp, Node, Step, StepKind, WorkRef};
+use crate::scenario::steps::{Count, DistRef, KeyExpr, LockOp, Node, Step, StepKind, WorkRef};
 use indexmap::IndexMap;
 use models::{LockKind, Mode};
 use sim::dist::Dist;
@@ -409,10 +409,21 @@ impl<'a> Resolver<'_, 'a, '_> {
                         doc.memcg.keys(),
                     ));
                 };
+                let centi = match centi {
+                    Count::Literal(c) => *c,
+                    Count::Param(p) => match param(doc, o, p)? {
+                        v @ 0..=100 => v * 100,
+                        v => {
+                            return Err(o.error(format!(
+                                "`${p}` is {v}: `if_pressure` takes a percent from 0 to 100"
+                            )))
+                        }
+                    },
+                };
                 Kind::IfPressure {
                     memcg: MemcgId::from(m),
                     window: *window,
-                    centi: *centi,
+                    centi,
                     body: self.nodes(body)?,
                 }
             }
