@@ -449,6 +449,9 @@ pub struct MemcgSpec {
     /// the victims' mmap_lock, which the OOM reaper must trylock (R103);
     /// `None`: the reaper always gets it.
     pub mmap_lock: Option<(LockId, u32)>,
+    /// `memory.oom.group`: an OOM kill kills every task the OOM killer
+    /// may kill here, not one (R106).
+    pub oom_group: bool,
 }
 
 /// When a reclaim attempt's freed pages leave the memcg's usage

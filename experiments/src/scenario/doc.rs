@@ -164,6 +164,10 @@ pub struct MemcgDef {
     /// reaper always reaps.
     #[serde(default)]
     pub mmap_lock: Option<Spanned<String>>,
+    /// `memory.oom.group`: an OOM kill in this memcg kills all its tasks
+    /// (R106). Default false.
+    #[serde(default)]
+    pub oom_group: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -157,6 +157,13 @@ impl Memcgs {
                     value: v,
                 });
             }
+            // memory.oom.group's extra kills, where it is set (R106).
+            if c.memcgs[m].oom_group {
+                out.push(Counter {
+                    subject: format!("memcg/{name}/oom_group_kills"),
+                    value: s.oom_group_kills,
+                });
+            }
             // The reaper's trylocks, where it has a lock to try (R103).
             if c.memcgs[m].mmap_lock.is_some() {
                 for (k, v) in [
@@ -208,6 +215,8 @@ pub(super) struct MemStats {
     pub reap_attempts: u64,
     pub reap_failures: u64,
     pub reaper_gave_up: u64,
+    /// Tasks killed with an OOM victim by memory.oom.group (R106).
+    pub oom_group_kills: u64,
 }
 
 impl<'c> World<'c> {
@@ -316,6 +325,9 @@ impl<'c> World<'c> {
                         OomOutcome::Retry => self.memcg.groups[m].try_charge_memcg(&mut ch),
                         OomOutcome::Kill(v) => {
                             self.kill(v, m);
+                            if spec.oom_group {
+                                self.kill_oom_group(v, m, &cands);
+                            }
                             if v == t {
                                 // The charger killed itself: it exits now.
                                 self.tasks[t].pc = pc;
@@ -374,6 +386,22 @@ impl<'c> World<'c> {
             self.c.hz,
         );
         self.clock.queue.set(slot, reap, Ev::Reap);
+    }
+
+    /// `memory.oom.group` (R106): after the chosen victim `v`, the OOM
+    /// killer kills every other task it may kill in memcg `m` (`cands`,
+    /// the memcg's tasks). Each exits at its next step as `v` does; the
+    /// reaper follows `v` only (one pending victim a memcg): the others'
+    /// memory comes back when they exit.
+    fn kill_oom_group(&mut self, v: TaskId, m: MemcgId, cands: &[TaskId]) {
+        for &u in cands.iter().filter(|&&u| u != v) {
+            let task = &mut self.tasks[u];
+            task.killed = Some(Killed::Oom(m));
+            self.memcg.stats[m].oom_group_kills += 1;
+            if task.state == State::Sleeping {
+                self.clock.queue.set(u.index(), self.clock.now, Ev::Wake);
+            }
+        }
     }
 
     /// The OOM reaper of memcg `m` runs (`Ev::Reap`): its timer after the

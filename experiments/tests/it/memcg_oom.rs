@@ -608,3 +608,55 @@ fn r103_mmap_lock_must_be_a_linux_rwsem() {
         "{e}"
     );
 }
+
+/// `box` is full: `big` holds 600 pages, each of two `small` 100; they
+/// sleep. `charger` cannot reclaim anything and calls the OOM killer.
+fn oom_group_scenario(group: bool) -> String {
+    format!(
+        r#"
+[scenario]
+name = "oom-group"
+duration = "1s"
+[memcg.box]
+max = "800 pages"
+reclaim = "1ms"
+reclaim_success = 0.0
+oom_victims = ["big", "small"]
+oom_group = {group}
+[tasks.big]
+count = 1
+program = ["charge box 600 pages", "sleep 100s"]
+[tasks.small]
+count = 2
+program = ["charge box 100 pages", "sleep 100s"]
+[tasks.charger]
+count = 1
+program = ["sleep 5ms", "span_begin alloc", "charge box 64 pages", "span_end alloc"]
+[machine]
+profile = 'ideal'
+"#
+    )
+}
+
+#[test]
+fn r106_memory_oom_group_kills_every_task_of_the_memcg_with_the_victim() {
+    // Without oom.group the killer takes the largest, `big` (R46), whose
+    // 600 pages are enough.
+    let one = run_text(&oom_group_scenario(false), 1);
+    assert_eq!(one.counter("memcg/box/oom_kills"), Some(1));
+    assert_eq!(one.counter("memcg/box/oom_exits"), Some(1));
+    assert_eq!(one.counter("memcg/box/oom_group_kills"), None);
+    // With it, the two small ones go too, in the same kill.
+    let all = run_text(&oom_group_scenario(true), 1);
+    assert_eq!(all.counter("memcg/box/oom_kills"), Some(1));
+    assert_eq!(all.counter("memcg/box/oom_group_kills"), Some(2));
+    assert_eq!(all.counter("memcg/box/oom_exits"), Some(3));
+    // Only the charger's 64 pages are left charged.
+    assert_eq!(all.counter("memcg/box/usage_pages_at_end"), Some(64));
+    assert_eq!(one.counter("memcg/box/usage_pages_at_end"), Some(264));
+    // The charge waits the same: the kill frees enough either way.
+    let a = |r: &output::results::VariantResult| {
+        r.series(Metric::Span, "alloc/charger").unwrap().hist.max()
+    };
+    assert_eq!(a(&one), a(&all));
+}

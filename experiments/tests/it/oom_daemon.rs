@@ -53,12 +53,20 @@ fn r104_a_full_period_of_stall_shows_18_11_percent_in_avg10() {
 
 #[test]
 fn r104_the_limit_may_be_a_whole_percent_from_params() {
-    let text = pressure_scenario("2004ms", "$low", "$high")
-        .replace("[tasks.staller]", "[params]\nlow = 18\nhigh = 19\n[tasks.staller]");
+    let text = pressure_scenario("2004ms", "$low", "$high").replace(
+        "[tasks.staller]",
+        "[params]\nlow = 18\nhigh = 19\n[tasks.staller]",
+    );
     let r = run_text(&text, 1);
-    assert_eq!((r.counter("seen/hit"), r.counter("seen/miss")), (Some(1), Some(0)));
+    assert_eq!(
+        (r.counter("seen/hit"), r.counter("seen/miss")),
+        (Some(1), Some(0))
+    );
     let e = compile_error(&text.replace("high = 19", "high = 101"));
-    assert!(e.contains("`$high` is 101: `if_pressure` takes a percent from 0 to 100"), "{e}");
+    assert!(
+        e.contains("`$high` is 101: `if_pressure` takes a percent from 0 to 100"),
+        "{e}"
+    );
 }
 
 #[test]

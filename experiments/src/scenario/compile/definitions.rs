@@ -803,5 +803,6 @@ fn build_memcg(
             None => 0.0,
         },
         oom_victims,
+        oom_group: d.oom_group.as_ref().is_some_and(|g| *g.get_ref()),
     })
 }
