@@ -318,7 +318,7 @@ impl Path for WorldPath<'_> {
     }
 
     fn rekey(&mut self, key: u64) {
-        self.world.rekey(key);
+        self.world.rekey_at(key, self.at);
     }
 }
 

@@ -1,6 +1,7 @@
 //! The interpreter: runs a task's compiled program on its CPU until it
 //! blocks, sleeps, spins, burns CPU time or exits.
 
+use super::tasks::Drawn;
 use super::*;
 use crate::program::LineId;
 
@@ -350,6 +351,9 @@ impl<'c> World<'c> {
                 }
                 Instr::Delay { dist, sleep, next } => {
                     let d = self.draw(t, dist);
+                    if sleep && d > Dur::ZERO {
+                        self.tasks[t].drawn_sleep = Some((Drawn::Dist(dist), self.clock.now));
+                    }
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }
@@ -357,6 +361,9 @@ impl<'c> World<'c> {
                 }
                 Instr::DelayExp { mean, sleep, next } => {
                     let d = sim::dist::sample_exp(mean, &mut self.tasks.rngs[t]);
+                    if sleep && d > Dur::ZERO {
+                        self.tasks[t].drawn_sleep = Some((Drawn::Exp(mean), self.clock.now));
+                    }
                     if self.delay(t, d, sleep, next) {
                         return Ok(());
                     }

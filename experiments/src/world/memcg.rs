@@ -1,7 +1,7 @@
 //! The world and its memory cgroups: charges, reclaim sleeps, OOM kills
 //! and the OOM reaper.
 
-use super::tasks::Killed;
+use super::tasks::{Drawn, Killed};
 use super::*;
 use crate::program::ReclaimFrees;
 use models::memcg::Memcg;
@@ -300,6 +300,9 @@ impl<'c> World<'c> {
                     let mid = (spec.reclaim_frees == ReclaimFrees::During)
                         .then(|| reclaim_outcome(spec, rng).0);
                     self.tasks[t].charging = Some((m, ch));
+                    if mid.is_none() {
+                        self.tasks[t].drawn_sleep = Some((Drawn::Reclaim(m), self.clock.now));
+                    }
                     self.tasks[t].off = Doing::Reclaim { memcg: m };
                     self.memstall_enter(t, m);
                     // Direct reclaim sleeps (I/O, swap) with the task's locks held.

@@ -370,6 +370,7 @@ impl<'c> World<'c> {
         // What this sleep was for (reclaim, throttle) was said for it
         // alone: blame, the trace and `stuck` read it.
         self.tasks[t].off = Doing::Sleep;
+        self.tasks[t].drawn_sleep = None;
         self.memstall_leave(t);
         if self.wakeup(t, true) {
             self.run_task(t)?;

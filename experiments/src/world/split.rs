@@ -5,6 +5,7 @@
 //! Nothing here runs in a normal run: the level reads what the run keeps
 //! anyway (each statistic's maximum, each task's lock request instant).
 
+use super::tasks::Drawn;
 use super::*;
 
 impl<'c> World<'c> {
@@ -25,6 +26,40 @@ impl<'c> World<'c> {
         }
         if let Some(steal) = self.cpus.wake.as_mut().and_then(|w| w.steal.as_mut()) {
             steal.rekey(key);
+        }
+    }
+
+    /// [`World::rekey`], then the end of every sleep going on at `at`
+    /// whose length was drawn (a `sleep` step's distribution, a reclaim
+    /// attempt) drawn again from its distribution given that it has
+    /// lasted until `at` (`sim::Dist::sample_beyond`), with the new
+    /// streams. The drawn end is no part of the state a run has reached
+    /// (nothing has seen it yet), so this is a draw from the same law;
+    /// without it, copies of a snapshot taken in the middle of a long
+    /// reclaim attempt all end it at the same instant and stand or fall
+    /// together. A constant, a throttle, and a reclaim attempt that
+    /// returns its pages at its midpoint keep their end.
+    pub fn rekey_at(&mut self, key: u64, at: SimTime) {
+        self.rekey(key);
+        let sleeping: Vec<(TaskId, Drawn, SimTime)> = (self.tasks.iter())
+            .filter(|(_, k)| k.state == State::Sleeping)
+            .filter_map(|(t, k)| k.drawn_sleep.map(|(d, since)| (t, d, since)))
+            .collect();
+        for (t, drawn, since) in sleeping {
+            let elapsed = at.max(since).since(since);
+            let d = match drawn {
+                Drawn::Dist(id) => self.c.dists[id].sample_beyond(elapsed, &mut self.tasks.rngs[t]),
+                Drawn::Exp(mean) => {
+                    sim::dist::Dist::Exp { mean }.sample_beyond(elapsed, &mut self.tasks.rngs[t])
+                }
+                Drawn::Reclaim(m) => {
+                    let rng = self.tasks[t].mem_rng.as_mut().expect("memcg stream");
+                    self.c.memcgs[m].reclaim.sample_beyond(elapsed, rng)
+                }
+            };
+            if let Some(d) = d {
+                self.clock.queue.set(t.index(), since + d, Ev::Wake);
+            }
         }
     }
 

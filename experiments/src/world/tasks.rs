@@ -211,6 +211,17 @@ impl Tasks {
     }
 }
 
+/// Where the length of a sleep going on was drawn from.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(super) enum Drawn {
+    /// A `sleep` step's distribution.
+    Dist(crate::program::DistId),
+    /// A `sleep` step's exponential (specialised in the code).
+    Exp(f64),
+    /// A reclaim attempt of this memcg (`[memcg] reclaim`).
+    Reclaim(MemcgId),
+}
+
 /// Who killed a task: the OOM killer of a memcg (R46, R102), or a
 /// `kill` step, a userspace daemon's SIGKILL (R105). Both make it exit at
 /// its next step; only the OOM killer's victim is the memcg's pending
@@ -361,6 +372,10 @@ pub(super) struct Task {
     /// In a memory stall of this memcg (a reclaim attempt or a
     /// memory.high throttle): counted in its pressure (R104).
     pub(super) memstall: Option<MemcgId>,
+    /// The sleep going on, when its length was drawn from a distribution:
+    /// which, and when it began. A copy of the world for rare-event
+    /// splitting draws its end again (`World::rekey_at`).
+    pub(super) drawn_sleep: Option<(Drawn, SimTime)>,
     /// What `self` means in a work key: the task's index in its group, or
     /// a kworker's current item's instance.
     pub(super) self_key: u32,
@@ -438,6 +453,7 @@ impl Task {
             over_high: 0,
             killed: None,
             memstall: None,
+            drawn_sleep: None,
             self_key: index,
             worker_of: None,
             item_wq: WqId(0),
