@@ -402,7 +402,13 @@ pub fn format(
         "  effort: {sim_s:.0} simulated s, {} events{wall}\n",
         e.events
     ));
-    if e.p > 0.0 && e.rel_err.is_finite() && e.rel_err > 0.0 {
+    let reached = e.replicas.iter().filter(|r| r.p > 0.0).count();
+    if e.p > 0.0 && reached < 2 {
+        s.push_str(&format!(
+            "  only {reached} of {} replicas reached it: the estimate says the stall is that rare or rarer, not how rare; more replicas (--replicas) or copies (--copies) narrow it\n",
+            e.replicas.len()
+        ));
+    } else if e.p > 0.0 && e.rel_err.is_finite() && e.rel_err > 0.0 {
         let n = brute_force_runs(e.p, e.rel_err);
         let bf_s = n * t / 1e9;
         s.push_str(&format!(
@@ -623,6 +629,42 @@ mod tests {
         assert_eq!(next_level(&at(&[5, 5, 7, 7, 7, 6]), 100, 0.2), Some(7));
         // All alike: none can be told to go on.
         assert_eq!(next_level(&at(&[5, 5, 5]), 100, 0.2), None);
+    }
+
+    #[test]
+    fn one_replica_that_reached_the_stall_gives_no_effort_ratio() {
+        let rep = |p: f64| Replica {
+            seed: 0,
+            stages: vec![],
+            p,
+            best: 0,
+            sim_ns: 1_000_000_000,
+            events: 2,
+        };
+        let o = SplitOptions {
+            copies: 30,
+            replicas: 4,
+            p0: 0.2,
+            jobs: 1,
+        };
+        let run = Dur(1_200_000_000_000);
+        let few = format(
+            &pool_replicas(vec![rep(1e-19), rep(0.0), rep(0.0), rep(0.0)]),
+            &o,
+            "900s",
+            run,
+            None,
+        );
+        assert!(few.contains("only 1 of 4 replicas reached it"), "{few}");
+        assert!(!few.contains("times the effort"), "{few}");
+        let two = format(
+            &pool_replicas(vec![rep(1e-3), rep(2e-3), rep(0.0), rep(0.0)]),
+            &o,
+            "900s",
+            run,
+            None,
+        );
+        assert!(two.contains("times the effort of splitting"), "{two}");
     }
 
     #[test]
