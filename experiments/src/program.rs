@@ -376,6 +376,9 @@ pub struct GroupProg {
     pub code: TiVec<Pc, Instr>,
     /// Where each instruction came from.
     pub origins: TiVec<Pc, Origin>,
+    /// Where a killed task goes: its group's `exit` steps, or the final
+    /// `Exit` when it has none.
+    pub exit_pc: Pc,
     pub hold_slots: u8,
     pub span_slots: u8,
     pub repeat_slots: u8,

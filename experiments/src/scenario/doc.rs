@@ -367,4 +367,9 @@ pub struct TaskDef {
     /// weight in EEVDF's order (`sched_prio_to_weight`).
     #[serde(default)]
     pub nice: Option<Spanned<i64>>,
+    /// Steps run when a task of the group exits: at its program's end,
+    /// or killed, after its locks are released and its memory freed
+    /// (`do_exit` after `exit_mm`: `cgroup_exit`, the notifications).
+    #[serde(default)]
+    pub exit: Vec<Spanned<String>>,
 }

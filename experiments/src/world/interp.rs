@@ -202,9 +202,20 @@ impl<'c> World<'c> {
         // A kill lands while the victim is not executing (only one task runs
         // at a time), so it is seen here, when the victim next runs, after
         // it took any lock it was granted (it exits releasing that too).
-        if self.tasks[t].killed.is_some() {
-            self.exit_killed(t);
-            return Ok(());
+        if self.tasks[t].killed.is_some() && !self.tasks[t].exiting {
+            let exit_pc = self.c.groups[self.tasks[t].group].exit_pc;
+            if matches!(
+                self.c.groups[self.tasks[t].group].code[exit_pc],
+                Instr::Exit
+            ) {
+                self.exit_killed(t);
+                return Ok(());
+            }
+            // do_exit: exit_mm frees its memory, then its `exit` steps
+            // (cgroup_exit and after) run with no lock held.
+            self.die(t);
+            self.tasks[t].exiting = true;
+            self.tasks[t].pc = exit_pc;
         }
         // A task's step boundary holding no lock is a preemption point (the
         // return to user space); a kworker's is not (a work item is kernel

@@ -508,6 +508,15 @@ impl<'c> World<'c> {
     /// A killed task exits: it releases its locks (as the syscall unwinds),
     /// frees the pages it charged, and is gone.
     pub(super) fn exit_killed(&mut self, t: TaskId) {
+        self.die(t);
+        self.tasks[t].state = State::Exited;
+        self.leave_cpu(t);
+    }
+
+    /// What a killed task's death does before its `exit` steps: its locks
+    /// are released (as the syscall unwinds) and the pages it charged are
+    /// freed (`exit_mm`); an OOM victim's exit is counted.
+    pub(super) fn die(&mut self, t: TaskId) {
         let base = self.tasks[t].slots.hold;
         for slot in 0..self.c.groups[self.tasks[t].group].hold_slots {
             let i = base.at(slot);
@@ -532,8 +541,6 @@ impl<'c> World<'c> {
         if let Some(r) = self.memcg.mid_reclaim.get_mut(t) {
             *r = MidReclaim::None;
         }
-        self.tasks[t].state = State::Exited;
-        self.leave_cpu(t);
     }
 
     /// The midpoint of `t`'s reclaim attempt, if this wake is one: the

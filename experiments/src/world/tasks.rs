@@ -376,6 +376,9 @@ pub(super) struct Task {
     /// which, and when it began. A copy of the world for rare-event
     /// splitting draws its end again (`World::rekey_at`).
     pub(super) drawn_sleep: Option<(Drawn, SimTime)>,
+    /// Killed and running its group's `exit` steps (it died already: its
+    /// locks released, its memory freed).
+    pub(super) exiting: bool,
     /// What `self` means in a work key: the task's index in its group, or
     /// a kworker's current item's instance.
     pub(super) self_key: u32,
@@ -454,6 +457,7 @@ impl Task {
             killed: None,
             memstall: None,
             drawn_sleep: None,
+            exiting: false,
             self_key: index,
             worker_of: None,
             item_wq: WqId(0),

@@ -227,3 +227,67 @@ program = ["sleep 1ms", {step}]
         assert!(e.contains("tasks.d.program"), "{step}: {e}");
     }
 }
+
+#[test]
+fn r105_a_killed_task_frees_its_memory_then_runs_its_exit_steps() {
+    // `victim` charges 100 pages and sleeps holding `a`; its exit steps
+    // take `m` (as do_exit's cgroup_exit takes the cgroup locks), which
+    // `holder` keeps until 50 ms. Killed at 10 ms, it releases `a` and
+    // its pages at once, then waits for `m` in its exit path until 50 ms,
+    // holds it 1 ms and is gone. A task whose program ends runs its exit
+    // steps too.
+    let text = r#"
+[scenario]
+name = "exit-path"
+duration = "1s"
+[memcg.box]
+max = "1000 pages"
+[locks.a]
+kind = "mutex"
+[locks.m]
+kind = "mutex"
+[tasks.victim]
+count = 1
+program = ["charge box 100 pages", "mutex_lock a", "sleep 100s", "mutex_unlock a"]
+exit = ["mutex_lock m", "cpu 1ms", "mutex_unlock m", "count exit_path"]
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "sleep 50ms", "mutex_unlock m"]
+[tasks.killer]
+count = 1
+program = ["sleep 10ms", "kill victim", "sleep 20ms", "kill victim"]
+[tasks.a_waiter]
+count = 1
+program = ["sleep 5ms", "mutex_lock a", "mutex_unlock a"]
+[tasks.plain]
+count = 1
+program = ["cpu 1ms"]
+exit = ["count exit_path"]
+[machine]
+profile = 'ideal'
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Wait, "a/lock/a_waiter")
+            .unwrap()
+            .hist
+            .max(),
+        5 * MS
+    );
+    assert_eq!(
+        r.series(Metric::Wait, "m/lock/victim").unwrap().hist.max(),
+        40 * MS
+    );
+    assert_eq!(
+        r.series(Metric::Hold, "m/lock/victim").unwrap().hist.max(),
+        MS
+    );
+    assert_eq!(
+        r.counter("exit_path/victim"),
+        Some(1),
+        "the second kill does not restart it"
+    );
+    assert_eq!(r.counter("exit_path/plain"), Some(1));
+    assert_eq!(r.counter("kill/victim"), Some(1));
+    assert_eq!(r.counter("memcg/box/usage_pages_at_end"), Some(0));
+}

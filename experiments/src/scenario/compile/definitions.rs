@@ -258,6 +258,8 @@ pub(super) struct Prog<'d> {
     pub field: String,
     pub name: &'d str,
     pub items: &'d [Spanned<String>],
+    /// A task group's `exit` steps (none for a work type).
+    pub exit: &'d [Spanned<String>],
     /// Tasks (0 for a work type).
     pub count: u32,
     /// How many values `self` takes: a group's count, a work type's
@@ -288,6 +290,7 @@ pub(super) fn programs<'d>(src: &Source, doc: &'d Doc) -> Result<Programs<'d>, S
             field: format!("tasks.{n}"),
             name: n,
             items: &d.get_ref().program,
+            exit: &d.get_ref().exit,
             count: *d.get_ref().count.get_ref(),
             self_count: *d.get_ref().count.get_ref(),
             span: d.span(),
@@ -323,6 +326,7 @@ pub(super) fn programs<'d>(src: &Source, doc: &'d Doc) -> Result<Programs<'d>, S
             field: format!("works.{n}"),
             name: n,
             items: &d.get_ref().program,
+            exit: &[],
             count: 0,
             self_count: instances,
             span: d.span(),

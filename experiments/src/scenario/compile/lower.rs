@@ -59,15 +59,17 @@ impl Tables {
 }
 
 /// Lowers the program of `group` (checked: its slots set), ending with
-/// `Exit` at `end`; `dists` are the scenario's distributions. Returns the
-/// instructions and where each came from.
+/// `Exit` at `end`; the nodes from `exit_at` on are its exit steps.
+/// `dists` are the scenario's distributions. Returns the instructions,
+/// where each came from, and where the exit steps begin (the `Exit` when
+/// there are none).
 pub(super) fn lower(
     group: &str,
-    nodes: &[Resolved],
+    (nodes, exit_at): (&[Resolved], usize),
     end: Origin,
     dists: &TiSlice<DistId, Dist>,
     tables: &mut Tables,
-) -> (TiVec<Pc, Instr>, TiVec<Pc, Origin>) {
+) -> (TiVec<Pc, Instr>, TiVec<Pc, Origin>, Pc) {
     let mut l = Lowering {
         group,
         dists,
@@ -77,9 +79,12 @@ pub(super) fn lower(
         calls: Vec::new(),
         depth: 0,
     };
-    l.nodes(nodes);
+    let (main, exit) = nodes.split_at(exit_at.min(nodes.len()));
+    l.nodes(main);
+    let exit_pc = l.code.next_key();
+    l.nodes(exit);
     l.push(Instr::Exit, &end);
-    (l.code, l.origins)
+    (l.code, l.origins, exit_pc)
 }
 
 struct Lowering<'l> {

@@ -142,7 +142,11 @@ fn program(
     shared: &mut Shared,
 ) -> Result<GroupProg, ScenarioError> {
     let mut budget = Budget::new(pr.name);
-    let nodes = parse_program(src, &format!("{}.program", pr.field), pr.items)?;
+    let mut nodes = parse_program(src, &format!("{}.program", pr.field), pr.items)?;
+    // The exit steps follow the program: a task that ends its program
+    // runs them, and a killed one jumps to them (`exit_pc`).
+    let exit_at = nodes.len();
+    nodes.extend(parse_program(src, &format!("{}.exit", pr.field), pr.exit)?);
     let key_bound = expand::operations(src, doc, &nodes, &mut shared.ops)?;
     let expanded = expand::inline(&nodes, &shared.ops, &mut budget)?;
     let scope = names::Scope {
@@ -176,9 +180,14 @@ fn program(
         field: format!("{}.program", pr.field),
     };
     let frame = layout::frame(&end, slots, &resolved)?;
-    let (code, origins) = lower::lower(
+    debug_assert_eq!(
+        resolved.len(),
+        nodes.len(),
+        "one resolved node per parsed one"
+    );
+    let (code, origins, exit_pc) = lower::lower(
         pr.name,
-        &resolved,
+        (&resolved, exit_at),
         end,
         &shared.dists.dists,
         &mut shared.tables,
@@ -191,6 +200,7 @@ fn program(
         count: pr.count,
         code,
         origins,
+        exit_pc,
         hold_slots: frame.hold_slots,
         span_slots: frame.span_slots,
         repeat_slots: frame.repeat_slots,
