@@ -121,14 +121,14 @@ pub enum Instr {
         sleep: bool,
         next: Pc,
     },
-    /// `dynamic`: `lock` is a family's first lock and the task's own key
-    /// (`self`) picks the instance at run time.
+    /// `dynamic`: which lock of a family `lock` (its first) the step
+    /// takes at run time ([`Instance`]).
     Acquire {
         lock: LockId,
         mode: Mode,
         wait: StatId,
         slot: u8,
-        dynamic: bool,
+        dynamic: Instance,
         /// The call-site counter (`L/<mode>_acquisitions/site/OP`, OP the
         /// innermost operation), if the step is inside an operation.
         site: Option<CounterId>,
@@ -138,7 +138,7 @@ pub enum Instr {
         mode: Mode,
         hold: StatId,
         slot: u8,
-        dynamic: bool,
+        dynamic: Instance,
     },
     /// `read_seqcount_retry` / `read_seqretry`: the read section in
     /// `slot` ends (recorded under `hold`); if a writer overlapped it, the
@@ -147,7 +147,7 @@ pub enum Instr {
         lock: LockId,
         hold: StatId,
         slot: u8,
-        dynamic: bool,
+        dynamic: Instance,
         begin: Pc,
     },
     /// `downgrade_write`: the write hold in `slot` ends (recorded under
@@ -156,7 +156,7 @@ pub enum Instr {
         lock: LockId,
         slot: u8,
         hold: StatId,
-        dynamic: bool,
+        dynamic: Instance,
     },
     SpanBegin {
         slot: u8,
@@ -273,6 +273,43 @@ pub enum Instr {
         next: Option<KeyCounterId>,
     },
     Exit,
+}
+
+/// Which lock of a family a lock step takes, found at run time from the
+/// step's lock (the family's first for the two keyed forms).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Instance {
+    /// The step's lock itself (not a family, or `NAME[i]`).
+    Fixed,
+    /// `NAME[self]`: the task's key picks it.
+    SelfKey,
+    /// `NAME[hash self]`: the task's key hashed into the family's `2^bits`
+    /// locks as the kernel's `hash_64` does (a hashed lock table, such as
+    /// kernfs's open-file mutexes).
+    Hashed { bits: u8 },
+}
+
+impl Instance {
+    /// The lock this instance names, `first` being the step's lock and
+    /// `key` the task's key.
+    #[inline(always)]
+    pub fn of(self, first: LockId, key: u32) -> LockId {
+        match self {
+            Instance::Fixed => first,
+            Instance::SelfKey => LockId(first.0 + key),
+            Instance::Hashed { bits } => LockId(first.0 + hash_64(u64::from(key), bits) as u32),
+        }
+    }
+}
+
+/// `hash_64(val, bits)` of include/linux/hash.h on 64-bit kernels: the
+/// top `bits` bits of `val x GOLDEN_RATIO_64`.
+pub fn hash_64(val: u64, bits: u8) -> u64 {
+    const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+    if bits == 0 {
+        return 0;
+    }
+    val.wrapping_mul(GOLDEN_RATIO_64) >> (64 - u32::from(bits))
 }
 
 /// Which item of a work type (or lock of a family) a step names.

@@ -436,6 +436,18 @@ fn if_pressure(o: &Origin, arg: &str) -> Result<StepKind, ScenarioError> {
     })
 }
 
+/// A lock step's lock: a name as [`name_arg`] takes it, or a hashed
+/// family's `NAME[hash self]` (the task's key hashed into its locks).
+fn lock_arg(o: &Origin, kw: &str, arg: &str, what: &str) -> Result<String, ScenarioError> {
+    let words: Vec<&str> = arg.split_whitespace().collect();
+    if let [head, "self]"] = words[..] {
+        if let Some(name) = head.strip_suffix("[hash") {
+            return Ok(format!("{}[hash self]", name_arg(o, kw, name, what)?));
+        }
+    }
+    name_arg(o, kw, arg, what)
+}
+
 /// `12.5` as 1250: a decimal with at most two places, in hundredths.
 fn centi_of(s: &str) -> Option<u64> {
     let (i, f) = s.split_once('.').unwrap_or((s, "0"));
@@ -512,23 +524,23 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         },
         "synchronize_rcu" => no_arg(StepKind::SynchronizeRcu)?,
         "sleep" => StepKind::Sleep(dist_arg(o, kw, arg)?),
-        "down_read" => StepKind::Lock(LockOp::DownRead, name_arg(o, kw, arg, "a lock name")?),
-        "up_read" => StepKind::Lock(LockOp::UpRead, name_arg(o, kw, arg, "a lock name")?),
-        "down_write" => StepKind::Lock(LockOp::DownWrite, name_arg(o, kw, arg, "a lock name")?),
-        "up_write" => StepKind::Lock(LockOp::UpWrite, name_arg(o, kw, arg, "a lock name")?),
-        "mutex_lock" => StepKind::Lock(LockOp::MutexLock, name_arg(o, kw, arg, "a mutex name")?),
+        "down_read" => StepKind::Lock(LockOp::DownRead, lock_arg(o, kw, arg, "a lock name")?),
+        "up_read" => StepKind::Lock(LockOp::UpRead, lock_arg(o, kw, arg, "a lock name")?),
+        "down_write" => StepKind::Lock(LockOp::DownWrite, lock_arg(o, kw, arg, "a lock name")?),
+        "up_write" => StepKind::Lock(LockOp::UpWrite, lock_arg(o, kw, arg, "a lock name")?),
+        "mutex_lock" => StepKind::Lock(LockOp::MutexLock, lock_arg(o, kw, arg, "a mutex name")?),
         "downgrade_write" => {
-            StepKind::Lock(LockOp::Downgrade, name_arg(o, kw, arg, "a lock name")?)
+            StepKind::Lock(LockOp::Downgrade, lock_arg(o, kw, arg, "a lock name")?)
         }
         "mutex_unlock" => {
-            StepKind::Lock(LockOp::MutexUnlock, name_arg(o, kw, arg, "a mutex name")?)
+            StepKind::Lock(LockOp::MutexUnlock, lock_arg(o, kw, arg, "a mutex name")?)
         }
         "read_seqcount_retry" | "read_seqretry" => {
-            StepKind::SeqRetry(name_arg(o, kw, arg, "a lock name")?)
+            StepKind::SeqRetry(lock_arg(o, kw, arg, "a lock name")?)
         }
         _ if LockOp::by_keyword(kw).is_some() => StepKind::Lock(
             LockOp::by_keyword(kw).expect("matched"),
-            name_arg(o, kw, arg, "a lock name")?,
+            lock_arg(o, kw, arg, "a lock name")?,
         ),
         "span_begin" => StepKind::SpanBegin(name_arg(o, kw, arg, "a span name")?),
         "span_end" => StepKind::SpanEnd(name_arg(o, kw, arg, "a span name")?),

@@ -49,15 +49,12 @@ impl<'c> World<'c> {
     }
 
     /// The lock instance a lock step of `t` names (`lock`, as the
-    /// compiled step has it): a family's `[self]` instance (`dynamic`) is
-    /// `t`'s key past the family's first one.
+    /// compiled step has it): a family's `[self]` instance is `t`'s key
+    /// past the family's first one, a `[hash self]` instance the key's
+    /// hash ([`crate::program::Instance`]).
     #[inline(always)]
-    fn lock_instance(&self, t: TaskId, lock: LockId, dynamic: bool) -> LockId {
-        if dynamic {
-            LockId(lock.0 + self.tasks[t].self_key)
-        } else {
-            lock
-        }
+    fn lock_instance(&self, t: TaskId, lock: LockId, dynamic: crate::program::Instance) -> LockId {
+        dynamic.of(lock, self.tasks[t].self_key)
     }
 
     /// The error for task `t` that ran more steps than the limit at one

@@ -39,6 +39,8 @@ const FRAGMENTS: &[&str] = &[
     "without an open `repeat`, `loop`, `with_prob`, `if_work_busy` or `if_pressure`",
     "expected `if_work_busy WORKQUEUE ITEM`",
     "pressure is not modelled (only `some`: docs/kernel-rules.md R104)",
+    "names, and it is held here (taken at ",
+    "a hashed lock is one of a family whose `instances` is a power of two",
     "expected a percent from 0 to 100 with at most two decimals",
     "is queued with `queue_rcu_work` and also grabbed with",
     "no calibration targets; experiments with targets: ",

@@ -219,3 +219,84 @@ fn a_program_that_sets_its_key_first_needs_only_the_keys_instances() {
         "{e}"
     );
 }
+
+/// Eight tasks (keys 0..7) take `open_mutex[hash self]` and hold it 10 ms.
+fn hashed(instances: u32, step: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "hashed"
+duration = "1s"
+[locks.open_mutex]
+kind = "mutex"
+instances = {instances}
+[tasks.t]
+count = 8
+program = ["mutex_lock {step}", "sleep 10ms", "mutex_unlock {step}"]
+[machine]
+profile = 'ideal'
+"#
+    )
+}
+
+#[test]
+fn a_hashed_family_puts_keys_that_hash_alike_on_one_lock() {
+    // hash_64(k, 2) = (k x 0x61C8864680B583EB) >> 62 for k = 0..7:
+    // 0, 1, 3, 0, 2, 3, 1, 2: four buckets of two, so four tasks wait
+    // 10 ms behind the other of their bucket, four not at all.
+    assert_eq!(
+        (0..8)
+            .map(|k| experiments::program::hash_64(k, 2))
+            .collect::<Vec<_>>(),
+        [0, 1, 3, 0, 2, 3, 1, 2]
+    );
+    let r = run_text(&hashed(4, "open_mutex[hash self]"), 1);
+    let w = &r.series(Metric::Wait, "open_mutex/lock/t").unwrap().hist;
+    assert_eq!((w.count(), w.max()), (8, 10 * MS));
+    assert_eq!(r.counter("open_mutex/contentions"), Some(4));
+    // By key instead, each task has its own lock.
+    let own = run_text(&hashed(8, "open_mutex[self]"), 1);
+    assert_eq!(
+        own.series(Metric::Wait, "open_mutex/lock/t")
+            .unwrap()
+            .hist
+            .max(),
+        Dur(0)
+    );
+}
+
+#[test]
+fn a_hashed_family_needs_a_power_of_two_of_instances() {
+    let e = compile_error("h.toml", &hashed(6, "open_mutex[hash self]"));
+    assert!(e.contains("whose `instances` is a power of two"), "{e}");
+    assert!(e.contains("`open_mutex` has 6"), "{e}");
+}
+
+#[test]
+fn a_key_step_while_a_keyed_lock_is_held_is_refused_before_the_run() {
+    // The release would name another lock than the one taken: a panic in
+    // the lock before this check.
+    for (lock, form) in [("m[self]", "m[self]"), ("m[hash self]", "m[hash self]")] {
+        let text = format!(
+            r#"
+[scenario]
+name = "k"
+duration = "10ms"
+[locks.m]
+kind = "mutex"
+instances = 4
+[tasks.t]
+count = 1
+program = ["mutex_lock {lock}", "key 1", "mutex_unlock {lock}"]
+"#
+        );
+        let e = compile_error("k.toml", &text);
+        assert!(
+            e.contains(&format!(
+                "`key` changes which lock `{form}` names, and it is held here"
+            )),
+            "{e}"
+        );
+        assert!(e.contains("tasks.t.program[1]"), "{e}");
+    }
+}

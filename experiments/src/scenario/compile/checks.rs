@@ -173,8 +173,8 @@ impl<'a> Checker<'a, '_, '_> {
             }
             Kind::FlushWorkqueue { .. } => self.no_sleep(o, "flush_workqueue")?,
             Kind::SynchronizeRcu => self.no_sleep(o, "synchronize_rcu")?,
+            Kind::Key { .. } => self.no_keyed_hold(o)?,
             Kind::Delay { .. }
-            | Kind::Key { .. }
             | Kind::Charge { .. }
             | Kind::Uncharge { .. }
             | Kind::RcuQueue { .. }
@@ -183,6 +183,31 @@ impl<'a> Checker<'a, '_, '_> {
             | Kind::Line { .. } => {}
         }
         Ok(())
+    }
+
+    /// A `key` step at `o` changes which lock `NAME[self]` and
+    /// `NAME[hash self]` name: an error while one is held, whose release
+    /// would then name another lock.
+    fn no_keyed_hold(&self, o: &Origin) -> Result<(), ScenarioError> {
+        let keyed = (self.held.iter().flatten())
+            .find(|(l, _, _)| matches!(l, Tracked::SelfOf(_) | Tracked::HashOf(_)));
+        match keyed {
+            Some((l, _, at)) => {
+                let name = &self.locks[l.named()].name;
+                let name = name.split('[').next().unwrap_or(name);
+                let form = if matches!(l, Tracked::HashOf(_)) {
+                    "hash self"
+                } else {
+                    "self"
+                };
+                Err(o.error(format!(
+                    "`key` changes which lock `{name}[{form}]` names, and it is held here (taken at {}): \
+                     release it before the `key` step",
+                    at.location
+                )))
+            }
+            None => Ok(()),
+        }
     }
 
     /// The step `kw` at `o` may sleep: an error if a hold with preemption
@@ -217,6 +242,7 @@ impl<'a> Checker<'a, '_, '_> {
         let need = match l.lock {
             Tracked::Lock(_) => Tracked::Lock(by),
             Tracked::SelfOf(_) => Tracked::SelfOf(by),
+            Tracked::HashOf(_) => Tracked::HashOf(by),
         };
         let held = (self.held.iter().flatten()).any(|(x, m, _)| *x == need && *m == Mode::Write);
         if held {
@@ -225,6 +251,10 @@ impl<'a> Checker<'a, '_, '_> {
         let by_name = &self.locks[by].name;
         let by_name = match l.lock {
             Tracked::SelfOf(_) => format!("{}[self]", by_name.split('[').next().unwrap_or(by_name)),
+            Tracked::HashOf(_) => format!(
+                "{}[hash self]",
+                by_name.split('[').next().unwrap_or(by_name)
+            ),
             Tracked::Lock(_) => by_name.clone(),
         };
         Err(o.error(format!(

@@ -13,7 +13,9 @@
 use super::definitions::{Dists, Lines, Locks};
 use super::expand::Expanded;
 use super::{key_range, param, undefined};
-use crate::program::{DistId, GfpWord, LineId, LockId, MemcgId, Origin, WorkKey, WorkTypeId, WqId};
+use crate::program::{
+    DistId, GfpWord, Instance, LineId, LockId, MemcgId, Origin, WorkKey, WorkTypeId, WqId,
+};
 use crate::scenario::doc::Doc;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::steps::{Count, DistRef, KeyExpr, LockOp, Node, Step, StepKind, WorkRef};
@@ -28,13 +30,16 @@ use sim::dist::Dist;
 pub(super) enum Tracked {
     Lock(LockId),
     SelfOf(LockId),
+    /// `NAME[hash self]`: one lock per task, the same at each step, but
+    /// not the one `NAME[self]` names.
+    HashOf(LockId),
 }
 
 impl Tracked {
     /// The lock whose name stands for it in messages.
     pub fn named(self) -> LockId {
         match self {
-            Tracked::Lock(l) | Tracked::SelfOf(l) => l,
+            Tracked::Lock(l) | Tracked::SelfOf(l) | Tracked::HashOf(l) => l,
         }
     }
 }
@@ -162,7 +167,7 @@ pub(super) struct LockStep<'a> {
     /// The id the instruction carries: with `dynamic`, the family's first
     /// lock, the task's key picking the instance at run time.
     pub instr_lock: LockId,
-    pub dynamic: bool,
+    pub dynamic: crate::program::Instance,
     pub kind: LockKind,
     /// The mode it takes or releases (a downgrade: write).
     pub mode: Mode,
@@ -574,6 +579,9 @@ impl<'a> Resolver<'_, 'a, '_> {
         full: &'a str,
     ) -> Result<LockStep<'a>, ScenarioError> {
         let (doc, locks) = (self.scope.doc, self.scope.locks);
+        if let Some(name) = full.strip_suffix("[hash self]") {
+            return self.hashed_lock_step(o, op, full, name);
+        }
         let (name, key) = family_ref(o, full)?;
         let Some(&(base, instances)) = locks.ids.get(name) else {
             return Err(undefined(
@@ -593,7 +601,7 @@ impl<'a> Resolver<'_, 'a, '_> {
         // The lock id the static checks track (a `self` key is one lock of
         // its own), and the id and run-time flag the instruction carries.
         let (lock, instr_lock, dynamic) = match (is_family, key) {
-            (false, None) => (Tracked::Lock(base), base, false),
+            (false, None) => (Tracked::Lock(base), base, Instance::Fixed),
             (false, Some(_)) => {
                 return Err(o.error(format!("`{name}` is not a family of locks (no `instances`); drop the `[...]`")))
             }
@@ -602,12 +610,14 @@ impl<'a> Resolver<'_, 'a, '_> {
             }
             (true, Some(WorkKey::Index(i))) if i < instances => {
                 let lock = LockId(base.0 + i);
-                (Tracked::Lock(lock), lock, false)
+                (Tracked::Lock(lock), lock, Instance::Fixed)
             }
             (true, Some(WorkKey::Index(_))) => {
                 return Err(o.error(format!("`{full}`: `{name}` has {instances} instances, 0 to {}", instances - 1)))
             }
-            (true, Some(WorkKey::SelfIndex)) if self_count <= instances => (Tracked::SelfOf(base), base, true),
+            (true, Some(WorkKey::SelfIndex)) if self_count <= instances => {
+                (Tracked::SelfOf(base), base, Instance::SelfKey)
+            }
             (true, Some(WorkKey::Seq)) => {
                 return Err(o.error(format!("`{full}`: a lock is named by a number or `self`, not `seq`")))
             }
@@ -617,6 +627,59 @@ impl<'a> Resolver<'_, 'a, '_> {
                 )))
             }
         };
+        self.lock_step_of(o, op, name, (lock, instr_lock, dynamic))
+    }
+
+    /// `NAME[hash self]`: the task's key hashed into a family of `2^bits`
+    /// locks (`hash_64`, as the kernel's hashed lock tables pick one).
+    fn hashed_lock_step(
+        &self,
+        o: &Origin,
+        op: LockOp,
+        full: &'a str,
+        name: &'a str,
+    ) -> Result<LockStep<'a>, ScenarioError> {
+        let (doc, locks) = (self.scope.doc, self.scope.locks);
+        let Some(&(base, instances)) = locks.ids.get(name) else {
+            return Err(undefined(
+                o,
+                "lock",
+                name,
+                "locks",
+                "defined",
+                locks.ids.keys(),
+            ));
+        };
+        let is_family = doc
+            .locks
+            .get(name)
+            .is_some_and(|d| d.get_ref().instances.is_some());
+        if !is_family || !instances.is_power_of_two() {
+            return Err(o.error(format!(
+                "`{full}`: a hashed lock is one of a family whose `instances` is a power of two (the kernel's hash tables are); `{name}` has {}",
+                if is_family { format!("{instances}") } else { "no `instances`".to_string() }
+            )));
+        }
+        let bits = instances.trailing_zeros() as u8;
+        self.lock_step_of(
+            o,
+            op,
+            name,
+            (Tracked::HashOf(base), base, Instance::Hashed { bits }),
+        )
+    }
+
+    /// The lock step `op` on `name`, once its instance is known: its mode,
+    /// checked against the lock's kind.
+    fn lock_step_of(
+        &self,
+        o: &Origin,
+        op: LockOp,
+        name: &'a str,
+        (lock, instr_lock, dynamic): (Tracked, LockId, Instance),
+    ) -> Result<LockStep<'a>, ScenarioError> {
+        let locks = self.scope.locks;
+        let base = instr_lock;
         let kind = locks.specs[base].kind;
         let mode = match op {
             LockOp::Downgrade => {
