@@ -6,6 +6,9 @@
 //!   written to a temp file and renamed into place.
 //! - [`sweep_table`]: a sweep's header, point records and `points.csv`.
 //! - [`band`]: a band's rows, `band.csv`, `band.json` and its table.
+//! - [`check_plot`]: a check's plot: the share of runs at or above each
+//!   value of the observed figure, the observation and the splitting
+//!   estimate on it.
 //! - [`terminal`]: the summary table and bpftrace-style log2 histograms.
 //! - [`report`]: `report.html`, a run's, sweep's or check's page, self-contained.
 //! - [`formats`]: results as bpftrace maps, `perf lock contention` and
@@ -15,6 +18,7 @@
 //! runs a simulation or reads a scenario.
 
 pub mod band;
+pub mod check_plot;
 pub mod files;
 pub mod formats;
 pub mod measured;

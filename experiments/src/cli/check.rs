@@ -80,15 +80,40 @@ pub(super) fn execute(p: CheckPlan) -> anyhow::Result<()> {
     let blame = check_blame(spec, c, &r.header, &points)?;
     print!("{verdict}{blame}");
     // The page holds no wall time: it replays byte-identically.
-    let split = match &p.split {
+    let (split, estimate) = match &p.split {
         Some(o) => {
-            let (printed, page) = splitting(spec, c, &r.header, o, out)?;
+            let (printed, page, estimate) = splitting(spec, c, &r.header, o, out)?;
             print!("{printed}");
-            Some(page)
+            (Some(page), Some(estimate))
         }
-        None => None,
+        None => (None, None),
     };
-    write_report(out, spec, &r, &points, (&verdict, &blame), split.as_deref())?;
+    let f = &spec.figures[c.figure];
+    let title = format!(
+        "check {}: {} {} {}",
+        spec.name,
+        f.stat.as_str(),
+        f.metric.as_str(),
+        f.subject
+    );
+    let runs = crate::sweep::check::run_values(c, &points);
+    let plot = output::check_plot::CheckPlot {
+        title: &title,
+        runs: &runs,
+        observed: c.observed,
+        duration: !f.stat.is_count(),
+        split: estimate,
+    };
+    let plots = output::check_plot::write_check_plot(out, &plot)?;
+    write_report(
+        out,
+        spec,
+        &r,
+        &points,
+        (&verdict, &blame),
+        split.as_deref(),
+        &plots,
+    )?;
     println!("files written, in {}/:", out.display());
     for line in listing(out)? {
         println!("  {line}");
@@ -105,6 +130,7 @@ fn write_report(
     points: &std::collections::BTreeMap<usize, crate::sweep::store::Stored>,
     (verdict, blame): (&str, &str),
     split: Option<&str>,
+    check_plots: &[std::path::PathBuf],
 ) -> anyhow::Result<()> {
     use output::report::Page;
     let h = &r.header;
@@ -128,6 +154,16 @@ fn write_report(
     if let Some(text) = split {
         page.heading("Splitting: the chance of a rare stall");
         page.pre(text);
+    }
+    if !check_plots.is_empty() {
+        page.heading("How far out the observation is");
+        let pngs = output::report::read_pngs(check_plots)
+            .with_context(|| format!("cannot read {}", out.join("check-runs.png").display()))?;
+        output::report::plots_section(
+            &mut page,
+            &pngs,
+            "The share of the runs one by one at or above each value (log axes), the observation (red), and the splitting estimate at it when asked (black, with its 95% interval).",
+        );
     }
     let records: Vec<_> = points.values().map(|s| s.record.clone()).collect();
     let csv = output::sweep_table::points_csv(h, &records);
@@ -154,7 +190,7 @@ fn splitting(
     h: &output::sweep_table::SweepHeader,
     o: &crate::sweep::split::SplitOptions,
     out: &std::path::Path,
-) -> anyhow::Result<(String, String)> {
+) -> anyhow::Result<(String, String, (f64, f64, f64))> {
     use crate::sweep::split;
     let f = &spec.figures[c.figure];
     let start = std::time::Instant::now();
@@ -177,6 +213,7 @@ fn splitting(
     Ok((
         split::format(&e, o, &observed, c.run, Some(wall)),
         split::format(&e, o, &observed, c.run, None),
+        (e.p, e.lo, e.hi),
     ))
 }
 

@@ -67,6 +67,12 @@ fn samples(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> Vec<(usize, u
     out
 }
 
+/// The observed figure's value in each run of the report's first variant
+/// (each point's replications), for the check's plot.
+pub fn run_values(check: &CheckSpec, points: &BTreeMap<usize, Stored>) -> Vec<u64> {
+    samples(check, points).into_iter().map(|(_, v)| v).collect()
+}
+
 /// The run that stands for the observation: for a worst value, the one
 /// with the smallest value at or above it, else the one with the largest
 /// value; for a count, the one with the most. As `(point, replication,

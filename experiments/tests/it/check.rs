@@ -85,7 +85,7 @@ fn a_report_gets_the_chance_of_its_observation_over_its_exposure() {
     );
     // The files written are listed at the end.
     let (out, _, _) = check(REPORT);
-    let tail: Vec<&str> = out.lines().rev().take(8).collect();
+    let tail: Vec<&str> = out.lines().rev().take(10).collect();
     assert!(tail.iter().any(|l| l.trim() == "points.csv"), "{out}");
     assert!(
         tail.iter().any(|l| l.starts_with("files written, in c/")),
@@ -419,7 +419,24 @@ fn splitting_estimates_the_chance_and_replays_whatever_the_thread_count() {
         page.contains("Splitting: the chance of a rare stall"),
         "{page}"
     );
-    for f in ["splitting.csv", "splitting-estimate.csv", "report.html"] {
+    // The check's plot: the runs' tail, the observation and the estimate,
+    // on the page too.
+    assert!(
+        one.contains("check-runs.png") && one.contains("check-runs.svg"),
+        "{one}"
+    );
+    assert!(page.contains("How far out the observation is"), "{page}");
+    let svg = std::fs::read_to_string(d.path().join("c1/check-runs.svg")).unwrap();
+    for label in ["runs one by one (", "observed: 6.00ms", "splitting: "] {
+        assert!(svg.contains(label), "{label} not in the plot");
+    }
+    for f in [
+        "splitting.csv",
+        "splitting-estimate.csv",
+        "report.html",
+        "check-runs.png",
+        "check-runs.svg",
+    ] {
         let a = std::fs::read(d.path().join("c1").join(f)).unwrap();
         let b = std::fs::read(d.path().join("c2").join(f)).unwrap();
         assert_eq!(a, b, "{f} differs with the thread count");
