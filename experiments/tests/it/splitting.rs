@@ -3,7 +3,7 @@
 //! whose answer is known.
 
 use experiments::scenario::{compile, ScenarioFile, Source};
-use experiments::sweep::split::{estimate, SplitOptions};
+use experiments::sweep::split::{estimate, Estimate, SplitOptions};
 use experiments::world::{Limits, World};
 use output::Metric;
 use sim::{Dur, SimTime};
@@ -147,6 +147,26 @@ fn copies_of_a_snapshot_in_a_drawn_sleep_end_it_apart_and_not_before_the_snapsho
     assert!(!stats.is_empty());
 }
 
+/// Splitting with 100 copies and 20 replicas (seed 7, two threads) for
+/// the chance that `b` waits `target` for `l`.
+fn split_b_wait(c: &experiments::program::Compiled, target: Dur) -> (Estimate, SplitOptions) {
+    let o = SplitOptions {
+        copies: 100,
+        replicas: 20,
+        p0: 0.2,
+        jobs: 2,
+    };
+    let e = estimate(
+        std::slice::from_ref(c),
+        (Metric::Wait, "l/write/b"),
+        target.ns(),
+        7,
+        &o,
+    )
+    .unwrap();
+    (e, o)
+}
+
 #[test]
 fn splitting_finds_a_tail_that_one_draw_decides() {
     // P(b waits >= 400 ms) = P(LogNormal(ln 20ms, 1.2) >= 401 ms) =
@@ -155,20 +175,7 @@ fn splitting_finds_a_tail_that_one_draw_decides() {
     let z = (401.0f64 / 20.0).ln() / 1.2;
     let truth = 0.5 * libm_erfc(z / std::f64::consts::SQRT_2);
     assert!((3e-3..1e-2).contains(&truth), "{truth}");
-    let o = SplitOptions {
-        copies: 100,
-        replicas: 20,
-        p0: 0.2,
-        jobs: 2,
-    };
-    let e = estimate(
-        std::slice::from_ref(&c),
-        (Metric::Wait, "l/write/b"),
-        (400 * MS).ns(),
-        7,
-        &o,
-    )
-    .unwrap();
+    let (e, _) = split_b_wait(&c, 400 * MS);
     assert!(e.lo <= truth && truth <= e.hi, "{truth} not in {e:?}");
     // Drawing the sleep under way again at each snapshot is what makes
     // this precise: 0.073 with it, 0.25 without (the copies of a
@@ -234,20 +241,7 @@ fn splitting_finds_a_known_wait_tail() {
     let c = compiled(GAMMA_WAIT);
     let truth = gamma_tail(100, 25.0 / 0.2);
     assert!((5e-3..2e-2).contains(&truth), "{truth}");
-    let o = SplitOptions {
-        copies: 100,
-        replicas: 20,
-        p0: 0.2,
-        jobs: 2,
-    };
-    let e = estimate(
-        std::slice::from_ref(&c),
-        (Metric::Wait, "l/write/b"),
-        (24 * MS).ns(),
-        7,
-        &o,
-    )
-    .unwrap();
+    let (e, o) = split_b_wait(&c, 24 * MS);
     assert!(e.lo <= truth && truth <= e.hi, "{truth} not in {e:?}");
     assert!(e.rel_err < 0.3, "{}", e.rel_err);
     // Same seed, another thread count: the same estimate.
