@@ -287,19 +287,9 @@ pub enum Instance {
     /// locks as the kernel's `hash_64` does (a hashed lock table, such as
     /// kernfs's open-file mutexes).
     Hashed { bits: u8 },
-}
-
-impl Instance {
-    /// The lock this instance names, `first` being the step's lock and
-    /// `key` the task's key.
-    #[inline(always)]
-    pub fn of(self, first: LockId, key: u32) -> LockId {
-        match self {
-            Instance::Fixed => first,
-            Instance::SelfKey => LockId(first.0 + key),
-            Instance::Hashed { bits } => LockId(first.0 + hash_64(u64::from(key), bits) as u32),
-        }
-    }
+    /// `NAME[repeat]`: the pass of the innermost `repeat` around the step
+    /// (0 to `count - 1`), the repeat at nesting `depth`.
+    Pass { depth: u8, count: u32 },
 }
 
 /// `hash_64(val, bits)` of include/linux/hash.h on 64-bit kernels: the

@@ -49,12 +49,23 @@ impl<'c> World<'c> {
     }
 
     /// The lock instance a lock step of `t` names (`lock`, as the
-    /// compiled step has it): a family's `[self]` instance is `t`'s key
-    /// past the family's first one, a `[hash self]` instance the key's
-    /// hash ([`crate::program::Instance`]).
+    /// compiled step has it, the family's first for a keyed one): a
+    /// `[self]` instance is `t`'s key past it, a `[hash self]` instance the
+    /// key's hash, a `[repeat]` instance the pass of the repeat around
+    /// the step ([`crate::program::Instance`]).
     #[inline(always)]
     fn lock_instance(&self, t: TaskId, lock: LockId, dynamic: crate::program::Instance) -> LockId {
-        dynamic.of(lock, self.tasks[t].self_key)
+        use crate::program::{hash_64, Instance};
+        match dynamic {
+            Instance::Fixed => lock,
+            Instance::SelfKey => LockId(lock.0 + self.tasks[t].self_key),
+            Instance::Hashed { bits } => {
+                LockId(lock.0 + hash_64(u64::from(self.tasks[t].self_key), bits) as u32)
+            }
+            Instance::Pass { depth, count } => {
+                LockId(lock.0 + self.tasks.repeat_pass(t, depth, count))
+            }
+        }
     }
 
     /// The error for task `t` that ran more steps than the limit at one

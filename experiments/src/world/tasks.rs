@@ -201,6 +201,14 @@ impl Tasks {
         self.reps[i] = count;
     }
 
+    /// Which pass (from 0) `t`'s repeat of `count` passes at `depth` is
+    /// in.
+    #[inline(always)]
+    pub(super) fn repeat_pass(&self, t: TaskId, depth: u8, count: u32) -> u32 {
+        let left = self.reps[self.table[t].slots.rep.at(depth)];
+        (u64::from(count).saturating_sub(left)) as u32
+    }
+
     /// `t` ends an iteration of its repeat at `depth`: whether another
     /// one follows.
     #[inline(always)]

@@ -41,6 +41,8 @@ const FRAGMENTS: &[&str] = &[
     "pressure is not modelled (only `some`: docs/kernel-rules.md R104)",
     "names, and it is held here (taken at ",
     "a hashed lock is one of a family whose `instances` is a power of two",
+    "names the pass of a `repeat`, and this step is in none",
+    "the repeat around it makes ",
     "expected a percent from 0 to 100 with at most two decimals",
     "is queued with `queue_rcu_work` and also grabbed with",
     "no calibration targets; experiments with targets: ",

@@ -300,3 +300,82 @@ program = ["mutex_lock {lock}", "key 1", "mutex_unlock {lock}"]
         assert!(e.contains("tasks.t.program[1]"), "{e}");
     }
 }
+
+/// `holder` keeps `node[1]` for 10 ms; `walker` passes over the nodes
+/// from 1 ms, each pass taking its node's lock (`node[repeat]`).
+fn passes(walk: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "passes"
+duration = "1s"
+[locks.node]
+kind = "mutex"
+instances = 3
+[tasks.holder]
+count = 1
+program = ["mutex_lock node[1]", "sleep 10ms", "mutex_unlock node[1]"]
+[tasks.walker]
+count = 1
+program = ["sleep 1ms", {walk}]
+[machine]
+profile = 'ideal'
+"#
+    )
+}
+
+#[test]
+fn a_lock_named_by_the_repeat_s_pass_takes_one_instance_per_pass() {
+    // Pass 0 takes node[0] at once; pass 1 waits for node[1] until 10 ms
+    // (asked at 1.001 ms); pass 2 takes node[2] at once.
+    let r = run_text(
+        &passes(
+            r#""repeat 3", "  mutex_lock node[repeat]", "  cpu 1us", "  mutex_unlock node[repeat]", "end""#,
+        ),
+        1,
+    );
+    let w = &r.series(Metric::Wait, "node/lock/walker").unwrap().hist;
+    assert_eq!((w.count(), w.max()), (3, 9 * MS - Dur(1_000)));
+    assert_eq!(r.counter("node/contentions"), Some(1));
+    // The innermost repeat counts: an outer repeat of 2 around an inner
+    // one of 3 walks the nodes twice.
+    let r = run_text(
+        &passes(
+            r#""repeat 2", "  repeat 3", "    mutex_lock node[repeat]", "    cpu 1us", "    mutex_unlock node[repeat]", "  end", "end""#,
+        ),
+        1,
+    );
+    assert_eq!(
+        r.series(Metric::Wait, "node/lock/walker")
+            .unwrap()
+            .hist
+            .count(),
+        6
+    );
+    assert_eq!(r.counter("node/contentions"), Some(1));
+}
+
+#[test]
+fn a_pass_lock_needs_a_repeat_and_enough_instances() {
+    for (walk, want) in [
+        (
+            r#""mutex_lock node[repeat]", "mutex_unlock node[repeat]""#,
+            "`[repeat]` names the pass of a `repeat`, and this step is in none",
+        ),
+        (
+            r#""repeat 4", "  mutex_lock node[repeat]", "  mutex_unlock node[repeat]", "end""#,
+            "the repeat around it makes 4 passes, so `node` needs at least 4 `instances`; it has 3",
+        ),
+        (
+            r#""repeat 3", "  mutex_lock node[repeat]", "end", "mutex_unlock node[repeat]""#,
+            "this step is in none",
+        ),
+        (
+            r#""repeat 3", "  mutex_lock node[repeat]", "end""#,
+            "must release what it takes",
+        ),
+    ] {
+        let e = compile_error("p.toml", &passes(walk));
+        assert!(e.contains(want), "{walk}: {e}");
+    }
+}

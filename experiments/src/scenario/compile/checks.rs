@@ -243,6 +243,7 @@ impl<'a> Checker<'a, '_, '_> {
             Tracked::Lock(_) => Tracked::Lock(by),
             Tracked::SelfOf(_) => Tracked::SelfOf(by),
             Tracked::HashOf(_) => Tracked::HashOf(by),
+            Tracked::PassOf(_) => Tracked::PassOf(by),
         };
         let held = (self.held.iter().flatten()).any(|(x, m, _)| *x == need && *m == Mode::Write);
         if held {
@@ -255,6 +256,9 @@ impl<'a> Checker<'a, '_, '_> {
                 "{}[hash self]",
                 by_name.split('[').next().unwrap_or(by_name)
             ),
+            Tracked::PassOf(_) => {
+                format!("{}[repeat]", by_name.split('[').next().unwrap_or(by_name))
+            }
             Tracked::Lock(_) => by_name.clone(),
         };
         Err(o.error(format!(

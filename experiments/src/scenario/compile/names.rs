@@ -33,13 +33,16 @@ pub(super) enum Tracked {
     /// `NAME[hash self]`: one lock per task, the same at each step, but
     /// not the one `NAME[self]` names.
     HashOf(LockId),
+    /// `NAME[repeat]`: one lock per pass of a repeat; a block releases
+    /// what it takes, so a pass takes and releases its own.
+    PassOf(LockId),
 }
 
 impl Tracked {
     /// The lock whose name stands for it in messages.
     pub fn named(self) -> LockId {
         match self {
-            Tracked::Lock(l) | Tracked::SelfOf(l) | Tracked::HashOf(l) => l,
+            Tracked::Lock(l) | Tracked::SelfOf(l) | Tracked::HashOf(l) | Tracked::PassOf(l) => l,
         }
     }
 }
@@ -212,6 +215,7 @@ pub(super) fn resolve<'a>(
         program,
         dists,
         cpu_scaled,
+        repeats: Vec::new(),
     }
     .nodes(program.nodes)
 }
@@ -221,6 +225,9 @@ struct Resolver<'s, 'a, 'd> {
     program: &'s Expanded<'a>,
     dists: &'d mut Dists,
     cpu_scaled: &'d mut IndexMap<DistId, DistId>,
+    /// The passes of each `repeat` around the step being resolved,
+    /// outermost first (what `NAME[repeat]` counts).
+    repeats: Vec<u64>,
 }
 
 impl<'a> Resolver<'_, 'a, '_> {
@@ -379,14 +386,17 @@ impl<'a> Resolver<'_, 'a, '_> {
                 body: self.nodes(body)?,
                 tail: &tail.expect("a read block has its closing step").origin,
             },
-            StepKind::Repeat(n) => Kind::Repeat {
-                count: *n,
-                body: self.nodes(body)?,
-            },
-            StepKind::RepeatParam(name) => Kind::Repeat {
-                count: param(self.scope.doc, o, name)?,
-                body: self.nodes(body)?,
-            },
+            StepKind::Repeat(_) | StepKind::RepeatParam(_) => {
+                let count = match &head.kind {
+                    StepKind::Repeat(n) => *n,
+                    StepKind::RepeatParam(name) => param(self.scope.doc, o, name)?,
+                    _ => unreachable!("a repeat"),
+                };
+                self.repeats.push(count);
+                let body = self.nodes(body);
+                self.repeats.pop();
+                Kind::Repeat { count, body: body? }
+            }
             StepKind::Loop => Kind::Loop {
                 body: self.nodes(body)?,
             },
@@ -582,6 +592,9 @@ impl<'a> Resolver<'_, 'a, '_> {
         if let Some(name) = full.strip_suffix("[hash self]") {
             return self.hashed_lock_step(o, op, full, name);
         }
+        if let Some(name) = full.strip_suffix("[repeat]") {
+            return self.pass_lock_step(o, op, full, name);
+        }
         let (name, key) = family_ref(o, full)?;
         let Some(&(base, instances)) = locks.ids.get(name) else {
             return Err(undefined(
@@ -667,6 +680,51 @@ impl<'a> Resolver<'_, 'a, '_> {
             name,
             (Tracked::HashOf(base), base, Instance::Hashed { bits }),
         )
+    }
+
+    /// `NAME[repeat]`: the lock of the family for the pass the innermost
+    /// repeat around the step is in (a loop over nodes, each with its
+    /// lock).
+    fn pass_lock_step(
+        &self,
+        o: &Origin,
+        op: LockOp,
+        full: &'a str,
+        name: &'a str,
+    ) -> Result<LockStep<'a>, ScenarioError> {
+        let (doc, locks) = (self.scope.doc, self.scope.locks);
+        let Some(&(base, instances)) = locks.ids.get(name) else {
+            return Err(undefined(
+                o,
+                "lock",
+                name,
+                "locks",
+                "defined",
+                locks.ids.keys(),
+            ));
+        };
+        let is_family = doc
+            .locks
+            .get(name)
+            .is_some_and(|d| d.get_ref().instances.is_some());
+        let Some(&count) = self.repeats.last() else {
+            return Err(o.error(format!(
+                "`{full}`: `[repeat]` names the pass of a `repeat`, and this step is in none"
+            )));
+        };
+        if !is_family || count > u64::from(instances) {
+            return Err(o.error(format!(
+                "`{full}`: the repeat around it makes {count} passes, so `{name}` needs at least {count} `instances`; it has {}",
+                if is_family { format!("{instances}") } else { "none".to_string() }
+            )));
+        }
+        let depth =
+            u8::try_from(self.repeats.len() - 1).map_err(|_| o.error("repeats nest too deep"))?;
+        let pass = Instance::Pass {
+            depth,
+            count: count as u32,
+        };
+        self.lock_step_of(o, op, name, (Tracked::PassOf(base), base, pass))
     }
 
     /// The lock step `op` on `name`, once its instance is known: its mode,
