@@ -643,15 +643,9 @@ impl<'a> Resolver<'_, 'a, '_> {
         self.lock_step_of(o, op, name, (lock, instr_lock, dynamic))
     }
 
-    /// `NAME[hash self]`: the task's key hashed into a family of `2^bits`
-    /// locks (`hash_64`, as the kernel's hashed lock tables pick one).
-    fn hashed_lock_step(
-        &self,
-        o: &Origin,
-        op: LockOp,
-        full: &'a str,
-        name: &'a str,
-    ) -> Result<LockStep<'a>, ScenarioError> {
+    /// Lock `name`'s first id, its number of instances, and whether it is
+    /// a family (`instances` set), for a keyed step.
+    fn lock_family(&self, o: &Origin, name: &str) -> Result<(LockId, u32, bool), ScenarioError> {
         let (doc, locks) = (self.scope.doc, self.scope.locks);
         let Some(&(base, instances)) = locks.ids.get(name) else {
             return Err(undefined(
@@ -663,10 +657,20 @@ impl<'a> Resolver<'_, 'a, '_> {
                 locks.ids.keys(),
             ));
         };
-        let is_family = doc
-            .locks
-            .get(name)
-            .is_some_and(|d| d.get_ref().instances.is_some());
+        let is_family = (doc.locks.get(name)).is_some_and(|d| d.get_ref().instances.is_some());
+        Ok((base, instances, is_family))
+    }
+
+    /// `NAME[hash self]`: the task's key hashed into a family of `2^bits`
+    /// locks (`hash_64`, as the kernel's hashed lock tables pick one).
+    fn hashed_lock_step(
+        &self,
+        o: &Origin,
+        op: LockOp,
+        full: &'a str,
+        name: &'a str,
+    ) -> Result<LockStep<'a>, ScenarioError> {
+        let (base, instances, is_family) = self.lock_family(o, name)?;
         if !is_family || !instances.is_power_of_two() {
             return Err(o.error(format!(
                 "`{full}`: a hashed lock is one of a family whose `instances` is a power of two (the kernel's hash tables are); `{name}` has {}",
@@ -692,21 +696,7 @@ impl<'a> Resolver<'_, 'a, '_> {
         full: &'a str,
         name: &'a str,
     ) -> Result<LockStep<'a>, ScenarioError> {
-        let (doc, locks) = (self.scope.doc, self.scope.locks);
-        let Some(&(base, instances)) = locks.ids.get(name) else {
-            return Err(undefined(
-                o,
-                "lock",
-                name,
-                "locks",
-                "defined",
-                locks.ids.keys(),
-            ));
-        };
-        let is_family = doc
-            .locks
-            .get(name)
-            .is_some_and(|d| d.get_ref().instances.is_some());
+        let (base, instances, is_family) = self.lock_family(o, name)?;
         let Some(&count) = self.repeats.last() else {
             return Err(o.error(format!(
                 "`{full}`: `[repeat]` names the pass of a `repeat`, and this step is in none"
