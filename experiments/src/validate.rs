@@ -641,6 +641,11 @@ pub enum ValidateError {
     NoTargets(String, String),
 }
 
+/// The name under which `--experiment` asks for the check of multilevel
+/// splitting against runs one by one (`sweep::split_check`, run by the
+/// command line: it is a sweep, a layer above this one).
+pub const SPLITTING: &str = "splitting";
+
 /// Runs each experiment that has targets once (on `machine` if given, with
 /// `sets` applied, e.g. a shorter duration, `flags` saying which a flag
 /// made) and checks every target; only
@@ -655,6 +660,7 @@ pub fn validate(
         if !TARGETS.iter().any(|t| t.experiment == e) {
             let mut with: Vec<&str> = TARGETS.iter().map(|t| t.experiment).collect();
             with.dedup();
+            with.push(SPLITTING);
             return Err(ValidateError::NoTargets(e.clone(), with.join(", ")));
         }
     }

@@ -194,13 +194,7 @@ fn splitting(
     use crate::sweep::split;
     let f = &spec.figures[c.figure];
     let start = std::time::Instant::now();
-    let mut compiled = Vec::new();
-    for point in &spec.points {
-        let file = crate::sweep::run::scenario_file(spec, point)?;
-        let variant = h.variants.first().unwrap_or(&file.variants[0]).clone();
-        let mut prepared = runner::prepare(&file, std::slice::from_ref(&variant))?;
-        compiled.push(prepared.remove(0).0);
-    }
+    let compiled = split::compile_points(spec, h)?;
     let e = split::estimate(&compiled, (f.metric, &f.subject), c.observed, spec.seed, o)?;
     let wall = start.elapsed().as_secs_f64();
     let observed = output::terminal::human(sim::Dur(c.observed));

@@ -3,6 +3,7 @@
 
 use super::flags::ValidateArgs;
 use crate::runner::RunOptions;
+use crate::validate::SPLITTING;
 
 /// A validated `validate`: the experiments, the `--set`s (with the
 /// duration as one), the run options.
@@ -39,17 +40,56 @@ pub(super) fn plan(a: ValidateArgs) -> anyhow::Result<ValidatePlan> {
 /// Runs the experiments and prints each calibration target; `Ok(false)`
 /// if one is not met.
 pub(super) fn execute(p: &ValidatePlan) -> anyhow::Result<bool> {
-    let rows = crate::validate::validate(
-        &p.experiments,
-        (&p.sets, &p.flags),
-        p.machine.as_deref(),
-        &p.opts,
-    )?;
+    let splitting = p.experiments.is_empty() || p.experiments.iter().any(|e| e == SPLITTING);
+    let cases: Vec<String> = (p.experiments.iter())
+        .filter(|e| *e != SPLITTING)
+        .cloned()
+        .collect();
     let mut changed: Vec<String> = p.machine.iter().map(|m| format!("--machine {m}")).collect();
     changed.extend(p.user_sets.iter().map(|s| format!("--set {s}")));
-    if !changed.is_empty() {
-        println!("with {}: not the shipped calibration", changed.join(" "));
+    let mut met = true;
+    if p.experiments.is_empty() || !cases.is_empty() {
+        let rows =
+            crate::validate::validate(&cases, (&p.sets, &p.flags), p.machine.as_deref(), &p.opts)?;
+        if !changed.is_empty() {
+            println!("with {}: not the shipped calibration", changed.join(" "));
+        }
+        print!("{}", crate::validate::format(&rows));
+        met &= crate::validate::all_met(&rows);
     }
-    print!("{}", crate::validate::format(&rows));
-    Ok(crate::validate::all_met(&rows))
+    if splitting {
+        met &= split_check(p)?;
+    }
+    Ok(met)
+}
+
+/// `--experiment splitting`: the validation report run one by one and by
+/// splitting, with `--seed`, `--set`, `--duration` and `--machine`
+/// applied to it as to a case; whether the two agree.
+fn split_check(p: &ValidatePlan) -> anyhow::Result<bool> {
+    use crate::sweep::split_check;
+    let name = "splitting-validation";
+    let mut text = split_check::REPORT.to_string();
+    if let Some(seed) = p.opts.seed {
+        text = split_check::with_seed(&text, seed);
+    }
+    let src = crate::scenario::Source::new(format!("builtin:{name}"), text);
+    let mut spec = crate::sweep::parse(&src)?;
+    spec.sets.extend(p.sets.iter().cloned());
+    // A run's length, if `--duration` or `--set` changed it.
+    let run = (p.sets.iter().rev())
+        .find_map(|s| s.strip_prefix("scenario.duration="))
+        .and_then(|d| sim::time::parse_duration(d).ok());
+    if let (Some(c), Some(run)) = (spec.check.as_mut(), run) {
+        c.run = run;
+    }
+    spec.machine = p.machine.clone();
+    let o = crate::sweep::split::SplitOptions {
+        replicas: split_check::REPLICAS,
+        jobs: p.opts.jobs,
+        ..Default::default()
+    };
+    let a = split_check::agreement(&spec, &o)?;
+    print!("{}", split_check::format(&a, name));
+    Ok(a.met())
 }

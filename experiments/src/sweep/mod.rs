@@ -12,6 +12,8 @@
 //!   exposure) judged against the runs;
 //! - [`split`]: a report's rare worst value, its chance per run
 //!   estimated by multilevel splitting (`check --splitting`);
+//! - [`split_check`]: splitting held against runs one by one (`convoy
+//!   validate --experiment splitting`);
 //! - [`band`]: a scenario's statistics over the cited ranges of its
 //!   machine's values (`convoy band`), a sweep of its own making.
 
@@ -21,6 +23,7 @@ pub mod merge;
 pub mod run;
 pub mod spec;
 pub mod split;
+pub mod split_check;
 pub mod store;
 
 pub use merge::merge;

@@ -353,6 +353,22 @@ pub fn estimate(
     Ok(pool_replicas(replicas))
 }
 
+/// Each point of `spec` compiled, in its first variant of `h`'s (the
+/// variant a report judges), for [`estimate`].
+pub fn compile_points(
+    spec: &super::SweepSpec,
+    h: &output::sweep_table::SweepHeader,
+) -> anyhow::Result<Vec<Compiled>> {
+    let mut compiled = Vec::new();
+    for point in &spec.points {
+        let file = super::run::scenario_file(spec, point)?;
+        let variant = h.variants.first().unwrap_or(&file.variants[0]).clone();
+        let mut prepared = crate::runner::prepare(&file, std::slice::from_ref(&variant))?;
+        compiled.push(prepared.remove(0).0);
+    }
+    Ok(compiled)
+}
+
 /// Seconds in a host-day: a rate per host-day is the chance per run
 /// times the runs in a day.
 const DAY_NS: f64 = 86_400e9;

@@ -374,7 +374,7 @@ fn validate_checks_the_chosen_experiments_with_overrides() {
     let (code, _, e) = validate(&["--experiment", "bench-convoy"]);
     assert_eq!(code, Some(2), "{e}");
     assert!(
-        e.contains("--experiment bench-convoy: no calibration targets; experiments with targets: rmdir-cost, pidlist-flush-run-a, pidlist-flush-run-b, inode-alloc-reclaim"),
+        e.contains("--experiment bench-convoy: no calibration targets; experiments with targets: rmdir-cost, pidlist-flush-run-a, pidlist-flush-run-b, inode-alloc-reclaim, splitting"),
         "{e}"
     );
 }
@@ -382,7 +382,17 @@ fn validate_checks_the_chosen_experiments_with_overrides() {
 #[test]
 fn validate_prints_model_against_targets_and_exits_1_when_one_is_outside() {
     let d = tempfile::tempdir().unwrap();
-    let o = convoy_status(&["validate", "--duration", "100ms"], d.path());
+    // Every case experiment; the splitting check is splitting::'s.
+    let mut args = vec!["validate", "--duration", "100ms"];
+    for e in [
+        "rmdir-cost",
+        "pidlist-flush-run-a",
+        "pidlist-flush-run-b",
+        "inode-alloc-reclaim",
+    ] {
+        args.extend(["--experiment", e]);
+    }
+    let o = convoy_status(&args, d.path());
     let s = String::from_utf8_lossy(&o.stdout);
     let base = s.lines().find(|l| l.contains("base rmdir us")).expect(&s);
     assert!(base.ends_with("ok"), "{base}");
