@@ -180,6 +180,10 @@ pub const REPORTS: &[(&str, &str)] = &[
         "lookup-waits-15min",
         include_str!("../reports/lookup-waits-15min.toml"),
     ),
+    (
+        "lookup-waits-15min-thrash",
+        include_str!("../reports/lookup-waits-15min-thrash.toml"),
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static Builtin> {

@@ -131,6 +131,7 @@ fn the_built_in_reports_parse() {
         "readdir-waits-72s",
         "readdir-waits-72s-nonblocking",
         "lookup-waits-15min",
+        "lookup-waits-15min-thrash",
     ] {
         let spec = experiments::sweep::parse(&experiments::sweep::spec::report_source(r).unwrap())
             .unwrap();

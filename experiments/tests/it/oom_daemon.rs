@@ -291,3 +291,45 @@ profile = 'ideal'
     assert_eq!(r.counter("kill/victim"), Some(1));
     assert_eq!(r.counter("memcg/box/usage_pages_at_end"), Some(0));
 }
+
+/// inode-alloc-reclaim's what-if `params.oomd_kills` (R104, R105): in a
+/// thrash (reclaim nearly always progresses, the pages often taken
+/// first), oomd kills the container once, at a poll that gets through
+/// with `some avg10` at its limit, after waiting seconds in a stall it
+/// could not cut short; the container stalls no more. With the what-if
+/// off (the lab case) nobody kills, and stalls go on all run long.
+#[test]
+fn oomd_in_case_3_kills_the_thrashing_container_once_a_poll_gets_through() {
+    let run = |kills: &str| {
+        let out = crate::common::run_for_validate(
+            "inode-alloc-reclaim",
+            &[
+                "scenario.duration=300s",
+                "memcg.caller.reclaim=lognormal(200ms, 1.2)",
+                "memcg.caller.reclaim_success=0.999",
+                "memcg.caller.reclaim_kept=0.05",
+                &format!("params.oomd_kills={kills}"),
+            ],
+            1,
+        );
+        out.result.variants.into_iter().next().unwrap()
+    };
+    let (off, on) = (run("0"), run("1"));
+    let worst = |v: &output::VariantResult| {
+        v.series(Metric::Wait, "kernfs_rwsem/read/oomd")
+            .unwrap()
+            .hist
+            .max()
+    };
+    assert_eq!(off.counter("kill/allocator"), Some(0));
+    assert_eq!(on.counter("kill/allocator"), Some(1));
+    assert_eq!(on.counter("kill/workload"), Some(0), "no workload task");
+    // Seconds behind the writer behind the allocator's reclaim before it
+    // could read the pressure; 41.95 s at worst when nobody kills.
+    assert_eq!(worst(&on), Dur(7_276_785_957));
+    assert_eq!(worst(&off), Dur(41_952_590_976));
+    // After the kill the allocator reclaims no more: 49 attempts
+    // against 673 in the run without it.
+    assert_eq!(on.counter("memcg/caller/reclaims"), Some(49));
+    assert_eq!(off.counter("memcg/caller/reclaims"), Some(673));
+}
