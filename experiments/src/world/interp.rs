@@ -227,10 +227,14 @@ impl<'c> World<'c> {
         }
         // A task's step boundary holding no lock is a preemption point (the
         // return to user space); a kworker's is not (a work item is kernel
-        // code throughout); under PREEMPT_FULL every boundary is.
+        // code throughout); under PREEMPT_FULL every boundary is. A task
+        // back from a stall on its lock step's cache line is not at a
+        // boundary: it is inside that step (in spin_lock, with preemption
+        // off, R75), and the step takes effect now.
         // The boundary test before the slow part of resched_due: it is
         // cheaper, and most steps of a task that holds a lock end there.
         if self.cpus.may_resched
+            && !self.tasks[t].atomic_done
             && (self.c.preempt_full || self.at_user_boundary(t))
             && self.resched_due_slow(t)
             && !self.preempt_off(t)

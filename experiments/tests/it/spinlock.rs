@@ -304,3 +304,37 @@ fn r80_ticket_throughput_collapses_as_cpus_are_added_and_the_queue_locks_stays_f
         "16 -> 32 CPUs: {r:.3} ({ops:?})"
     );
 }
+
+/// 16 tasks on 2 CPUs of a machine with cache-line costs, each taking a
+/// spinlock for 50 ns every 10 us of CPU, their time slices running out
+/// all along: a waiter that stalled on the lock word's line comes back
+/// inside `spin_lock` (preemption off, R75), not at a return to user
+/// space, so it never loses its CPU while it waits. Before the fix it
+/// did, at the end of its slice, and waited up to 28 ms for a 50 ns hold.
+#[test]
+fn r75_a_waiter_back_from_a_line_stall_keeps_its_cpu_when_its_slice_is_over() {
+    let r = run_text(
+        r#"
+[scenario]
+name = "slices"
+duration = "1s"
+cpus = 2
+preemption = "none"
+[machine]
+profile = "kvm-guest"
+[locks.l]
+kind = "spinlock"
+[tasks.t]
+count = 16
+program = ["loop", "  spin_lock l", "  cpu 50ns", "  spin_unlock l", "  cpu 10us", "end"]
+"#,
+        1,
+    );
+    // One other CPU: at most the holder's 50 ns and the line's handoffs.
+    assert!(
+        max(&r, Metric::Wait, "l/lock/t") < Dur(US),
+        "{:?}",
+        max(&r, Metric::Wait, "l/lock/t")
+    );
+    assert!(counter(&r, "cpu/resched_yields") > 100, "slices do end: {}", counter(&r, "cpu/resched_yields"));
+}
