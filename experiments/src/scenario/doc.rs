@@ -372,4 +372,9 @@ pub struct TaskDef {
     /// (`do_exit` after `exit_mm`: `cgroup_exit`, the notifications).
     #[serde(default)]
     pub exit: Vec<Spanned<String>>,
+    /// The process the group's tasks are threads of (default: a process
+    /// of its own): tasks of one process share what the kernel keeps per
+    /// process, named by `NAME[process]` (the fd table's `file_lock`).
+    #[serde(default)]
+    pub process: Option<Spanned<String>>,
 }

@@ -504,7 +504,7 @@ profile = 'ideal'
         ("read fam[4]", "`fam` has 4 instances, 0 to 3"),
         (
             "atomic fam[two]",
-            "key `two` of `fam[two]` is neither `self` nor a number",
+            "key `two` of `fam[two]` is none of a number, `self`, `hash self`, `repeat` and `process`",
         ),
     ] {
         let msg = crate::common::compile_error(&base.replace("STEP", step));

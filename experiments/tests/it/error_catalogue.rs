@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 /// Fragments quoted in docs/errors.md, each a literal piece of a message
 /// in the crates' source (no `{}` placeholders, no line continuations).
 const FRAGMENTS: &[&str] = &[
+    "a work runs in a kworker, which belongs to no process of the scenario",
+    "of the scenario (counting from 0, in the order the task groups name them), so `",
     // How errors are shown; command line.
     "convoy: error: ",
     "cannot read scenario file: ",

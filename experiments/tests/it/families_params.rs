@@ -379,3 +379,79 @@ fn a_pass_lock_needs_a_repeat_and_enough_instances() {
         assert!(e.contains(want), "{walk}: {e}");
     }
 }
+
+/// Three groups: `a` and `b` threads of one process, `c` a process of its
+/// own (the default). Each task takes `fd[process]` at `start` and holds it
+/// 10 ms.
+fn processes(instances: u32) -> String {
+    format!(
+        r#"
+[scenario]
+name = "processes"
+duration = "1s"
+[locks.fd]
+kind = "spinlock"
+instances = {instances}
+[tasks.a]
+count = 1
+process = "app"
+program = ["spin_lock fd[process]", "cpu 10ms", "spin_unlock fd[process]"]
+[tasks.b]
+count = 1
+process = "app"
+program = ["sleep 1ms", "spin_lock fd[process]", "cpu 10ms", "spin_unlock fd[process]"]
+[tasks.c]
+count = 1
+program = ["sleep 1ms", "spin_lock fd[process]", "cpu 10ms", "spin_unlock fd[process]"]
+[machine]
+profile = 'ideal'
+"#
+    )
+}
+
+#[test]
+fn a_lock_named_by_the_process_is_shared_by_its_threads_only() {
+    // b, a thread of a's process, spins 9 ms for the lock a holds; c, a
+    // process of its own, takes its own at once.
+    let r = run_text(&processes(2), 1);
+    let wait = |g: &str| {
+        r.series(Metric::Wait, &format!("fd/lock/{g}"))
+            .unwrap()
+            .hist
+            .max()
+    };
+    assert_eq!(wait("b"), 9 * MS);
+    assert_eq!(wait("c"), Dur(0));
+    assert_eq!(r.counter("fd/contentions"), Some(1));
+}
+
+#[test]
+fn a_process_lock_needs_a_family_with_an_instance_per_process_and_a_task() {
+    // Two processes (app, then c): one instance is too few.
+    let e = crate::common::compile_error(&processes(1));
+    assert!(
+        e.contains("this is process 1 of the scenario")
+            && e.contains("needs at least 2 `instances`; it has 1"),
+        "{e}"
+    );
+    // A work runs in a kworker: no process.
+    let work = r#"
+[scenario]
+name = "w"
+duration = "10ms"
+[locks.fd]
+kind = "mutex"
+instances = 2
+[workqueues.wq]
+[works.job]
+program = ["mutex_lock fd[process]", "mutex_unlock fd[process]"]
+[tasks.t]
+count = 1
+program = ["queue_work wq job"]
+"#;
+    let e = crate::common::compile_error(work);
+    assert!(
+        e.contains("a work runs in a kworker, which belongs to no process"),
+        "{e}"
+    );
+}

@@ -265,6 +265,9 @@ pub(super) struct Prog<'d> {
     /// How many values `self` takes: a group's count, a work type's
     /// instances.
     pub self_count: u32,
+    /// The index of the group's process among the scenario's (in the
+    /// order groups first name them); none for a work type (a kworker).
+    pub process: Option<u32>,
     pub span: std::ops::Range<usize>,
     pub class: Option<&'d Spanned<String>>,
     pub nice: Option<&'d Spanned<i64>>,
@@ -283,6 +286,7 @@ pub(super) fn programs<'d>(src: &Source, doc: &'d Doc) -> Result<Programs<'d>, S
             "no task groups: add at least one `[tasks.NAME]` with `count` and `program`",
         ));
     }
+    let mut processes: Vec<&str> = Vec::new();
     let mut progs: TiVec<GroupId, Prog> = doc
         .tasks
         .iter()
@@ -293,6 +297,13 @@ pub(super) fn programs<'d>(src: &Source, doc: &'d Doc) -> Result<Programs<'d>, S
             exit: &d.get_ref().exit,
             count: *d.get_ref().count.get_ref(),
             self_count: *d.get_ref().count.get_ref(),
+            process: Some(process_index(
+                &mut processes,
+                d.get_ref()
+                    .process
+                    .as_ref()
+                    .map_or(n.as_str(), |p| p.get_ref()),
+            )),
             span: d.span(),
             class: d.get_ref().class.as_ref(),
             nice: d.get_ref().nice.as_ref(),
@@ -329,12 +340,25 @@ pub(super) fn programs<'d>(src: &Source, doc: &'d Doc) -> Result<Programs<'d>, S
             exit: &[],
             count: 0,
             self_count: instances,
+            process: None,
             span: d.span(),
             class: None,
             nice: None,
         });
     }
     Ok((progs, works))
+}
+
+/// The index of process `name` in `processes`, added at the end if new.
+fn process_index<'d>(processes: &mut Vec<&'d str>, name: &'d str) -> u32 {
+    let i = processes
+        .iter()
+        .position(|p| *p == name)
+        .unwrap_or_else(|| {
+            processes.push(name);
+            processes.len() - 1
+        });
+    i as u32
 }
 
 /// A program's scheduling class (`rt`) and its load weight in the fair

@@ -161,6 +161,7 @@ fn program(
         } else {
             pr.self_count.max(key_bound)
         },
+        process: pr.process,
         cpu_scale: settings.cpu_scale,
         possible_cpus: settings
             .cpus

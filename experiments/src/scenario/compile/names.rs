@@ -194,6 +194,8 @@ pub(super) struct Scope<'a> {
     pub lines: &'a Lines,
     /// How many values `self` takes in this program.
     pub self_count: u32,
+    /// The program's process (`NAME[process]`), none for a work type.
+    pub process: Option<u32>,
     /// What a `cpu` step's time is multiplied by (1 / `scenario.cpu_speed`).
     pub cpu_scale: f64,
     /// The machine's possible CPUs (`nr_cpu_ids`): what a `cpu D per_cpu`
@@ -595,6 +597,9 @@ impl<'a> Resolver<'_, 'a, '_> {
         if let Some(name) = full.strip_suffix("[repeat]") {
             return self.pass_lock_step(o, op, full, name);
         }
+        if let Some(name) = full.strip_suffix("[process]") {
+            return self.process_lock_step(o, op, full, name);
+        }
         let (name, key) = family_ref(o, full)?;
         let Some(&(base, instances)) = locks.ids.get(name) else {
             return Err(undefined(
@@ -684,6 +689,32 @@ impl<'a> Resolver<'_, 'a, '_> {
             name,
             (Tracked::HashOf(base), base, Instance::Hashed { bits }),
         )
+    }
+
+    /// `NAME[process]`: the lock of the family for the task's process
+    /// (`[tasks.X] process`), known when the program is compiled.
+    fn process_lock_step(
+        &self,
+        o: &Origin,
+        op: LockOp,
+        full: &'a str,
+        name: &'a str,
+    ) -> Result<LockStep<'a>, ScenarioError> {
+        let (base, instances, is_family) = self.lock_family(o, name)?;
+        let Some(process) = self.scope.process else {
+            return Err(o.error(format!(
+                "`{full}`: a work runs in a kworker, which belongs to no process of the scenario"
+            )));
+        };
+        if !is_family || process >= instances {
+            return Err(o.error(format!(
+                "`{full}`: this is process {process} of the scenario (counting from 0, in the order the task groups name them), so `{name}` needs at least {} `instances`; it has {}",
+                process + 1,
+                if is_family { format!("{instances}") } else { "none".to_string() }
+            )));
+        }
+        let lock = LockId(base.0 + process);
+        self.lock_step_of(o, op, name, (Tracked::Lock(lock), lock, Instance::Fixed))
     }
 
     /// `NAME[repeat]`: the lock of the family for the pass the innermost
@@ -826,7 +857,7 @@ fn family_ref<'a>(o: &Origin, full: &'a str) -> Result<(&'a str, Option<WorkKey>
             } else {
                 WorkKey::Index(k.parse().map_err(|_| {
                     o.error(format!(
-                        "key `{k}` of `{full}` is neither `self` nor a number"
+                        "key `{k}` of `{full}` is none of a number, `self`, `hash self`, `repeat` and `process`"
                     ))
                 })?)
             };
