@@ -292,3 +292,90 @@ fn r44_r101_rmdir_waits_for_kernfs_rwsem_holding_cgroup_mutex_and_mkdir_queues_b
     );
     assert_eq!(r.counter("hung_task/warnings"), Some(3));
 }
+
+/// `reader` (a thread of `app`) and `other` (a process of its own) read a
+/// cgroup file at 1 us while `holder`, another thread of `app`, holds
+/// `lock` from 0 to 20 us (on CPUs enough for all, no line costs).
+fn open_locks(lock: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "open-locks"
+duration = "1ms"
+include = ["kernfs"]
+[tasks.holder]
+count = 1
+process = "app"
+program = ["{lock_op} {lock}", "cpu 20us", "{unlock_op} {lock}"]
+[tasks.reader]
+count = 1
+process = "app"
+program = ["sleep 1us", "call read_file"]
+[tasks.other]
+count = 1
+program = ["sleep 1us", "call read_file"]
+[machine]
+profile = 'ideal'
+"#,
+        lock_op = if lock.starts_with("file_lock") {
+            "spin_lock"
+        } else {
+            "mutex_lock"
+        },
+        unlock_op = if lock.starts_with("file_lock") {
+            "spin_unlock"
+        } else {
+            "mutex_unlock"
+        },
+    )
+}
+
+#[test]
+fn r108_r109_a_read_takes_its_process_fd_lock_and_the_nodes_open_mutex_once_and_twice() {
+    let span = |r: &output::VariantResult, g: &str| {
+        r.series(Metric::Span, &format!("read/{g}"))
+            .unwrap()
+            .hist
+            .max()
+    };
+    // R108: the fd table's lock is its process's: the reader, a thread of
+    // the holder's process, waits from 1 us to 20 us at its open's
+    // alloc_fd, the read's first step; the other process does not.
+    let r = run_text(&open_locks("file_lock[process]"), 1);
+    assert_eq!(span(&r, "reader"), span(&r, "other") + 19 * US);
+    assert_eq!(
+        r.series(Metric::Wait, "file_lock/lock/reader")
+            .unwrap()
+            .hist
+            .max(),
+        19 * US
+    );
+    // Each read: alloc_fd and close_fd (R108); the open-file mutex once at
+    // open and twice at a cgroup file's close (R109).
+    for (site, n) in [
+        ("file_lock/acquisitions/site/fd_alloc", 2),
+        ("file_lock/acquisitions/site/fd_close", 2),
+        (
+            "kernfs_open_file_mutex/acquisitions/site/kernfs_fop_open",
+            2,
+        ),
+        (
+            "kernfs_open_file_mutex/acquisitions/site/kernfs_fop_release",
+            4,
+        ),
+    ] {
+        assert_eq!(r.counter(site), Some(n), "{site}");
+    }
+    // R109: the open-file mutex of the node (both keys are 0 here: one
+    // node): the reader waits for it after its walk, so less than 19 us,
+    // and so does the other process's reader: the node is shared.
+    let m = run_text(&open_locks("kernfs_open_file_mutex[hash self]"), 1);
+    let waited = |g: &str| {
+        m.series(Metric::Wait, &format!("kernfs_open_file_mutex/lock/{g}"))
+            .unwrap()
+            .hist
+            .max()
+    };
+    assert!(waited("reader") > Dur::ZERO && waited("reader") < 19 * US);
+    assert!(waited("other") > Dur::ZERO);
+}

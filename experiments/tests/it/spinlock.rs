@@ -336,5 +336,9 @@ program = ["loop", "  spin_lock l", "  cpu 50ns", "  spin_unlock l", "  cpu 10us
         "{:?}",
         max(&r, Metric::Wait, "l/lock/t")
     );
-    assert!(counter(&r, "cpu/resched_yields") > 100, "slices do end: {}", counter(&r, "cpu/resched_yields"));
+    assert!(
+        counter(&r, "cpu/resched_yields") > 100,
+        "slices do end: {}",
+        counter(&r, "cpu/resched_yields")
+    );
 }
