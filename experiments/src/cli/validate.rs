@@ -48,17 +48,27 @@ pub(super) fn execute(p: &ValidatePlan) -> anyhow::Result<bool> {
     let mut changed: Vec<String> = p.machine.iter().map(|m| format!("--machine {m}")).collect();
     changed.extend(p.user_sets.iter().map(|s| format!("--set {s}")));
     let mut met = true;
+    let mut said = false;
+    let mut say_changed = || {
+        if !changed.is_empty() && !std::mem::replace(&mut said, true) {
+            println!("with {}: not the shipped calibration", changed.join(" "));
+        }
+    };
     if p.experiments.is_empty() || !cases.is_empty() {
         let rows =
             crate::validate::validate(&cases, (&p.sets, &p.flags), p.machine.as_deref(), &p.opts)?;
-        if !changed.is_empty() {
-            println!("with {}: not the shipped calibration", changed.join(" "));
-        }
+        say_changed();
         print!("{}", crate::validate::format(&rows));
         met &= crate::validate::all_met(&rows);
     }
     if splitting {
-        met &= split_check(p)?;
+        let a = split_check(p)?;
+        say_changed();
+        print!(
+            "{}",
+            crate::sweep::split_check::format(&a, SPLITTING_REPORT)
+        );
+        met &= a.met();
     }
     Ok(met)
 }
@@ -66,9 +76,9 @@ pub(super) fn execute(p: &ValidatePlan) -> anyhow::Result<bool> {
 /// `--experiment splitting`: the validation report run one by one and by
 /// splitting, with `--seed`, `--set`, `--duration` and `--machine`
 /// applied to it as to a case; whether the two agree.
-fn split_check(p: &ValidatePlan) -> anyhow::Result<bool> {
+fn split_check(p: &ValidatePlan) -> anyhow::Result<crate::sweep::split_check::Agreement> {
     use crate::sweep::split_check;
-    let name = "splitting-validation";
+    let name = SPLITTING_REPORT;
     let mut text = split_check::REPORT.to_string();
     if let Some(seed) = p.opts.seed {
         text = split_check::with_seed(&text, seed);
@@ -89,7 +99,8 @@ fn split_check(p: &ValidatePlan) -> anyhow::Result<bool> {
         jobs: p.opts.jobs,
         ..Default::default()
     };
-    let a = split_check::agreement(&spec, &o)?;
-    print!("{}", split_check::format(&a, name));
-    Ok(a.met())
+    split_check::agreement(&spec, &o)
 }
+
+/// The name the splitting check's report goes by.
+const SPLITTING_REPORT: &str = "splitting-validation";
