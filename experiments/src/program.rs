@@ -590,11 +590,17 @@ impl Compiled {
     /// `call_rcu`, `queue_rcu_work` without a grace period): the world
     /// then runs it.
     pub fn uses_rcu(&self) -> bool {
-        self.groups.iter().any(|g| {
-            g.code
-                .iter()
-                .any(|i| matches!(i, Instr::RcuQueue { .. } | Instr::SynchronizeRcu))
-        })
+        self.rcu_sync_on_rcu()
+            || self.groups.iter().any(|g| {
+                g.code
+                    .iter()
+                    .any(|i| matches!(i, Instr::RcuQueue { .. } | Instr::SynchronizeRcu))
+            })
+    }
+    /// A percpu_rw_semaphore's `rcu_sync` waits for the RCU model (its
+    /// `grace_period = "rcu"`).
+    pub fn rcu_sync_on_rcu(&self) -> bool {
+        self.locks.iter().any(|l| l.options.rcu_model)
     }
     /// Tasks of the task groups (work programs have none of their own).
     pub fn tasks(&self) -> u64 {

@@ -204,6 +204,16 @@ impl<'c> World<'c> {
                         self.lock_sleep(t, lock, until);
                         return Ok(());
                     }
+                    Acquire::GracePeriod => {
+                        self.tasks[t].resume = Resume::Acquired {
+                            lock,
+                            mode,
+                            wait,
+                            slot,
+                        };
+                        self.lock_grace_period(t, lock);
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -450,6 +460,7 @@ impl<'c> World<'c> {
                             match contended {
                                 Acquire::Spin { until } => self.start_spin(t, until),
                                 Acquire::Sleep { until } => self.lock_sleep(t, lock, until),
+                                Acquire::GracePeriod => self.lock_grace_period(t, lock),
                                 Acquire::Queued => {
                                     self.tasks[t].state = State::Blocked;
                                     self.leave_cpu(t);

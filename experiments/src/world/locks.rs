@@ -9,6 +9,9 @@ use super::*;
 #[derive(Clone)]
 pub(super) struct Locks {
     pub(super) policies: TiVec<LockId, AnyLock>,
+    /// Some lock's `rcu_sync` is on the RCU model: ask after each call
+    /// whether it wants a callback ([`World::lock_op`]).
+    rcu_sync: bool,
     /// Per lock and mode ([`mode_index`]): acquisitions, and those that
     /// waited or spun.
     acquisitions: TiVec<LockId, [u64; 2]>,
@@ -21,6 +24,7 @@ pub(super) struct Locks {
 impl Locks {
     pub(super) fn new(c: &Compiled) -> Locks {
         Locks {
+            rcu_sync: c.rcu_sync_on_rcu(),
             policies: (c.locks.iter())
                 .map(|l| {
                     AnyLock::with_options(l.kind, &l.policy, l.options)
@@ -134,6 +138,9 @@ impl<'c> World<'c> {
         };
         let r = op(&mut self.locks.policies[lock], ctx, &mut self.locks.wakes);
         self.apply_wakes(lock);
+        if self.locks.rcu_sync && self.locks.policies[lock].take_rcu_callback() {
+            self.rcu_sync_call(lock);
+        }
         r
     }
 
@@ -277,6 +284,10 @@ impl<'c> World<'c> {
                 self.lock_sleep(t, lock, until);
                 Ok(())
             }
+            Acquire::GracePeriod => {
+                self.lock_grace_period(t, lock);
+                Ok(())
+            }
         }
     }
 
@@ -291,6 +302,30 @@ impl<'c> World<'c> {
         self.tasks[t].state = State::Blocked;
         self.clock.schedule(t, until, Ev::LockTimer);
         self.leave_cpu(t);
+    }
+
+    /// `t`, running, waits on `lock` in `synchronize_rcu` (R82 on R93):
+    /// a lock wait, uninterruptible, that the RCU model's grace period
+    /// ends ([`World::lock_grace_period_over`]).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn lock_grace_period(&mut self, t: TaskId, lock: LockId) {
+        if self.obs.trace.is_some() {
+            self.trace_queue(t, lock, true);
+        }
+        self.tasks[t].state = State::Blocked;
+        self.rcu_wait(t);
+        self.leave_cpu(t);
+    }
+
+    /// The grace period `t` waited for on its lock is over: it is woken
+    /// to try again, as when a lock's timed sleep ends.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn lock_grace_period_over(&mut self, t: TaskId, lock: LockId) {
+        let task = &mut self.tasks[t];
+        task.resume = pending(task.resume, lock, false);
+        self.wakeup(t, false);
     }
 
     /// The timed sleep of `t` on its lock is over (`Ev::LockTimer`): a

@@ -12,11 +12,15 @@ use models::rcu::{Rcu, RcuAction};
 /// `queue_work` (a `call_rcu` callback such as percpu_ref's release
 /// queueing `css_release`).
 #[derive(Copy, Clone, Debug)]
-pub(super) struct Callback {
-    wq: WqId,
-    work: WorkId,
-    cpu: CpuId,
-    rcu_work: bool,
+pub(super) enum Callback {
+    Work {
+        wq: WqId,
+        work: WorkId,
+        cpu: CpuId,
+        rcu_work: bool,
+    },
+    /// A percpu_rw_semaphore's `rcu_sync_func` (R82 on R92).
+    RcuSync(LockId),
 }
 
 /// RCU in the world: the model, whether its tick event is set, and the
@@ -93,13 +97,35 @@ impl<'c> World<'c> {
         r.rcu.call_rcu(
             now,
             on,
-            Callback {
+            Callback::Work {
                 wq,
                 work: id,
                 cpu,
                 rcu_work,
             },
         );
+        self.arm_rcu();
+    }
+
+    /// `call_rcu(rcu_sync_func)` for `lock` (R82), on the CPU of the task
+    /// running now (the last writer's `rcu_sync_exit`).
+    pub(super) fn rcu_sync_call(&mut self, lock: LockId) {
+        let on = match self.clock.current {
+            NONE => CpuId(0),
+            t => self.rcu_cpu(t),
+        };
+        let now = self.clock.now;
+        let r = self.rcu.as_mut().expect("a lock's rcu_sync uses RCU");
+        r.rcu.call_rcu(now, on, Callback::RcuSync(lock));
+        self.arm_rcu();
+    }
+
+    /// `t` waits in `synchronize_rcu` for the next grace period to end
+    /// (R93), for its lock: [`World::rcu_tick`] ends the wait.
+    pub(super) fn rcu_wait(&mut self, t: TaskId) {
+        let now = self.clock.now;
+        let r = self.rcu.as_mut().expect("a lock's rcu_sync uses RCU");
+        r.rcu.synchronize_rcu(now, t);
         self.arm_rcu();
     }
 
@@ -137,22 +163,31 @@ impl<'c> World<'c> {
         self.rcu = Some(r);
         for a in actions.drain(..) {
             match a {
-                RcuAction::Invoke { cb, .. } => {
-                    let Callback {
+                RcuAction::Invoke { cb, .. } => match cb {
+                    Callback::Work {
                         wq,
                         work,
                         cpu,
                         rcu_work,
-                    } = cb;
-                    if rcu_work {
-                        self.wq_call(wq, |q, now, out| q.rcu_work_rcufn(now, work, out));
-                    } else {
-                        self.wq_call(wq, |q, now, out| q.queue_work(now, work, cpu, out));
+                    } => {
+                        if rcu_work {
+                            self.wq_call(wq, |q, now, out| q.rcu_work_rcufn(now, work, out));
+                        } else {
+                            self.wq_call(wq, |q, now, out| q.queue_work(now, work, cpu, out));
+                        }
                     }
-                }
-                RcuAction::Wake(t) => {
-                    self.wakeup(t, false);
-                }
+                    Callback::RcuSync(lock) => {
+                        self.lock_op(lock, |l, ctx, wakes| l.rcu_callback(ctx, wakes));
+                    }
+                },
+                // A task in `synchronize_rcu`: a step goes on; a lock's
+                // `rcu_sync_enter` tries the lock again.
+                RcuAction::Wake(t) => match self.tasks[t].resume.lock_wait() {
+                    Some((lock, _, _)) => self.lock_grace_period_over(t, lock),
+                    None => {
+                        self.wakeup(t, false);
+                    }
+                },
             }
         }
         let r = self.rcu.as_mut().expect("a program uses RCU");

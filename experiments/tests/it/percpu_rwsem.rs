@@ -192,3 +192,71 @@ program = ["loop", "{down} l", "cpu 100ns", "{up} l", "cpu 400ns", "end"]
     assert_eq!(counter(&r, "l/line_transfers"), 0);
     assert!(counter(&r, "l/fast_reads") > 300);
 }
+
+/// `l` with `grace_period = "rcu"` on two CPUs at HZ 1000, CPU 0 kept
+/// busy by `hog`: the writer `w` asks at 0 and its `rcu_sync_enter` waits
+/// in `synchronize_rcu` for the RCU model's grace period (R82 on R93),
+/// which the busy CPU ends at its second tick and the idle one at the
+/// forcing scan: 4 ms, as a `synchronize_rcu` step there
+/// (rcu_grace_periods::r90_r93_...). `w` holds 1 ms; its exit's
+/// `rcu_sync_func` is a `call_rcu` (R92): readers take the slow path
+/// until it runs, the fast path after.
+#[test]
+fn r82_on_the_rcu_model_a_writer_waits_for_its_grace_period_and_readers_for_the_callback() {
+    let r = run_text(
+        r#"
+[scenario]
+name = "percpu-rcu"
+duration = "50ms"
+cpus = 2
+hz = 1000
+[machine]
+profile = "ideal"
+[locks.l]
+kind = "percpu_rw_semaphore"
+grace_period = "rcu"
+[tasks.hog]
+count = 1
+program = ["cpu 30ms"]
+[tasks.w]
+count = 1
+program = ["percpu_down_write l", "sleep 1ms", "percpu_up_write l"]
+[tasks.early]
+count = 1
+program = ["sleep 6ms", "percpu_down_read l", "percpu_up_read l"]
+[tasks.late]
+count = 1
+program = ["sleep 40ms", "percpu_down_read l", "percpu_up_read l"]
+"#,
+        1,
+    );
+    assert_eq!(wait(&r, "l/write/w"), Dur(4_000 * US));
+    assert_eq!(counter(&r, "l/grace_periods"), 1);
+    // Released at 5 ms: the callback's grace period is well over by 40 ms
+    // and not by 6 ms.
+    assert_eq!(counter(&r, "l/slow_reads"), 1);
+    assert_eq!(counter(&r, "l/fast_reads"), 1);
+    assert_eq!(counter(&r, "rcu/grace_periods"), 2);
+    assert_eq!(counter(&r, "rcu/callbacks"), 1);
+}
+
+#[test]
+fn a_grace_period_on_the_rcu_model_is_a_percpu_rw_semaphore_s_only() {
+    let e = compile_error(
+        r#"
+[scenario]
+name = "g"
+duration = "1ms"
+[locks.m]
+kind = "mutex"
+grace_period = "rcu"
+[tasks.t]
+count = 1
+program = ["mutex_lock m", "mutex_unlock m"]
+"#,
+    );
+    assert!(
+        e.contains("only a percpu_rw_semaphore waits for a grace period"),
+        "{e}"
+    );
+}

@@ -20,9 +20,12 @@
 //!   head: every reader up to the first writer is granted, and that
 //!   writer gets `block` (and then waits for those readers).
 //!
-//! The grace period is a length given to the lock (R85), not one of
-//! `crate::rcu`'s (which the world ticks for `synchronize_rcu` steps). The callbacks of R82 wake nobody, so the state
-//! they change is brought up to date when the lock is next used.
+//! The grace period is either a length given to the lock (R85), with the
+//! callbacks of R82, which wake nobody, brought up to date when the lock
+//! is next used; or ([`PercpuRwsem::on_rcu`]) the world's RCU model's
+//! (R90-R93): the first writer waits in its `synchronize_rcu`
+//! ([`Acquire::GracePeriod`]) and the exit's callback is a `call_rcu`
+//! the world runs ([`LockPolicy::take_rcu_callback`]).
 
 use crate::ids::TaskId;
 use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake, WordAccess};
@@ -84,6 +87,10 @@ pub struct PercpuRwsem {
     gp_owner: Option<TaskId>,
     /// Writers waiting in `rcu_sync_enter` for it (`gp_wait`).
     gp_wait: Vec<TaskId>,
+    /// Grace periods and callbacks are the world's RCU model's.
+    on_rcu: bool,
+    /// On the RCU model: a `call_rcu` of `rcu_sync_func` to hand over.
+    callback_wanted: bool,
     /// Readers holding the lock (the per-CPU counts, summed).
     readers: u32,
     /// `sem->block`: a writer holds or waits for the readers to drain.
@@ -109,6 +116,8 @@ impl PercpuRwsem {
             gp_end: SimTime::ZERO,
             gp_owner: None,
             gp_wait: Vec::new(),
+            on_rcu: false,
+            callback_wanted: false,
             readers: 0,
             block: false,
             waiters: VecDeque::new(),
@@ -118,9 +127,21 @@ impl PercpuRwsem {
         }
     }
 
+    /// A lock whose `rcu_sync` waits for the world's RCU model.
+    pub fn on_rcu() -> Self {
+        PercpuRwsem {
+            on_rcu: true,
+            ..PercpuRwsem::new(Dur::ZERO)
+        }
+    }
+
     /// R82: the RCU callbacks that ran by `now` (`rcu_sync_func` from
-    /// `Exit` or `Replay`), which wake nobody.
+    /// `Exit` or `Replay`), which wake nobody; on the RCU model the world
+    /// runs them ([`LockPolicy::rcu_callback`]).
     fn callbacks_until(&mut self, now: SimTime) {
+        if self.on_rcu {
+            return;
+        }
         loop {
             match self.gp_state {
                 GpState::Exit if now >= self.gp_end => {
@@ -142,6 +163,9 @@ impl PercpuRwsem {
 
     /// `rcu_sync_is_idle` at `now`: readers take the fast path.
     fn idle_at(&self, now: SimTime) -> bool {
+        if self.on_rcu {
+            return self.gp_state == GpState::Idle;
+        }
         match self.gp_state {
             GpState::Idle => true,
             // The callback that makes it idle has run by `now`.
@@ -196,7 +220,11 @@ impl PercpuRwsem {
                 self.gp_owner = Some(t);
                 self.gp_end = now + self.gp;
                 self.n.grace_periods += 1;
-                Acquire::Sleep { until: self.gp_end }
+                if self.on_rcu {
+                    Acquire::GracePeriod
+                } else {
+                    Acquire::Sleep { until: self.gp_end }
+                }
             }
             GpState::Enter => {
                 self.gp_wait.push(t);
@@ -275,6 +303,7 @@ impl LockPolicy for PercpuRwsem {
                         GpState::Passed => {
                             self.gp_state = GpState::Exit;
                             self.gp_end = ctx.now + self.gp;
+                            self.callback_wanted = self.on_rcu;
                         }
                         GpState::Exit => self.gp_state = GpState::Replay,
                         _ => {}
@@ -291,7 +320,7 @@ impl LockPolicy for PercpuRwsem {
             // R82: synchronize_rcu returned; rcu_sync_func wakes the
             // writers that waited for it.
             debug_assert!(
-                ctx.now >= self.gp_end,
+                self.on_rcu || ctx.now >= self.gp_end,
                 "woken before its grace period ended"
             );
             self.gp_owner = None;
@@ -324,6 +353,25 @@ impl LockPolicy for PercpuRwsem {
 
     fn queued(&self) -> usize {
         self.waiters.len() + self.gp_wait.len() + usize::from(self.drainer.is_some())
+    }
+
+    fn take_rcu_callback(&mut self) -> bool {
+        std::mem::take(&mut self.callback_wanted)
+    }
+
+    /// R82 `rcu_sync_func` on the RCU model, in its order: a writer came
+    /// meanwhile, `Passed`; else from `Replay` (another exit), `Exit` and
+    /// the callback once more; else idle.
+    fn rcu_callback(&mut self, _ctx: &LockCtx, _wakes: &mut Vec<Wake>) {
+        debug_assert!(matches!(self.gp_state, GpState::Exit | GpState::Replay));
+        if self.gp_count > 0 {
+            self.gp_state = GpState::Passed;
+        } else if self.gp_state == GpState::Replay {
+            self.gp_state = GpState::Exit;
+            self.callback_wanted = true;
+        } else {
+            self.gp_state = GpState::Idle;
+        }
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -481,6 +529,35 @@ mod tests {
         assert_eq!(h.rel(3, Read), vec![Wake::Retry(TaskId(4))]);
         assert_eq!(h.retry(4), (Granted, vec![]));
         assert_eq!(h.rel(4, Write), vec![Wake::Granted(TaskId(5))]);
+    }
+
+    #[test]
+    fn r82_on_the_rcu_model_the_writer_waits_in_synchronize_rcu_and_the_exit_is_a_callback() {
+        let mut h = H::new();
+        h.l = PercpuRwsem::on_rcu();
+        assert_eq!(h.acq(1, Write).0, Acquire::GracePeriod);
+        assert!(!h.l.take_rcu_callback());
+        // The world's grace period ends at 5 ms: the writer retries.
+        assert_eq!(h.at(5_000_000).retry(1), (Granted, vec![]));
+        // Its release asks for rcu_sync_func's callback, once.
+        h.at(6_000_000).rel(1, Write);
+        assert!(h.l.take_rcu_callback());
+        assert!(!h.l.take_rcu_callback());
+        // Readers take the slow path until the callback runs, whenever.
+        h.at(60_000_000);
+        assert_eq!(h.l.word_access(h.now, Read, true), WordAccess::Read);
+        // A second writer and its exit before the callback: Replay, so
+        // the callback runs once more before the lock is idle.
+        assert_eq!(h.acq(2, Write), (Granted, vec![]));
+        h.rel(2, Write);
+        assert!(!h.l.take_rcu_callback(), "one callback in flight");
+        let ctx = h.ctx();
+        h.l.rcu_callback(&ctx, &mut Vec::new());
+        assert!(h.l.take_rcu_callback(), "requeued from Replay");
+        assert_eq!(h.l.word_access(h.now, Read, true), WordAccess::Read);
+        h.l.rcu_callback(&ctx, &mut Vec::new());
+        assert_eq!(h.l.word_access(h.now, Read, true), WordAccess::None);
+        assert_eq!(h.counter("grace_periods"), 1);
     }
 
     #[test]

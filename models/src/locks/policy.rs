@@ -168,6 +168,10 @@ pub enum Acquire {
     /// The task sleeps until `until` (an RCU grace period, R82), then is
     /// woken by that timer to try again ([`LockPolicy::retry`]).
     Sleep { until: SimTime },
+    /// The task sleeps in `synchronize_rcu` until the world's RCU model
+    /// ends the next grace period (R82 on R93), then tries again
+    /// ([`LockPolicy::retry`]).
+    GracePeriod,
 }
 
 /// What a lock step does to the lock's word (its cache line, R74): the
@@ -306,6 +310,19 @@ pub trait LockPolicy: Send {
     /// Whether any task spins on this lock.
     fn has_spinners(&self) -> bool {
         false
+    }
+
+    /// Whether the lock asked, since it was last asked, for an RCU
+    /// callback after the next grace period of the world's RCU model
+    /// (`call_rcu`, R82 on R92); the world then calls
+    /// [`LockPolicy::rcu_callback`] when it runs.
+    fn take_rcu_callback(&mut self) -> bool {
+        false
+    }
+
+    /// The RCU callback the lock asked for has run (R82's `rcu_sync_func`).
+    fn rcu_callback(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) {
+        let _ = (ctx, wakes);
     }
 
     /// The spinners that poll the lock word now, at most two: the OSQ

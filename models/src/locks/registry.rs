@@ -75,6 +75,9 @@ pub struct LockOptions {
     /// period (R82, R85). The compiler sets it (from the machine, or the
     /// lock's `grace_period`); the default here is for tests.
     pub grace_period: Dur,
+    /// A percpu_rw_semaphore's `rcu_sync` waits for the world's RCU
+    /// model (R90-R93) instead of `grace_period`.
+    pub rcu_model: bool,
 }
 
 impl Default for LockOptions {
@@ -82,6 +85,7 @@ impl Default for LockOptions {
         LockOptions {
             spin_on_owner: true,
             grace_period: Dur::ZERO,
+            rcu_model: false,
         }
     }
 }
@@ -135,9 +139,11 @@ impl AnyLock {
             (LockKind::Spinlock | LockKind::PercpuRwsem, "none") => {
                 Some(AnyLock::None(NoLock::new()))
             }
-            (LockKind::PercpuRwsem, "linux") => {
-                Some(AnyLock::PercpuRwsem(PercpuRwsem::new(o.grace_period)))
-            }
+            (LockKind::PercpuRwsem, "linux") => Some(AnyLock::PercpuRwsem(if o.rcu_model {
+                PercpuRwsem::on_rcu()
+            } else {
+                PercpuRwsem::new(o.grace_period)
+            })),
             (LockKind::Seqcount, "linux") => Some(AnyLock::Seqcount(Seqcount::new())),
             (LockKind::Seqlock, "linux") => Some(AnyLock::Seqlock(Seqlock::new())),
             _ => None,
@@ -205,6 +211,12 @@ impl LockPolicy for AnyLock {
     #[inline]
     fn has_spinners(&self) -> bool {
         each!(self, l => l.has_spinners())
+    }
+    fn take_rcu_callback(&mut self) -> bool {
+        each!(self, l => l.take_rcu_callback())
+    }
+    fn rcu_callback(&mut self, ctx: &LockCtx, wakes: &mut Vec<Wake>) {
+        each!(self, l => l.rcu_callback(ctx, wakes))
     }
     fn word_pollers(&self) -> [Option<TaskId>; 2] {
         each!(self, l => l.word_pollers())

@@ -673,6 +673,7 @@ fn build_lock(
                 ),
             ))
         }
+        Some(v) if v.get_ref() == "rcu" => Dur::ZERO,
         Some(v) => {
             let g = dur_field(src, &format!("locks.{name}.grace_period"), v)?;
             if g == Dur::ZERO {
@@ -689,6 +690,10 @@ fn build_lock(
     let options = models::locks::LockOptions {
         spin_on_owner: d.spin_on_owner.unwrap_or(true),
         grace_period,
+        rcu_model: d
+            .grace_period
+            .as_ref()
+            .is_some_and(|v| v.get_ref() == "rcu"),
     };
     let line = match (&d.line_transfer, &d.line_local) {
         (None, None) => None,
