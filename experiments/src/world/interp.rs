@@ -168,52 +168,28 @@ impl<'c> World<'c> {
                 slot,
             } => {
                 let r = self.lock_op(lock, |l, ctx, wakes| l.retry(ctx, t, mode, wakes));
-                match r {
-                    Acquire::Granted => {
-                        self.tasks[t].resume = Resume::Nothing;
-                        self.acquired(t, lock, mode, wait, slot);
+                if r == Acquire::Granted {
+                    self.tasks[t].resume = Resume::Nothing;
+                    self.acquired(t, lock, mode, wait, slot);
+                } else {
+                    // Not yet: it waits on, the acquisition still its own.
+                    self.tasks[t].resume = Resume::Acquired {
+                        lock,
+                        mode,
+                        wait,
+                        slot,
+                    };
+                    match r {
+                        Acquire::Granted => unreachable!("handled above"),
+                        Acquire::Queued => {
+                            self.tasks[t].state = State::Blocked;
+                            self.leave_cpu(t);
+                        }
+                        Acquire::Spin { until } => self.start_spin(t, until),
+                        Acquire::Sleep { until } => self.lock_sleep(t, lock, until),
+                        Acquire::GracePeriod => self.lock_grace_period(t, lock),
                     }
-                    Acquire::Queued => {
-                        self.tasks[t].resume = Resume::Acquired {
-                            lock,
-                            mode,
-                            wait,
-                            slot,
-                        };
-                        self.tasks[t].state = State::Blocked;
-                        self.leave_cpu(t);
-                        return Ok(());
-                    }
-                    Acquire::Spin { until } => {
-                        self.tasks[t].resume = Resume::Acquired {
-                            lock,
-                            mode,
-                            wait,
-                            slot,
-                        };
-                        self.start_spin(t, until);
-                        return Ok(());
-                    }
-                    Acquire::Sleep { until } => {
-                        self.tasks[t].resume = Resume::Acquired {
-                            lock,
-                            mode,
-                            wait,
-                            slot,
-                        };
-                        self.lock_sleep(t, lock, until);
-                        return Ok(());
-                    }
-                    Acquire::GracePeriod => {
-                        self.tasks[t].resume = Resume::Acquired {
-                            lock,
-                            mode,
-                            wait,
-                            slot,
-                        };
-                        self.lock_grace_period(t, lock);
-                        return Ok(());
-                    }
+                    return Ok(());
                 }
             }
         }
