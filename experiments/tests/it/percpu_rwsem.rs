@@ -125,6 +125,8 @@ kind = "percpu_rw_semaphore"
 count = 1
 program = ["percpu_down_write l", "percpu_up_write l"]
 "#;
+    // The RCU model's grace period on an idle machine (the default):
+    // the forcing scan's jiffies_till_first_fqs and the tick after it.
     // HZ 250: (1 + 0 + 1) jiffies.
     let r = run_text(text, 1);
     assert_eq!(wait(&r, "l/write/w"), Dur(8_000 * US));

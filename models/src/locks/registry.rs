@@ -72,8 +72,9 @@ pub struct LockOptions {
     /// SMP, !PREEMPT_RT): writers spin on a running owner (R8-R11, R27).
     pub spin_on_owner: bool,
     /// How long a percpu_rw_semaphore's `rcu_sync` waits for an RCU grace
-    /// period (R82, R85). The compiler sets it (from the machine, or the
-    /// lock's `grace_period`); the default here is for tests.
+    /// period when not on the RCU model (R82, R85). The compiler sets it
+    /// (from the machine, or the lock's `grace_period`); the default here
+    /// is for tests.
     pub grace_period: Dur,
     /// A percpu_rw_semaphore's `rcu_sync` waits for the world's RCU
     /// model (R90-R93) instead of `grace_period`.

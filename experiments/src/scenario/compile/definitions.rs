@@ -690,10 +690,9 @@ fn build_lock(
     let options = models::locks::LockOptions {
         spin_on_owner: d.spin_on_owner.unwrap_or(true),
         grace_period,
-        rcu_model: d
-            .grace_period
-            .as_ref()
-            .is_some_and(|v| v.get_ref() == "rcu"),
+        // R85: the RCU model unless the lock gives a length of its own.
+        rcu_model: kind == LockKind::PercpuRwsem
+            && d.grace_period.as_ref().is_none_or(|v| v.get_ref() == "rcu"),
     };
     let line = match (&d.line_transfer, &d.line_local) {
         (None, None) => None,
