@@ -600,7 +600,8 @@ impl Compiled {
     /// A percpu_rw_semaphore's `rcu_sync` waits for the RCU model (its
     /// `grace_period = "rcu"`).
     pub fn rcu_sync_on_rcu(&self) -> bool {
-        self.locks.iter().any(|l| l.options.rcu_model)
+        (self.locks.iter())
+            .any(|l| l.kind == LockKind::PercpuRwsem && l.options.grace_period.is_none())
     }
     /// Tasks of the task groups (work programs have none of their own).
     pub fn tasks(&self) -> u64 {

@@ -32,24 +32,6 @@ use crate::locks::policy::{Acquire, LockCtx, LockPolicy, Mode, Wake, WordAccess}
 use sim::{Dur, SimTime};
 use std::collections::VecDeque;
 
-/// R85: the grace period a writer's `rcu_sync_enter` waits for, on a
-/// machine of `cpus` CPUs (unlimited: none counted) at `hz`, when the
-/// scenario gives none. The lock does not use `crate::rcu`'s grace
-/// periods (R90-R93), which follow the CPUs' ticks: this is the first
-/// force-quiescent-state scan of the grace-period kthread,
-/// `jiffies_till_first_fqs` = `RCU_JIFFIES_TILL_FORCE_QS` (1 jiffy, 2
-/// above HZ 250, 3 above HZ 500) + `nr_cpu_ids / RCU_JIFFIES_FQS_DIV`
-/// (256) jiffies (kernel/rcu/tree.h; `rcu_init_geometry`,
-/// kernel/rcu/tree.c), by which an idle CPU's quiescent state is seen,
-/// plus one jiffy for the tick on which the last busy CPU reports its
-/// own and the waiter is woken. 8 ms at HZ 250 up to 255 CPUs.
-pub fn default_grace_period(hz: u32, cpus: Option<u32>) -> Dur {
-    let hz = u64::from(hz.max(1));
-    let till_force_qs = 1 + u64::from(hz > 250) + u64::from(hz > 500);
-    let jiffies = till_force_qs + u64::from(cpus.unwrap_or(0)) / 256 + 1;
-    Dur(jiffies * 1_000_000_000 / hz)
-}
-
 /// `rcu_sync`'s `gp_state` (kernel/rcu/sync.c), in its order: a writer
 /// waits in `rcu_sync_enter` only while the state is below `Passed`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -443,15 +425,6 @@ mod tests {
                 .unwrap()
                 .1
         }
-    }
-
-    #[test]
-    fn r85_the_default_grace_period_follows_hz_and_the_cpu_count() {
-        assert_eq!(default_grace_period(250, Some(32)), Dur(8_000_000));
-        assert_eq!(default_grace_period(250, None), Dur(8_000_000));
-        assert_eq!(default_grace_period(1000, Some(8)), Dur(4_000_000));
-        assert_eq!(default_grace_period(300, Some(8)), Dur(10_000_000));
-        assert_eq!(default_grace_period(100, Some(512)), Dur(40_000_000));
     }
 
     #[test]

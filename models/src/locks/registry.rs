@@ -71,22 +71,17 @@ pub struct LockOptions {
     /// CONFIG_RWSEM_SPIN_ON_OWNER / CONFIG_MUTEX_SPIN_ON_OWNER (default y on
     /// SMP, !PREEMPT_RT): writers spin on a running owner (R8-R11, R27).
     pub spin_on_owner: bool,
-    /// How long a percpu_rw_semaphore's `rcu_sync` waits for an RCU grace
-    /// period when not on the RCU model (R82, R85). The compiler sets it
-    /// (from the machine, or the lock's `grace_period`); the default here
-    /// is for tests.
-    pub grace_period: Dur,
-    /// A percpu_rw_semaphore's `rcu_sync` waits for the world's RCU
-    /// model (R90-R93) instead of `grace_period`.
-    pub rcu_model: bool,
+    /// A percpu_rw_semaphore's `rcu_sync` grace period when the lock
+    /// gives one (R85, a what-if); none: the world's RCU model's
+    /// (R90-R93), as the kernel's.
+    pub grace_period: Option<Dur>,
 }
 
 impl Default for LockOptions {
     fn default() -> Self {
         LockOptions {
             spin_on_owner: true,
-            grace_period: Dur::ZERO,
-            rcu_model: false,
+            grace_period: None,
         }
     }
 }
@@ -140,10 +135,9 @@ impl AnyLock {
             (LockKind::Spinlock | LockKind::PercpuRwsem, "none") => {
                 Some(AnyLock::None(NoLock::new()))
             }
-            (LockKind::PercpuRwsem, "linux") => Some(AnyLock::PercpuRwsem(if o.rcu_model {
-                PercpuRwsem::on_rcu()
-            } else {
-                PercpuRwsem::new(o.grace_period)
+            (LockKind::PercpuRwsem, "linux") => Some(AnyLock::PercpuRwsem(match o.grace_period {
+                Some(g) => PercpuRwsem::new(g),
+                None => PercpuRwsem::on_rcu(),
             })),
             (LockKind::Seqcount, "linux") => Some(AnyLock::Seqcount(Seqcount::new())),
             (LockKind::Seqlock, "linux") => Some(AnyLock::Seqlock(Seqlock::new())),

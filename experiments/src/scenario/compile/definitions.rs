@@ -32,13 +32,12 @@ pub(super) struct Locks {
     pub ids: IndexMap<String, (LockId, u32)>,
 }
 
-/// Builds `[locks]`, on the machine of `settings` (a percpu rwsem's
-/// grace period).
-pub(super) fn locks(src: &Source, doc: &Doc, settings: &Settings) -> Result<Locks, ScenarioError> {
+/// Builds `[locks]`.
+pub(super) fn locks(src: &Source, doc: &Doc) -> Result<Locks, ScenarioError> {
     let mut locks = TiVec::new();
     let mut lock_ids = IndexMap::new();
     for (name, def) in &doc.locks {
-        let spec = build_lock(src, name, def, settings)?;
+        let spec = build_lock(src, name, def)?;
         match def.get_ref().instances {
             None => {
                 lock_ids.insert(name.clone(), (locks.next_key(), 1));
@@ -626,12 +625,7 @@ fn build_dist(src: &Source, name: &str, def: &Spanned<DistDef>) -> Result<Dist, 
     }
 }
 
-fn build_lock(
-    src: &Source,
-    name: &str,
-    def: &Spanned<LockDef>,
-    settings: &Settings,
-) -> Result<LockSpec, ScenarioError> {
+fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSpec, ScenarioError> {
     let d = def.get_ref();
     let Some(kind) = LockKind::by_name(d.kind.get_ref()) else {
         let kinds: Vec<&str> = LockKind::ALL.iter().map(|k| k.as_str()).collect();
@@ -673,7 +667,9 @@ fn build_lock(
                 ),
             ))
         }
-        Some(v) if v.get_ref() == "rcu" => Dur::ZERO,
+        // R85: the world's RCU model, unless the lock gives a length.
+        None => None,
+        Some(v) if v.get_ref() == "rcu" => None,
         Some(v) => {
             let g = dur_field(src, &format!("locks.{name}.grace_period"), v)?;
             if g == Dur::ZERO {
@@ -683,16 +679,12 @@ fn build_lock(
                     "a grace period is more than zero",
                 ));
             }
-            g
+            Some(g)
         }
-        None => models::locks::percpu_rwsem::default_grace_period(settings.hz, settings.cpus),
     };
     let options = models::locks::LockOptions {
         spin_on_owner: d.spin_on_owner.unwrap_or(true),
         grace_period,
-        // R85: the RCU model unless the lock gives a length of its own.
-        rcu_model: kind == LockKind::PercpuRwsem
-            && d.grace_period.as_ref().is_none_or(|v| v.get_ref() == "rcu"),
     };
     let line = match (&d.line_transfer, &d.line_local) {
         (None, None) => None,

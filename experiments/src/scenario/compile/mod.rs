@@ -59,7 +59,7 @@ pub use machine::{unknown_profile, DEFAULT_PROFILE, IDEAL};
 /// Compiles one resolved variant.
 pub fn compile(src: &Source, doc: &Doc, variant: &str) -> Result<Compiled, ScenarioError> {
     let settings = settings::settings(src, doc)?;
-    let locks = definitions::locks(src, doc, &settings)?;
+    let locks = definitions::locks(src, doc)?;
     let lines = definitions::lines(src, doc)?;
     let dists = definitions::dists(src, doc)?;
     let (programs, works) = definitions::programs(src, doc)?;

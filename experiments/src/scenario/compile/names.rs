@@ -679,7 +679,7 @@ impl<'a> Resolver<'_, 'a, '_> {
         if !is_family || !instances.is_power_of_two() {
             return Err(o.error(format!(
                 "`{full}`: a hashed lock is one of a family whose `instances` is a power of two (the kernel's hash tables are); `{name}` has {}",
-                if is_family { format!("{instances}") } else { "no `instances`".to_string() }
+                instances_said(is_family, instances, "no `instances`")
             )));
         }
         let bits = instances.trailing_zeros() as u8;
@@ -710,7 +710,7 @@ impl<'a> Resolver<'_, 'a, '_> {
             return Err(o.error(format!(
                 "`{full}`: this is process {process} of the scenario (counting from 0, in the order the task groups name them), so `{name}` needs at least {} `instances`; it has {}",
                 process + 1,
-                if is_family { format!("{instances}") } else { "none".to_string() }
+                instances_said(is_family, instances, "none")
             )));
         }
         let lock = LockId(base.0 + process);
@@ -736,7 +736,7 @@ impl<'a> Resolver<'_, 'a, '_> {
         if !is_family || count > u64::from(instances) {
             return Err(o.error(format!(
                 "`{full}`: the repeat around it makes {count} passes, so `{name}` needs at least {count} `instances`; it has {}",
-                if is_family { format!("{instances}") } else { "none".to_string() }
+                instances_said(is_family, instances, "none")
             )));
         }
         let depth =
@@ -845,6 +845,16 @@ fn kind_steps(kind: LockKind) -> &'static str {
 
 /// A lock or line as a step names it: `name`, or `family[KEY]` with KEY
 /// a number or `self`.
+/// A keyed step's family size as its errors say it: the count, or
+/// `none` when the lock is not a family.
+fn instances_said(is_family: bool, instances: u32, none: &str) -> String {
+    if is_family {
+        instances.to_string()
+    } else {
+        none.to_string()
+    }
+}
+
 fn family_ref<'a>(o: &Origin, full: &'a str) -> Result<(&'a str, Option<WorkKey>), ScenarioError> {
     match full.split_once('[') {
         None => Ok((full, None)),
