@@ -197,6 +197,11 @@ impl<'c> World<'c> {
         // at a time), so it is seen here, when the victim next runs, after
         // it took any lock it was granted (it exits releasing that too).
         if self.tasks[t].killed.is_some() && !self.tasks[t].exiting {
+            // A flusher returns from flush_workqueue, cascading (R110),
+            // before a kill can unwind it (its wait is uninterruptible).
+            if let Some((q, f)) = self.tasks[t].flushing.take() {
+                self.wq_call(q, |q, now, out| q.flush_resumed(now, f, out));
+            }
             let exit_pc = self.c.groups[self.tasks[t].group].exit_pc;
             if matches!(
                 self.c.groups[self.tasks[t].group].code[exit_pc],
@@ -343,10 +348,14 @@ impl<'c> World<'c> {
                     self.tasks[t].self_key = lo + k;
                 }
                 Instr::FlushWorkqueue { wq } => {
-                    pc += 1;
-                    if self.flush_workqueue(t, pc, wq) {
+                    if let Some((q, f)) = self.tasks[t].flushing.take() {
+                        // Back from a flush that waited: the first
+                        // flusher's wake-up-and-cascade phase (R110).
+                        self.wq_call(q, |q, now, out| q.flush_resumed(now, f, out));
+                    } else if self.flush_workqueue(t, pc, wq) {
                         return Ok(());
                     }
+                    pc += 1;
                 }
                 Instr::Charge { memcg, pages, gfp } => {
                     if self.charge(t, pc, memcg, pages, gfp) {

@@ -460,7 +460,9 @@ impl<'c> World<'c> {
     fn stuck_line(&self, t: TaskId) -> String {
         let task = &self.tasks[t];
         let g = &self.c.groups[task.group];
-        let at = g.origins.get(Pc(task.pc.0.saturating_sub(1)));
+        // A flusher waits at its flush step (R110); other waits, past it.
+        let back = u32::from(task.flushing.is_none());
+        let at = g.origins.get(Pc(task.pc.0.saturating_sub(back)));
         let what = match task.resume {
             Resume::Acquired { lock, mode, .. } | Resume::Retry { lock, mode, .. } => {
                 let l = &self.c.locks[lock];

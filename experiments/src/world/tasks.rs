@@ -368,6 +368,9 @@ pub(super) struct Task {
     /// Why it is about to leave its CPU asleep, when a lock wait does not
     /// say (reclaim, throttle, flush, work): for `--blame`.
     pub(super) off: Doing,
+    /// A `flush_workqueue` that waited, until the flusher runs again and
+    /// cascades (R110): the workqueue and the flush.
+    pub(super) flushing: Option<(WqId, models::workqueue::FlushId)>,
     /// A memcg charge in progress across reclaim attempts (R45).
     pub(super) charging: Option<(MemcgId, models::memcg::Charge)>,
     /// Draws of memcg reclaim (time, success), apart from the program's.
@@ -459,6 +462,7 @@ impl Task {
             atomic_done: false,
             arriving: false,
             waker_cpu: None,
+            flushing: None,
             charging: None,
             mem_rng: (!c.memcgs.is_empty()).then(|| Box::new(own("memcg"))),
             over_high: 0,

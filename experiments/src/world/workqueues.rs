@@ -160,7 +160,7 @@ impl<'c> World<'c> {
         }
     }
 
-    /// `flush_workqueue` (R36) by `t`, which goes on at `pc`: it waits
+    /// `flush_workqueue` (R36) by `t`, at its flush step `pc`: it waits
     /// for the items queued on `wq` so far, if any is not done. Returns
     /// whether `t` now waits. Out of the interpreter's way, as rare.
     #[inline(never)]
@@ -169,6 +169,8 @@ impl<'c> World<'c> {
             models::workqueue::FlushOutcome::Done => false,
             models::workqueue::FlushOutcome::Wait(f) => {
                 self.wq.flushers.entry((wq, f)).or_default().push(t);
+                // It resumes at this step, to cascade (R110).
+                self.tasks[t].flushing = Some((wq, f));
                 self.block_waiting(t, pc, Doing::Flush { wq });
                 true
             }

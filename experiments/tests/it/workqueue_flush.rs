@@ -381,3 +381,41 @@ fn r36_a_flush_that_waits_on_itself_through_work_items_is_a_named_deadlock() {
         );
     crate::common::run_text(&fine, 1);
 }
+
+#[test]
+fn r110_a_later_flusher_returns_only_when_the_first_flusher_runs_its_cascade() {
+    // Flusher f1 waits for item a (1 ms), f2 for a and b (200 us); b is
+    // done long before a. The end of a wakes f1 alone (R110); f1 runs one
+    // wake latency later and its cascade wakes f2, which runs one wake
+    // latency after that. Both spans begin at the start, so f2's is one
+    // wake latency longer than f1's; were f2 woken with f1 it would be
+    // as long.
+    let text = r#"
+[scenario]
+name = "cascade"
+duration = "1s"
+cpus = 4
+wake_latency = "500us"
+[workqueues.wq]
+kind = "unbound"
+max_active = 2
+[works.a]
+program = ["cpu 1ms"]
+[works.b]
+program = ["cpu 200us"]
+[tasks.f1]
+count = 1
+program = ["span_begin f1", "queue_work wq a", "flush_workqueue wq", "span_end f1"]
+[tasks.f2]
+count = 1
+program = ["span_begin f2", "sleep 100us", "queue_work wq b", "flush_workqueue wq", "span_end f2"]
+
+[machine]
+profile = 'ideal'
+"#;
+    let r = run_text(text, 1);
+    let f1 = r.series(Metric::Span, "f1/f1").unwrap().hist.max();
+    let f2 = r.series(Metric::Span, "f2/f2").unwrap().hist.max();
+    assert_eq!(f2, f1 + 500 * US, "f1 {f1:?} f2 {f2:?}");
+    assert_eq!(r.counter("wq/wq/flushes_waited"), Some(2));
+}

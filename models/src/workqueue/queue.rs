@@ -32,10 +32,12 @@
 //! takes an instance out of flight and requeues it with a new number (the
 //! current color); flushers complete in order (a later snapshot waits for a
 //! superset) and new work, numbered after the snapshot, cannot livelock a
-//! flush. The one divergence: with more than 14 flushers waiting at once the
-//! kernel parks the extra ones on `flusher_overflow` and gives them a color
-//! later, so they may also wait for work queued after they were called;
-//! here every flusher waits only for what preceded it.
+//! flush. Only the first flusher is woken by the work that ends its color
+//! (R110): the others wait until it has run and cascaded
+//! ([`Workqueue::flush_resumed`]), which returns every later flusher whose
+//! work is done and arms the next one. A flusher that finds 15 colors in
+//! use waits on the overflow list and gets its snapshot at the next
+//! cascade (R111), so it also waits for work queued after it was called.
 //!
 //! Simplified, on purpose:
 //! - [`Action::Start`] puts an activated item on its pool's worklist:
@@ -72,6 +74,10 @@ use std::collections::{BTreeSet, VecDeque};
 pub const WQ_MAX_ACTIVE: u32 = 512;
 /// `WQ_DFL_ACTIVE` (R32): the limit when 0 is passed.
 pub const WQ_DFL_ACTIVE: u32 = WQ_MAX_ACTIVE / 2;
+/// `WORK_NR_COLORS` = 1 << `WORK_STRUCT_COLOR_BITS` (4): flush colors
+/// (include/linux/workqueue.h); at most 15 are held by flushers at once
+/// (R111).
+pub const WORK_NR_COLORS: u32 = 16;
 /// `CGROUP_PIDLIST_DESTROY_DELAY` = HZ jiffies = 1 s (R41).
 pub const CGROUP_PIDLIST_DESTROY_DELAY: Dur = Dur(1_000_000_000);
 
@@ -275,7 +281,15 @@ pub struct Workqueue {
     next_seq: u64,
     /// Sequence numbers of the instances in flight (queued or executing).
     in_flight: BTreeSet<u64>,
+    /// The flushers that hold a color, oldest first; the front one is
+    /// `wq->first_flusher` (R110).
     flushers: VecDeque<Flusher>,
+    /// The first flusher was completed (its work is done) and has not yet
+    /// run its wake-up-and-cascade phase (R110).
+    cascading: bool,
+    /// `flusher_overflow`: flushers waiting for a color (R111); their
+    /// snapshot is taken when a cascade gives them one.
+    overflow: VecDeque<Flusher>,
     next_flush: u64,
     /// CONFIG_HZ when delayed-work timers are on the timer wheel
     /// ([`crate::timer`]); `None`: they fire at exactly `now + delay`.
@@ -330,6 +344,8 @@ impl Workqueue {
             next_seq: 0,
             in_flight: BTreeSet::new(),
             flushers: VecDeque::new(),
+            cascading: false,
+            overflow: VecDeque::new(),
             next_flush: 0,
             timer_hz: None,
             n: Counters::default(),
@@ -586,24 +602,98 @@ impl Workqueue {
     /// `flush_workqueue` (R36): waits until every instance queued before it
     /// on any pwq has completed (active, inactive, timers that fired), but
     /// not items queued later nor armed timers. Returns
-    /// [`FlushOutcome::Done`] if nothing is in flight; otherwise the
-    /// flusher's [`Action::FlushDone`] comes later, after those of earlier
-    /// flushers.
+    /// [`FlushOutcome::Done`] if no flush is in progress and nothing is in
+    /// flight; otherwise the flusher's [`Action::FlushDone`] comes later,
+    /// after those of earlier flushers.
+    ///
+    /// `__flush_workqueue`'s start-to-wait phase (R110, R111): with no
+    /// flush in progress the flusher becomes the first flusher; with one
+    /// in progress it queues behind it, even if nothing it waits for is in
+    /// flight (a first flusher's cascade returns it), or, with 15 colors
+    /// in use, on the overflow list without a snapshot. A flusher that
+    /// gets [`FlushOutcome::Wait`] must call [`Self::flush_resumed`] when
+    /// it runs again.
     pub fn flush_workqueue(&mut self, now: SimTime) -> FlushOutcome {
         self.n.flushes += 1;
-        if self.in_flight.is_empty() {
-            debug_assert!(self.flushers.is_empty());
+        if self.flushers.is_empty() && self.in_flight.is_empty() {
+            debug_assert!(self.overflow.is_empty() && !self.cascading);
             return FlushOutcome::Done;
         }
         self.n.flushes_waited += 1;
         let id = FlushId(self.next_flush);
         self.next_flush += 1;
-        self.flushers.push_back(Flusher {
+        let f = Flusher {
             id,
             snapshot: self.next_seq,
             since: now,
-        });
+        };
+        if self.colors_in_use() < WORK_NR_COLORS - 1 {
+            self.flushers.push_back(f);
+        } else {
+            self.overflow.push_back(f);
+        }
         FlushOutcome::Wait(id)
+    }
+
+    /// Colors between `wq->flush_color` and `wq->work_color`: one per
+    /// distinct snapshot of a flusher that holds a color (R111).
+    fn colors_in_use(&self) -> u32 {
+        let mut n = 0;
+        let mut last = None;
+        for f in &self.flushers {
+            if last != Some(f.snapshot) {
+                n += 1;
+                last = Some(f.snapshot);
+            }
+        }
+        n
+    }
+
+    /// A flusher that waited runs again (its [`Action::FlushDone`] woke
+    /// it): `__flush_workqueue`'s wake-up-and-cascade phase (R110). If it
+    /// is the first flusher, its color is freed: overflowed flushers get a
+    /// color (a snapshot of now, R111), every following flusher whose work
+    /// is all done returns, in order, and the first one still waiting
+    /// becomes the first flusher, returned later by the work that ends its
+    /// color. Any other flusher just returns.
+    pub fn flush_resumed(&mut self, now: SimTime, id: FlushId, out: &mut Vec<Action>) {
+        if !self.cascading || self.flushers.front().is_none_or(|f| f.id != id) {
+            return;
+        }
+        self.cascading = false;
+        self.flushers.pop_front();
+        loop {
+            // One color was freed: the overflowed flushers share the next.
+            if !self.overflow.is_empty() {
+                let snapshot = self.next_seq;
+                for mut f in self.overflow.drain(..) {
+                    f.snapshot = snapshot;
+                    self.flushers.push_back(f);
+                }
+            }
+            let Some(f) = self.flushers.front().copied() else {
+                break;
+            };
+            if !self.flush_satisfied(f.snapshot) {
+                break;
+            }
+            // `flush_workqueue_prep_pwqs` found nothing of its color in
+            // flight: the cascade completes it and goes on.
+            self.flushers.pop_front();
+            self.flush_returns(now, f, out);
+        }
+    }
+
+    /// No instance queued before `snapshot` is in flight.
+    fn flush_satisfied(&self, snapshot: u64) -> bool {
+        self.in_flight.first().is_none_or(|&s| s >= snapshot)
+    }
+
+    fn flush_returns(&mut self, now: SimTime, f: Flusher, out: &mut Vec<Action>) {
+        let wait = now.since(f.since).ns();
+        self.n.flush_wait_ns_total += wait;
+        self.n.flush_wait_ns_max = self.n.flush_wait_ns_max.max(wait);
+        out.push(Action::FlushDone(f.id));
     }
 
     /// Each waiting flush, in order, with the items executing now that
@@ -657,9 +747,10 @@ impl Workqueue {
         self.in_flight.len()
     }
 
-    /// Flushers waiting.
+    /// Flushers waiting (the first flusher until it has cascaded, and
+    /// the overflowed ones).
     pub fn flushers_waiting(&self) -> usize {
-        self.flushers.len()
+        self.flushers.len() + self.overflow.len()
     }
 
     /// `nr_active` of the pwq that a queue on `cpu` uses.
@@ -879,19 +970,20 @@ impl Workqueue {
         true
     }
 
-    /// Releases, in order, the flushers whose earlier instances have all
-    /// completed (`flush_workqueue_prep_pwqs` / the flush color cascade).
+    /// Returns the first flusher once its earlier instances have all
+    /// completed (`pwq_dec_nr_in_flight` completes `wq->first_flusher`
+    /// only, R110); the later flushers wait for its cascade
+    /// ([`Self::flush_resumed`]).
     fn flush_check(&mut self, now: SimTime, out: &mut Vec<Action>) {
-        let oldest = self.in_flight.first().copied();
-        while let Some(f) = self.flushers.front().copied() {
-            if oldest.is_some_and(|s| s < f.snapshot) {
-                break;
-            }
-            self.flushers.pop_front();
-            let wait = now.since(f.since).ns();
-            self.n.flush_wait_ns_total += wait;
-            self.n.flush_wait_ns_max = self.n.flush_wait_ns_max.max(wait);
-            out.push(Action::FlushDone(f.id));
+        if self.cascading {
+            return;
+        }
+        let Some(f) = self.flushers.front().copied() else {
+            return;
+        };
+        if self.flush_satisfied(f.snapshot) {
+            self.cascading = true;
+            self.flush_returns(now, f, out);
         }
     }
 
@@ -926,12 +1018,19 @@ impl Workqueue {
                 assert_eq!(p.nr_active, self.max_active);
             }
         }
-        let oldest = self.in_flight.first().copied();
+        // The first flusher waits for work until it is completed; the
+        // others may be done and wait for its cascade (R110).
+        if let (Some(f), false) = (self.flushers.front(), self.cascading) {
+            assert!(!self.flush_satisfied(f.snapshot));
+        }
+        assert!(!self.cascading || !self.flushers.is_empty());
         let mut last = 0;
         for f in &self.flushers {
-            assert!(oldest.is_some_and(|s| s < f.snapshot));
             assert!(f.snapshot >= last);
             last = f.snapshot;
+        }
+        if !self.overflow.is_empty() {
+            assert_eq!(self.colors_in_use(), WORK_NR_COLORS - 1);
         }
     }
 }
@@ -1032,6 +1131,11 @@ mod tests {
             let r = self.wq.flush_workqueue(self.now);
             self.wq.check_invariants();
             r
+        }
+        /// Flusher `id` runs again after its `FlushDone` (R110).
+        fn resumed(&mut self, id: u64) -> Vec<Action> {
+            self.call(|q, now, out| q.flush_resumed(now, FlushId(id), out))
+                .1
         }
         fn counter(&self, name: &str) -> u64 {
             self.wq
@@ -1429,8 +1533,15 @@ mod tests {
             vec![(FlushId(0), vec![w(2)]), (FlushId(1), vec![w(2), w(3)])]
         );
         assert_eq!(h.done(2), vec![FlushDone(FlushId(0))]);
+        // Flush 0 keeps its place until it runs its cascade (R110).
+        assert_eq!(
+            h.wq.flushes_wait_on(),
+            vec![(FlushId(0), vec![]), (FlushId(1), vec![w(3)])]
+        );
+        assert_eq!(h.resumed(0), none());
         assert_eq!(h.wq.flushes_wait_on(), vec![(FlushId(1), vec![w(3)])]);
         assert_eq!(h.done(3), vec![FlushDone(FlushId(1))]);
+        assert_eq!(h.resumed(1), none());
         assert_eq!(h.wq.flushes_wait_on(), vec![]);
     }
 
@@ -1447,16 +1558,92 @@ mod tests {
         // 2 completes first; flush 1 still waits for 1, as flush 0 does.
         assert_eq!(h.done(2), vec![Start(w(3), c(1))]);
         assert_eq!(h.wq.flushers_waiting(), 3);
+        // 1 completes the first flusher only (R110); its cascade returns
+        // the other two.
+        assert_eq!(h.done(1), vec![FlushDone(FlushId(0))]);
+        assert_eq!(h.wq.flushers_waiting(), 3);
         assert_eq!(
-            h.done(1),
-            vec![
-                FlushDone(FlushId(0)),
-                FlushDone(FlushId(1)),
-                FlushDone(FlushId(2))
-            ]
+            h.resumed(0),
+            vec![FlushDone(FlushId(1)), FlushDone(FlushId(2))]
         );
+        assert_eq!(h.wq.flushers_waiting(), 0);
+        // Flushers that the cascade returned have nothing to cascade.
+        assert_eq!(h.resumed(1), none());
+        assert_eq!(h.resumed(2), none());
         // 3 came after all three flushes.
         assert_eq!(h.done(3), none());
+    }
+
+    #[test]
+    fn r110_only_the_first_flusher_is_woken_and_its_cascade_returns_the_rest() {
+        let mut h = H::percpu(2, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        assert_eq!(h.at_ms(1).flush(), FlushOutcome::Wait(FlushId(0)));
+        assert_eq!(h.queue(2, 1), (true, vec![Start(w(2), c(1))]));
+        assert_eq!(h.at_ms(2).flush(), FlushOutcome::Wait(FlushId(1)));
+        assert_eq!(h.queue(3, 1), (true, none()));
+        assert_eq!(h.at_ms(3).flush(), FlushOutcome::Wait(FlushId(2)));
+        // Flush 1's color ends first: nobody is woken (it is not the
+        // first flusher).
+        assert_eq!(h.at_ms(4).done(2), vec![Start(w(3), c(1))]);
+        // Flush 0's color ends: pwq_dec_nr_in_flight wakes flush 0 only.
+        assert_eq!(h.at_ms(5).done(1), vec![FlushDone(FlushId(0))]);
+        // A flush made now queues behind the first flusher, although
+        // nothing it waits for is in flight on CPU 0 and 3 is on CPU 1.
+        assert_eq!(h.at_ms(6).flush(), FlushOutcome::Wait(FlushId(3)));
+        // Flush 0 runs at 7 ms: its cascade returns flush 1 (its work is
+        // done) and arms flush 2, which waits for 3.
+        assert_eq!(h.at_ms(7).resumed(0), vec![FlushDone(FlushId(1))]);
+        assert_eq!(h.wq.flushers_waiting(), 2);
+        // Flush 2's color ends: flush 2 is now the first flusher, woken.
+        assert_eq!(h.at_ms(8).done(3), vec![FlushDone(FlushId(2))]);
+        // Flush 3 waits for flush 2 to run, at 10 ms.
+        assert_eq!(h.at_ms(10).resumed(2), vec![FlushDone(FlushId(3))]);
+        assert_eq!(h.resumed(3), none());
+        assert_eq!(h.wq.flushers_waiting(), 0);
+        // Waits: flush 0 from 1 to 5 ms, 1 from 2 to 7 (its own work was
+        // done at 4), 2 from 3 to 8, 3 from 6 to 10.
+        assert_eq!(h.counter("flush_wait_ns_total"), 18 * MS);
+        assert_eq!(h.counter("flush_wait_ns_max"), 5 * MS);
+        assert_eq!(h.flush(), FlushOutcome::Done);
+    }
+
+    #[test]
+    fn r111_flushers_beyond_15_colors_overflow_and_take_a_later_snapshot() {
+        let mut h = H::percpu(1, 1);
+        // Item n+1 is queued before flush n; item 1 runs, the rest wait.
+        for n in 0..15u32 {
+            let started = if n == 0 {
+                vec![Start(w(1), c(0))]
+            } else {
+                none()
+            };
+            assert_eq!(h.queue(n + 1, 0), (true, started));
+            assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(u64::from(n))));
+        }
+        // Fifteen colors are in use: flushes 15 and 16 overflow.
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(15)));
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(16)));
+        assert_eq!(h.wq.flushers_waiting(), 17);
+        // Item 16, queued after the overflowed flushes were made, but
+        // before they get a color.
+        assert_eq!(h.queue(16, 0), (true, none()));
+        assert_eq!(h.done(1), vec![Start(w(2), c(0)), FlushDone(FlushId(0))]);
+        // Flush 0's cascade frees a color: flushes 15 and 16 take one
+        // now, so they wait for item 16 as well.
+        assert_eq!(h.resumed(0), none());
+        for n in 2..=15u32 {
+            assert_eq!(
+                h.done(n),
+                vec![Start(w(n + 1), c(0)), FlushDone(FlushId(u64::from(n - 1)))]
+            );
+            assert_eq!(h.resumed(u64::from(n - 1)), none());
+        }
+        // Item 16 ends: flush 15 (the first) is woken, and its cascade
+        // returns flush 16, which shares its color.
+        assert_eq!(h.done(16), vec![FlushDone(FlushId(15))]);
+        assert_eq!(h.resumed(15), vec![FlushDone(FlushId(16))]);
+        assert_eq!(h.wq.flushers_waiting(), 0);
     }
 
     #[test]
@@ -1561,25 +1748,35 @@ mod tests {
                         timers: &mut Vec<(SimTime, u32)>,
                         flushes: &mut VecDeque<(FlushId, Vec<(u32, u64)>)>,
                         done_count: &BTreeMap<u32, u64>| {
-                for a in acts {
-                    match a {
-                        Start(wk, cpu) => {
-                            assert!(!running.contains(&wk.0), "non-reentrancy");
-                            assert_eq!(
-                                cpu == CpuId::ANY,
-                                !matches!(h.wq.kind(), WqKind::PerCpu { .. })
-                            );
-                            running.push(wk.0);
-                        }
-                        ArmTimer(wk, at) => timers.push((at, wk.0)),
-                        Withdraw(..) => unreachable!("workers begin items at once here"),
-                        FlushDone(id) => {
-                            let (first, needs) = flushes.pop_front().expect("a flusher waits");
-                            assert_eq!(first, id, "flushers complete in order");
-                            for (wk, need) in needs {
-                                assert!(done_count.get(&wk).copied().unwrap_or(0) >= need);
+                let mut acts = acts;
+                while !acts.is_empty() {
+                    let mut cascade = Vec::new();
+                    for a in acts {
+                        match a {
+                            Start(wk, cpu) => {
+                                assert!(!running.contains(&wk.0), "non-reentrancy");
+                                assert_eq!(
+                                    cpu == CpuId::ANY,
+                                    !matches!(h.wq.kind(), WqKind::PerCpu { .. })
+                                );
+                                running.push(wk.0);
+                            }
+                            ArmTimer(wk, at) => timers.push((at, wk.0)),
+                            Withdraw(..) => unreachable!("workers begin items at once here"),
+                            FlushDone(id) => {
+                                let (first, needs) = flushes.pop_front().expect("a flusher waits");
+                                assert_eq!(first, id, "flushers complete in order");
+                                for (wk, need) in needs {
+                                    assert!(done_count.get(&wk).copied().unwrap_or(0) >= need);
+                                }
+                                // The flusher runs at once: its cascade (R110).
+                                cascade.push(id);
                             }
                         }
+                    }
+                    acts = Vec::new();
+                    for id in cascade {
+                        acts.extend(h.resumed(id.0));
                     }
                 }
             };
