@@ -32,8 +32,9 @@ fn a_scenario_built_on_the_library_runs_every_operation() {
     let mkdir = &r.series(Metric::Span, "mkdir/churner").unwrap().hist;
     let rmdir = &r.series(Metric::Span, "rmdir/churner").unwrap().hist;
     assert!(mkdir.count() > 50 && rmdir.count() > 50);
-    // Uncontended (no walkers), the library's docs/cases.md-derived costs: 27 +
-    // 1 node additions of 0.78 us and 1 us fixed; 27 removals of 0.25 us.
+    // Uncontended (no walkers), the library's costs: 27 + 1 node
+    // additions of 366 ns, 5.65 us fixed and 283 ns per CPU (R112, R114;
+    // 4 CPUs); 27 removals of 0.25 us.
     // One churner: two run in lockstep on the global cgroup_mutex.
     let alone = CHURN
         .replace("[tasks.walker]\ncount = 4", "[tasks.walker]\ncount = 0")
@@ -45,7 +46,7 @@ fn a_scenario_built_on_the_library_runs_every_operation() {
             .unwrap()
             .hist
             .min(),
-        Dur(28 * 780 + 1_000)
+        Dur(28 * 366 + 5_650 + 4 * 283)
     );
     assert_eq!(
         alone
@@ -60,11 +61,13 @@ fn a_scenario_built_on_the_library_runs_every_operation() {
     // mkdir takes kernfs_rwsem for write 28 times, walkers read it.
     assert!(r.counter("kernfs_rwsem/write_acquisitions").unwrap() >= 28 * mkdir.count());
     assert!(r.series(Metric::Span, "stat/walker").unwrap().hist.count() > 1_000);
-    // The destruction chain ran: offline, release, free (R39).
+    // The destruction chain ran: offline, release, free (R39, R115);
+    // a v2 cgroup has no pidlists to destroy (R40).
     assert!(r.counter("wq/cgroup_free_wq/executed").unwrap() > 0);
+    assert!(r.counter("wq/cgroup_bpf_destroy_wq/executed").unwrap() > 0);
     assert!(r
         .series(Metric::Span, "cgroup1_pidlist_destroy_all/css_free")
-        .is_some());
+        .is_none());
 }
 
 #[test]
@@ -378,4 +381,230 @@ fn r108_r109_a_read_takes_its_process_fd_lock_and_the_nodes_open_mutex_once_and_
     };
     assert!(waited("reader") > Dur::ZERO && waited("reader") < 19 * US);
     assert!(waited("other") > Dur::ZERO);
+}
+
+/// One v2 mkdir then one rmdir by `admin`, alone on `cpus` CPUs of the
+/// ideal machine at HZ 1000, and nothing after: the destruction's works
+/// run on the admin's CPU, each grace period ends at a forcing scan.
+fn v2_one(cpus: u32) -> String {
+    format!(
+        r#"
+[scenario]
+name = "v2-one"
+duration = "40ms"
+cpus = {cpus}
+hz = 1000
+include = ["kernfs"]
+[tasks.admin]
+count = 1
+program = ["call cgroup_mkdir", "call cgroup_rmdir"]
+
+[machine]
+profile = 'ideal'
+"#
+    )
+}
+
+#[test]
+fn r112_r113_r114_v2_mkdir_allocates_the_cgroup_and_cpu_css_per_cpu_state_under_cgroup_mutex() {
+    let (two, eight) = (run_text(&v2_one(2), 1), run_text(&v2_one(8), 1));
+    // Per call site, one mkdir: five pcpu_alloc (self refcnt, rstat,
+    // psi, bpf refcnt; cpu's css refcnt: R112-R114), the directory and
+    // 26 files + kernfs_activate as kernfs W (R43, R58), task_group_lock
+    // and uclamp_mutex once each (R114), cgroup_mutex and the parent's
+    // i_rwsem once.
+    for (site, n) in [
+        ("pcpu_alloc_mutex/acquisitions/site/pcpu_alloc", 5),
+        ("kernfs_rwsem/write_acquisitions/site/cgroup_mkdir", 28),
+        ("task_group_lock/acquisitions/site/sched_online_group", 1),
+        ("uclamp_mutex/acquisitions/site/css_create_cpu", 1),
+        ("cgroup_mutex/acquisitions/site/cgroup_mkdir", 1),
+        ("i_rwsem/write_acquisitions/site/cgroup_mkdir", 1),
+    ] {
+        assert_eq!(two.counter(site), Some(n), "{site}");
+    }
+    // The mkdir alone: 5.65 us fixed (cgroup_create 1 us, five areas of
+    // 500 ns, bpf 1 us, css_create 1 us, uclamp 100 ns, task_groups
+    // 50 ns), 28 W of 366 ns, and per possible CPU 8 lines cleared (4 ns),
+    // one initialised (1 ns), sched_group_alloc (150 ns) and
+    // online_fair_sched_group (100 ns): 283 ns.
+    let mkdir =
+        |r: &output::VariantResult| r.series(Metric::Span, "mkdir/admin").unwrap().hist.max();
+    assert_eq!(mkdir(&two), Dur(5_650 + 28 * 366 + 2 * 283));
+    assert_eq!(mkdir(&eight) - mkdir(&two), Dur(6 * 283));
+    // All of it under cgroup_mutex, nested in the parent's i_rwsem.
+    let held = |r: &output::VariantResult| {
+        r.series(Metric::Hold, "cgroup_mutex/lock/admin")
+            .unwrap()
+            .hist
+            .max()
+    };
+    assert_eq!(held(&eight), mkdir(&eight));
+}
+
+#[test]
+fn r113_r115_v2_rmdir_kills_and_its_works_run_in_the_kernels_order_after_grace_periods() {
+    // The rmdir: 27 removals under cgroup_mutex, then two call_rcu (cpu's
+    // kill, bpf's): nothing waits for the works.
+    let text = v2_one(2);
+    let r = run_text(&text, 1);
+    assert_eq!(
+        r.series(Metric::Span, "rmdir/admin").unwrap().hist.max(),
+        Dur(27 * 250)
+    );
+    // Every stage ran once: css_killed_work_fn, cpu's and the self css's
+    // css_release_work_fn and css_free_rwork_fn, cgroup_bpf_release.
+    for (wq, n) in [
+        ("cgroup_offline_wq", 1),
+        ("cgroup_release_wq", 2),
+        ("cgroup_free_wq", 2),
+        ("cgroup_bpf_destroy_wq", 1),
+    ] {
+        assert_eq!(r.counter(&format!("wq/{wq}/executed")), Some(n), "{wq}");
+    }
+    // Four callbacks: the two kills and the two rcu_works (R94, R95).
+    assert_eq!(r.counter("rcu/callbacks"), Some(4));
+    // What each stage holds cgroup_mutex for: offline 5 us; cpu's release
+    // 5 us + task_group_lock's 50 ns; bpf's release 1 us; the self css's
+    // release 5 us + the rstat flush, 70 ns a CPU (R99).
+    for (work, hold) in [
+        ("css_offline", 5_000),
+        ("css_release_cpu", 5_050),
+        ("cgroup_bpf_release", 1_000),
+        ("css_release", 5_000 + 2 * 70),
+    ] {
+        assert_eq!(
+            r.series(Metric::Hold, &format!("cgroup_mutex/lock/{work}"))
+                .unwrap()
+                .hist
+                .max(),
+            Dur(hold),
+            "{work}"
+        );
+    }
+    // The order: step the run 100 us at a time and note when each
+    // workqueue's count reaches each value.
+    let c = crate::common::compile_text(&text);
+    let mut w = experiments::world::World::new(&c, 1, 0, experiments::world::Limits::default());
+    let mut when: Vec<(String, u64, u64)> = Vec::new();
+    let mut t = 0;
+    while t < 40_000_000 {
+        t += 100_000;
+        w.run_until(sim::SimTime(t), &mut |_| {}).unwrap();
+        let now = w.clone().result();
+        for wq in [
+            "cgroup_offline_wq",
+            "cgroup_release_wq",
+            "cgroup_free_wq",
+            "cgroup_bpf_destroy_wq",
+        ] {
+            let n = now.counter(&format!("wq/{wq}/executed")).unwrap_or(0);
+            if n > 0 && !when.iter().any(|(q, k, _)| q == wq && *k == n) {
+                when.push((wq.to_string(), n, t));
+            }
+        }
+    }
+    let at = |wq: &str, n: u64| {
+        when.iter()
+            .find(|(q, k, _)| q == wq && *k == n)
+            .unwrap_or_else(|| panic!("{wq} {n}: {when:?}"))
+            .2
+    };
+    // One grace period after the rmdir: cpu's offline, and cpu's release
+    // right after it (it queued it); bpf's release one grace period later
+    // (the model's grace period starts at the call_rcu that needs it, so
+    // bpf's callback, queued just after, waits for the next one: R90,
+    // R92); another grace period after cpu's release: cpu's free, then
+    // the self css's release (the cgroup's last reference); a third: the
+    // self css's free.
+    let ms = 1_000_000;
+    assert!(at("cgroup_offline_wq", 1) >= ms, "{when:?}");
+    assert_eq!(at("cgroup_release_wq", 1), at("cgroup_offline_wq", 1));
+    assert!(
+        at("cgroup_bpf_destroy_wq", 1) >= at("cgroup_offline_wq", 1) + ms,
+        "{when:?}"
+    );
+    assert!(
+        at("cgroup_bpf_destroy_wq", 1) <= at("cgroup_free_wq", 1),
+        "{when:?}"
+    );
+    assert!(
+        at("cgroup_free_wq", 1) >= at("cgroup_release_wq", 1) + ms,
+        "{when:?}"
+    );
+    assert_eq!(at("cgroup_release_wq", 2), at("cgroup_free_wq", 1));
+    assert!(
+        at("cgroup_free_wq", 2) >= at("cgroup_release_wq", 2) + ms,
+        "{when:?}"
+    );
+    assert_eq!(
+        when.iter().map(|w| w.2).max(),
+        Some(at("cgroup_free_wq", 2)),
+        "{when:?}"
+    );
+}
+
+#[test]
+fn r116_readdir_opens_walks_lists_twice_and_closes_without_the_open_file_mutex() {
+    // `writer` holds kernfs_rwsem W from 0 to 20 us; `lister` lists at
+    // 1 us: opendir takes its descriptor (50 ns) and its first
+    // permission check (100 ns), then waits for kernfs_rwsem at the walk's
+    // first revalidate until 20 us (R116, R59).
+    let text = r#"
+[scenario]
+name = "readdir"
+duration = "1ms"
+include = ["kernfs"]
+[tasks.writer]
+count = 1
+program = ["down_write kernfs_rwsem", "cpu 20us", "up_write kernfs_rwsem"]
+[tasks.lister]
+count = 1
+program = ["sleep 1us", "call readdir"]
+[machine]
+profile = 'ideal'
+"#;
+    let r = run_text(text, 1);
+    assert_eq!(
+        r.series(Metric::Wait, "kernfs_rwsem/read/lister")
+            .unwrap()
+            .hist
+            .max(),
+        Dur(20_000 - 1_000 - 50 - 100)
+    );
+    // Per call site: the descriptor at open and close (R108); the walk's
+    // 3 revalidates, the listing and the end pass under kernfs_rwsem R;
+    // 3 + 1 permission checks; two getdents64 under the directory's
+    // i_rwsem shared; no open-file mutex (a directory has no open).
+    for (site, n) in [
+        ("file_lock/acquisitions/site/fd_alloc", 1),
+        ("file_lock/acquisitions/site/fd_close", 1),
+        (
+            "kernfs_rwsem/read_acquisitions/site/kernfs_dop_revalidate",
+            3,
+        ),
+        ("kernfs_rwsem/read_acquisitions/site/kernfs_fop_readdir", 1),
+        (
+            "kernfs_rwsem/read_acquisitions/site/kernfs_fop_readdir_end",
+            1,
+        ),
+        (
+            "kernfs_iattr_rwsem/read_acquisitions/site/kernfs_iop_permission",
+            4,
+        ),
+        ("i_rwsem/read_acquisitions/site/readdir", 2),
+    ] {
+        assert_eq!(r.counter(site), Some(n), "{site}");
+    }
+    assert_eq!(
+        r.counter("kernfs_open_file_mutex/acquisitions")
+            .unwrap_or(0),
+        0
+    );
+    // The whole call: 50 + 3 x (100 + 200) + 100 + 30 x 150 + 150 + 30 ns
+    // after the wait.
+    assert_eq!(
+        r.series(Metric::Span, "readdir/lister").unwrap().hist.max(),
+        Dur(19_000 - 150 + 50 + 900 + 100 + 4_500 + 150 + 30)
+    );
 }
