@@ -16,14 +16,7 @@ fn main() {
     println!("cargo:rerun-if-changed=../.git/refs/heads");
 
     let lock = std::fs::read_to_string("../Cargo.lock").unwrap_or_default();
-    let wanted = [
-        "rand",
-        "rand_core",
-        "rand_chacha",
-        "rand_distr",
-        "blake3",
-        "hdrhistogram",
-    ];
+    let wanted = ["rand", "rand_core", "rand_chacha", "rand_distr", "blake3"];
     let mut found = Vec::new();
     let mut name = String::new();
     for line in lock.lines() {

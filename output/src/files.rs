@@ -215,6 +215,15 @@ fn without_temp_path(e: std::io::Error) -> std::io::Error {
 }
 
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), WriteError> {
+    write_atomic_with(dir, name, |w| w.write_all(bytes))
+}
+
+/// As [`write_atomic`], the bytes written by `fill` as they come (through
+/// a buffer), for a file too large to hold in memory first.
+pub fn write_atomic_with<F>(dir: &Path, name: &str, fill: F) -> Result<(), WriteError>
+where
+    F: FnOnce(&mut dyn Write) -> std::io::Result<()>,
+{
     let path = dir.join(name);
     let io = |error| WriteError::Io {
         path: path.clone(),
@@ -234,7 +243,11 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), WriteErr
         builder.permissions(std::fs::Permissions::from_mode(0o644));
     }
     let mut tmp = builder.tempfile_in(dir).map_err(io)?;
-    tmp.as_file_mut().write_all(bytes).map_err(io)?;
+    {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        fill(&mut w).map_err(io)?;
+        w.flush().map_err(io)?;
+    }
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(&path).map_err(|e| io(e.error))?;
     Ok(())
@@ -575,7 +588,7 @@ mod tests {
                 series: vec![Series {
                     metric: Metric::Wait,
                     subject: "L/read/g".into(),
-                    hist,
+                    hist: hist.into(),
                     windows,
                 }],
                 counters: vec![Counter {

@@ -221,7 +221,7 @@ mod tests {
         Series {
             metric,
             subject: subject.into(),
-            hist,
+            hist: hist.into(),
             windows: Windows::new(Dur(10_000_000_000)),
         }
     }

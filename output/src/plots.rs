@@ -597,7 +597,7 @@ mod tests {
             series: vec![Series {
                 metric: Metric::Wait,
                 subject: subject.into(),
-                hist,
+                hist: hist.into(),
                 windows,
             }],
             counters: vec![],

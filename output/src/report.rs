@@ -8,14 +8,14 @@
 //! manifest or sweep header), and holds no time or path of the machine
 //! that wrote it: the same scenario and seed give the same bytes.
 
-use crate::files::{write_atomic, WriteError};
+use crate::files::{write_atomic_with, WriteError};
 use crate::plots::{color, font, PlotError};
 use crate::results::{ExperimentResult, Metric};
 use crate::sweep_table::SweepHeader;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub const REPORT_HTML: &str = "report.html";
 
@@ -61,18 +61,25 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// Standard base64 with padding (RFC 4648), for `data:` URIs.
-pub fn base64(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// A page being built, section by section.
+/// A page being built, section by section. Embedded PNGs stay files
+/// until the page is written, which streams them in: a run's plots are
+/// megabytes, and a page held whole in memory was the largest part of a
+/// built-in run's peak (docs/findings/2026-12-04-memory-of-a-run.md).
 pub struct Page {
     title: String,
+    /// The text so far, after the last of `parts`.
     body: String,
+    /// Text and PNG files, in page order, before `body`.
+    parts: Vec<Part>,
     /// Inside a `<div class="figs">` (figures side by side).
     in_figs: bool,
+}
+
+/// A piece of a page: text, or a PNG file embedded when the page is
+/// written.
+enum Part {
+    Text(String),
+    Png { name: String, path: PathBuf },
 }
 
 impl Page {
@@ -80,6 +87,7 @@ impl Page {
         let mut p = Page {
             title: title.to_string(),
             body: String::new(),
+            parts: Vec::new(),
             in_figs: false,
         };
         let _ = writeln!(p.body, "<h1>{}</h1>", escape(title));
@@ -165,16 +173,17 @@ impl Page {
         self.body.push_str("</table>\n");
     }
 
-    /// A PNG file's bytes, embedded; `name` is its file name beside the
-    /// page (the caption and the image's `alt`).
-    pub fn png(&mut self, name: &str, bytes: &[u8]) {
+    /// A PNG file, embedded when the page is written (read then, in
+    /// pieces); `name` is its file name beside the page (the caption and
+    /// the image's `alt`).
+    pub fn png_file(&mut self, name: &str, path: &Path) {
         self.open_figs();
-        let _ = writeln!(
-            self.body,
-            "<figure><img alt=\"{n}\" src=\"data:image/png;base64,{}\"><figcaption>{n}</figcaption></figure>",
-            base64(bytes),
-            n = escape(name)
-        );
+        let text = std::mem::take(&mut self.body);
+        self.parts.push(Part::Text(text));
+        self.parts.push(Part::Png {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+        });
     }
 
     /// An SVG document drawn for the page, inline, named `name`.
@@ -196,22 +205,58 @@ impl Page {
         );
     }
 
-    /// The whole page.
-    pub fn html(mut self) -> String {
+    /// Writes the whole page to `w`, each PNG read from its file and
+    /// encoded as it goes.
+    pub fn write_to(mut self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         self.close_figs();
-        format!(
+        write!(
+            w,
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <title>{}</title>\n<style>{STYLE}</style>\n<script>{SCRIPT}</script>\n</head>\n\
-             <body>\n{}</body>\n</html>\n",
-            escape(&self.title),
-            self.body
-        )
+             <body>\n",
+            escape(&self.title)
+        )?;
+        for part in &self.parts {
+            match part {
+                Part::Text(t) => w.write_all(t.as_bytes())?,
+                Part::Png { name, path } => embed_png(w, name, path)?,
+            }
+        }
+        w.write_all(self.body.as_bytes())?;
+        w.write_all(b"</body>\n</html>\n")
+    }
+
+    /// The whole page, in memory.
+    pub fn html(self) -> std::io::Result<String> {
+        let mut out = Vec::new();
+        self.write_to(&mut out)?;
+        Ok(String::from_utf8(out).expect("the page is written as UTF-8"))
     }
 
     /// Writes the page as `dir/report.html`, atomically.
     pub fn write(self, dir: &Path) -> Result<(), WriteError> {
-        write_atomic(dir, REPORT_HTML, self.html().as_bytes())
+        write_atomic_with(dir, REPORT_HTML, |w| self.write_to(w))
     }
+}
+
+/// One `<figure>` with the PNG at `path` as a `data:` URI, encoded from
+/// the file in pieces.
+fn embed_png(w: &mut dyn std::io::Write, name: &str, path: &Path) -> std::io::Result<()> {
+    use base64::write::EncoderWriter;
+    let mut file = std::fs::File::open(path).map_err(|e| cannot_read(path, e))?;
+    write!(
+        w,
+        "<figure><img alt=\"{}\" src=\"data:image/png;base64,",
+        escape(name)
+    )?;
+    let mut enc = EncoderWriter::new(&mut *w, &base64::engine::general_purpose::STANDARD);
+    std::io::copy(&mut file, &mut enc).map_err(|e| cannot_read(path, e))?;
+    let w = enc.finish()?;
+    writeln!(w, "\"><figcaption>{}</figcaption></figure>", escape(name))
+}
+
+fn cannot_read(path: &Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
 }
 
 /// A JSON value as (dotted name, value) rows: objects by field name
@@ -318,7 +363,7 @@ pub fn sweep_sections(
     h: &SweepHeader,
     present: usize,
     points_csv: &[u8],
-    plots: &[(String, Vec<u8>)],
+    plots: &[PathBuf],
     plot_note: &str,
 ) {
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -348,30 +393,18 @@ pub fn sweep_sections(
 }
 
 /// The plots, embedded, or why there are none (under a heading the
-/// caller writes).
-pub fn plots_section(page: &mut Page, plots: &[(String, Vec<u8>)], note: &str) {
+/// caller writes): the PNG files among `files` (a run's or sweep's plots,
+/// as written), read when the page is written.
+pub fn plots_section(page: &mut Page, files: &[PathBuf], note: &str) {
     if !note.is_empty() {
         page.para(note);
     }
-    for (name, bytes) in plots {
-        page.png(name, bytes);
-    }
-}
-
-/// The PNG files among `files` (a run's or sweep's plots, as written),
-/// each as its file name and bytes, for [`plots_section`].
-pub fn read_pngs(files: &[std::path::PathBuf]) -> std::io::Result<Vec<(String, Vec<u8>)>> {
-    let mut out = Vec::new();
     for f in files {
         if f.extension().is_some_and(|e| e == "png") {
-            let bytes = std::fs::read(f).map_err(|e| {
-                std::io::Error::new(e.kind(), format!("cannot read {}: {e}", f.display()))
-            })?;
             let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
-            out.push((name.unwrap_or_default(), bytes));
+            page.png_file(&name.unwrap_or_default(), f);
         }
     }
-    Ok(out)
 }
 
 /// A bar chart of the mean of `metric` `subject` per variant, in
@@ -452,18 +485,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base64_matches_rfc_4648_vectors() {
-        for (i, o) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(i.as_bytes()), o, "{i}");
-        }
+    fn a_png_is_read_when_the_page_is_written() {
+        let d = tempfile::tempdir().unwrap();
+        let png = d.path().join("a.png");
+        std::fs::write(&png, b"foobar").unwrap();
+        let mut p = Page::new("t");
+        plots_section(&mut p, &[png.clone(), d.path().join("a.svg")], "");
+        p.para("after");
+        let html = p.html().unwrap();
+        let img = "<figure><img alt=\"a.png\" src=\"data:image/png;base64,Zm9vYmFy\">";
+        assert!(html.contains(img), "{html}");
+        assert!(html.find(img) < html.find("<p>after</p>"));
+        assert_eq!(html.matches("<img").count(), 1);
+        // A file gone by the time the page is written: an error naming it.
+        let mut p = Page::new("t");
+        plots_section(&mut p, &[d.path().join("gone.png")], "");
+        let e = p.html().unwrap_err().to_string();
+        assert!(e.contains("cannot read") && e.contains("gone.png"), "{e}");
     }
 
     #[test]
@@ -472,7 +510,7 @@ mod tests {
         p.para("x & y");
         p.table("t", &[vec!["<th>".into()], vec!["\"q\"".into()]], 1);
         p.pre("</pre><script>");
-        let html = p.html();
+        let html = p.html().unwrap();
         assert!(html.contains("<h1>a&lt;b</h1>"));
         assert!(html.contains("x &amp; y"));
         assert!(html.contains("<th>&lt;th&gt;</th>"));

@@ -2,6 +2,7 @@
 
 use sim::stats::{LatencyHist, Windows};
 use sim::{Dur, SimTime};
+use std::sync::Arc;
 
 /// What a series measures (the `metric` column of the CSV files).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -138,7 +139,10 @@ impl Stat {
 pub struct Series {
     pub metric: Metric,
     pub subject: String,
-    pub hist: LatencyHist,
+    /// Shared by a run's pooled result and its one replication's own
+    /// (`RunOutcome::per_rep`): copied only when another replication is
+    /// pooled in, so a run of one replication holds each histogram once.
+    pub hist: Arc<LatencyHist>,
     pub windows: Windows,
 }
 
@@ -206,7 +210,7 @@ impl VariantResult {
                 .binary_search_by(|x| (x.metric, &x.subject).cmp(&(s.metric, &s.subject)))
             {
                 Ok(i) => {
-                    self.series[i].hist.merge(&s.hist);
+                    Arc::make_mut(&mut self.series[i].hist).merge(&s.hist);
                     self.series[i].windows.merge(&s.windows);
                 }
                 Err(i) => self.series.insert(i, s.clone()),
@@ -283,7 +287,7 @@ mod tests {
             series: vec![Series {
                 metric: Metric::Wait,
                 subject: "l/read/g".into(),
-                hist,
+                hist: hist.into(),
                 windows: Windows::new(Dur::from_secs(10)),
             }],
             counters: vec![],

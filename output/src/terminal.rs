@@ -747,7 +747,7 @@ mod tests {
             series: vec![Series {
                 metric: Metric::Wait,
                 subject: "L/read/g".into(),
-                hist,
+                hist: hist.into(),
                 windows: Windows::new(sim::Dur::from_secs(10)),
             }],
             counters: vec![],

@@ -1,8 +1,9 @@
 //! Statistics: latency histograms and per-window aggregates.
 //!
-//! [`LatencyHist`] wraps an HDR histogram (3 significant digits, exact
-//! merge) and keeps the exact count, sum, min and max beside it, so means
-//! and maxima are exact and only percentiles carry HDR's 0.1% resolution.
+//! [`LatencyHist`] keeps the counts of an HDR histogram's buckets (3
+//! significant digits, exact merge), only those that hold a sample, and
+//! the exact count, sum, min and max beside them, so means and maxima are
+//! exact and only percentiles carry HDR's 0.1% resolution.
 //! Zero samples (uncontended acquisitions, the common case) are only
 //! counted, not recorded in the HDR histogram: exact, and cheaper.
 //! Its [`LatencyHist::log2_buckets`] view matches bpftrace's `hist()`: HDR
@@ -14,16 +15,22 @@
 //! the way the cases' bpftrace scripts print one per interval.
 
 use crate::time::{Dur, SimTime};
-use hdrhistogram::Histogram;
 
 /// Significant decimal digits of every latency histogram.
 pub const SIGFIGS: u8 = 3;
 
 /// A histogram of durations, kept as whole nanoseconds.
+///
+/// The layout is HDR's at 3 significant digits ([`hdr_index`]), stored
+/// sparse: a run's results hold one histogram per reported series, and
+/// HDR's dense array (8 KB per doubling of the range) made them most of
+/// a built-in run's memory, where a series fills a few hundred buckets.
+/// Its figures are those of the `hdrhistogram` crate's histogram of the
+/// same samples (a test checks every one).
 #[derive(Clone, Debug)]
 pub struct LatencyHist {
-    /// Non-zero samples, in nanoseconds.
-    hdr: Histogram<u64>,
+    /// The count of every HDR bucket with a non-zero sample.
+    buckets: Buckets,
     /// Samples equal to zero.
     zeros: u64,
     count: u64,
@@ -50,7 +57,115 @@ impl PartialEq for LatencyHist {
             && self.min == other.min
             && self.max == other.max
             && self.zeros == other.zeros
-            && self.hdr == other.hdr
+            && self.buckets == other.buckets
+    }
+}
+
+/// The non-zero counts of a histogram's HDR buckets, 8 bytes each: a
+/// 32-bit index and a 32-bit count, with the rare count that reaches
+/// 2^32 - 1 kept whole in `big` (its 32-bit count is then `u32::MAX`).
+/// Never more bytes than HDR's dense array of 64-bit counts.
+#[derive(Clone, Debug, Default)]
+struct Buckets {
+    /// (bucket index, count), by increasing index.
+    small: Vec<(u32, u32)>,
+    /// (bucket index, count) of the buckets whose count passed 32 bits.
+    big: Vec<(u32, u64)>,
+}
+
+impl Buckets {
+    /// From (index, count) pairs in increasing index order, each count
+    /// non-zero; exactly as many entries as pairs.
+    fn from_sorted(pairs: impl Iterator<Item = (u32, u64)> + Clone) -> Buckets {
+        let mut b = Buckets {
+            small: Vec::with_capacity(pairs.clone().count()),
+            big: Vec::new(),
+        };
+        for (i, n) in pairs {
+            b.small.push((i, 0));
+            b.set(b.small.len() - 1, n);
+        }
+        b
+    }
+
+    fn count_at(&self, k: usize) -> u64 {
+        match self.small[k] {
+            (i, u32::MAX) => self.big[self.big.partition_point(|&(j, _)| j < i)].1,
+            (_, n) => u64::from(n),
+        }
+    }
+
+    fn set(&mut self, k: usize, n: u64) {
+        let i = self.small[k].0;
+        match u32::try_from(n) {
+            Ok(n) if n < u32::MAX => self.small[k].1 = n,
+            _ => {
+                self.small[k].1 = u32::MAX;
+                match self.big.binary_search_by_key(&i, |&(j, _)| j) {
+                    Ok(b) => self.big[b].1 = n,
+                    Err(b) => self.big.insert(b, (i, n)),
+                }
+            }
+        }
+    }
+
+    /// Counts `n` more in bucket `i`.
+    fn add(&mut self, i: u32, n: u64) {
+        let k = match self.small.binary_search_by_key(&i, |&(j, _)| j) {
+            Ok(k) => k,
+            Err(k) => {
+                self.small.insert(k, (i, 0));
+                k
+            }
+        };
+        let total = self.count_at(k) + n;
+        self.set(k, total);
+    }
+
+    /// (index, count) of every bucket, by increasing index.
+    fn iter(&self) -> impl Iterator<Item = (u32, u64)> + Clone + '_ {
+        (0..self.small.len()).map(|k| (self.small[k].0, self.count_at(k)))
+    }
+
+    /// The buckets of both, counts added.
+    fn merged(&self, other: &Buckets) -> Buckets {
+        let (mut a, mut b) = (self.iter().peekable(), other.iter().peekable());
+        let mut pairs = Vec::with_capacity(self.small.len() + other.small.len());
+        loop {
+            let next = match (a.peek().copied(), b.peek().copied()) {
+                (Some((i, n)), Some((j, m))) if i == j => {
+                    a.next();
+                    b.next();
+                    (i, n + m)
+                }
+                (Some((i, n)), Some((j, _))) if i < j => {
+                    a.next();
+                    (i, n)
+                }
+                (_, Some(y)) => {
+                    b.next();
+                    y
+                }
+                (Some(x), None) => {
+                    a.next();
+                    x
+                }
+                (None, None) => break,
+            };
+            pairs.push(next);
+        }
+        Buckets::from_sorted(pairs.into_iter())
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.small.capacity() * std::mem::size_of::<(u32, u32)>()
+            + self.big.capacity() * std::mem::size_of::<(u32, u64)>()
+    }
+}
+
+impl PartialEq for Buckets {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
     }
 }
 
@@ -65,10 +180,8 @@ pub struct Log2Bucket {
 
 impl LatencyHist {
     pub fn new() -> Self {
-        let mut hdr = Histogram::new(SIGFIGS).expect("3 significant figures is valid");
-        hdr.auto(true);
         LatencyHist {
-            hdr,
+            buckets: Buckets::default(),
             zeros: 0,
             count: 0,
             sum: 0,
@@ -86,7 +199,9 @@ impl LatencyHist {
             .map(|(_, n)| *n)
     }
 
-    #[inline]
+    /// Records one sample. Finding its bucket is a binary search and a
+    /// new bucket an insertion: for building a histogram outside a run
+    /// (tests, measured input); a run records into [`HdrCounts`].
     pub fn record(&mut self, d: Dur) {
         let ns = d.ns();
         if ns == 0 {
@@ -95,12 +210,9 @@ impl LatencyHist {
             self.min = 0;
             return;
         }
-        // With auto-resize on, recording only fails past u64 range limits
-        // of HDR (values above 2^63); clamp them there.
+        // HDR's range ends at 2^63 - 1; longer samples count there.
         let v = ns.min(i64::MAX as u64);
-        if self.hdr.record(v).is_err() {
-            let _ = self.hdr.record(self.hdr.high());
-        }
+        self.buckets.add(hdr_index(v) as u32, 1);
         for (t, n) in &mut self.above {
             *n += u64::from(v > *t);
         }
@@ -121,14 +233,18 @@ impl LatencyHist {
         if other.count == 0 {
             return;
         }
-        self.hdr
-            .add(&other.hdr)
-            .expect("auto-resizing histograms always merge");
+        self.buckets = self.buckets.merged(&other.buckets);
         self.zeros += other.zeros;
         self.count += other.count;
         self.sum += other.sum;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
+    }
+
+    /// Bytes this histogram holds beyond its own struct: what a run's
+    /// results cost per series.
+    pub fn heap_bytes(&self) -> usize {
+        self.buckets.heap_bytes() + self.above.capacity() * std::mem::size_of::<(u64, u64)>()
     }
 
     pub fn count(&self) -> u64 {
@@ -145,7 +261,7 @@ impl LatencyHist {
             0 => 0,
             1 => self.max,
             _ if self.zeros == 0 => self.min,
-            _ => self.hdr.min_nz(),
+            _ => hdr_lowest(self.buckets.iter().next().map_or(0, |(i, _)| i as usize)),
         })
     }
     pub fn is_empty(&self) -> bool {
@@ -195,10 +311,10 @@ impl LatencyHist {
             return Dur::ZERO;
         }
         let mut seen = self.zeros;
-        for v in self.hdr.iter_recorded() {
-            seen += v.count_since_last_iteration();
+        for (i, n) in self.buckets.iter() {
+            seen += n;
             if seen >= rank {
-                let hi = self.hdr.highest_equivalent(v.value_iterated_to());
+                let hi = hdr_highest(i as usize);
                 return Dur(hi.min(self.max).max(self.min));
             }
         }
@@ -214,7 +330,9 @@ impl LatencyHist {
         let below = if ns == 0 {
             self.zeros
         } else {
-            self.zeros + self.hdr.count_between(1, ns)
+            let last = hdr_index(ns.min(i64::MAX as u64)) as u32;
+            let n = self.buckets.iter().take_while(|&(i, _)| i <= last);
+            self.zeros + n.map(|(_, n)| n).sum::<u64>()
         };
         below as f64 / self.count as f64
     }
@@ -230,10 +348,8 @@ impl LatencyHist {
                 count: self.zeros,
             });
         }
-        for v in self.hdr.iter_recorded() {
-            let value = self.hdr.lowest_equivalent(v.value_iterated_to());
-            let (lo, hi) = log2_bounds(Dur(value));
-            let n = v.count_at_value();
+        for (i, n) in self.buckets.iter() {
+            let (lo, hi) = log2_bounds(Dur(hdr_lowest(i as usize)));
             match out.last_mut() {
                 Some(b) if b.lo == lo => b.count += n,
                 _ => out.push(Log2Bucket { lo, hi, count: n }),
@@ -248,14 +364,39 @@ impl LatencyHist {
         let zeros = (self.zeros > 0).then_some((Dur::ZERO, self.zeros));
         zeros
             .into_iter()
-            .chain(self.hdr.iter_recorded().map(|v| {
-                (
-                    Dur(self.hdr.highest_equivalent(v.value_iterated_to())),
-                    v.count_at_value(),
-                )
-            }))
+            .chain((self.buckets.iter()).map(|(i, n)| (Dur(hdr_highest(i as usize)), n)))
             .collect()
     }
+}
+
+/// HDR's counts index of a non-zero value at 3 significant digits, unit
+/// 1 ns: 2048 buckets 1 ns wide, then 1024 per doubling.
+#[inline]
+pub fn hdr_index(v: u64) -> usize {
+    let mask = (1u64 << (SUB_HALF_BITS + 1)) - 1;
+    let bucket = (64 - SUB_HALF_BITS - 1) - (v | mask).leading_zeros();
+    let sub = v >> bucket;
+    (((bucket + 1) as usize) << SUB_HALF_BITS) + sub as usize - (1 << SUB_HALF_BITS)
+}
+
+/// The lowest value of counts index `i` (the inverse of [`hdr_index`]).
+pub fn hdr_lowest(i: usize) -> u64 {
+    let half = 1usize << SUB_HALF_BITS;
+    let bucket = (i >> SUB_HALF_BITS) as i64 - 1;
+    let mut sub = (i & (half - 1)) + half;
+    let bucket = if bucket < 0 {
+        sub -= half;
+        0
+    } else {
+        bucket as u32
+    };
+    (sub as u64) << bucket
+}
+
+/// The highest value of counts index `i`: the buckets tile the values,
+/// so it is the next one's lowest less one.
+pub fn hdr_highest(i: usize) -> u64 {
+    hdr_lowest(i + 1) - 1
 }
 
 /// A recorder with [`LatencyHist`]'s exact bucket layout that only
@@ -312,29 +453,6 @@ impl HdrCounts {
         Dur(self.max)
     }
 
-    /// HDR's counts index of a non-zero value (3 digits, unit 1).
-    #[inline]
-    fn index(v: u64) -> usize {
-        let mask = (1u64 << (SUB_HALF_BITS + 1)) - 1;
-        let bucket = (64 - SUB_HALF_BITS - 1) - (v | mask).leading_zeros();
-        let sub = v >> bucket;
-        (((bucket + 1) as usize) << SUB_HALF_BITS) + sub as usize - (1 << SUB_HALF_BITS)
-    }
-
-    /// The lowest value of counts index `i` (the inverse of `index`).
-    fn lowest(i: usize) -> u64 {
-        let half = 1usize << SUB_HALF_BITS;
-        let bucket = (i >> SUB_HALF_BITS) as i64 - 1;
-        let mut sub = (i & (half - 1)) + half;
-        let bucket = if bucket < 0 {
-            sub -= half;
-            0
-        } else {
-            bucket as u32
-        };
-        (sub as u64) << bucket
-    }
-
     #[inline]
     pub fn record(&mut self, d: Dur) {
         let ns = d.ns();
@@ -345,7 +463,7 @@ impl HdrCounts {
             return;
         }
         let v = ns.min(i64::MAX as u64);
-        let i = Self::index(v);
+        let i = hdr_index(v);
         // One test for the usual case: a bucket that exists and does not
         // wrap.
         match self.counts.get_mut(i) {
@@ -398,7 +516,7 @@ impl HdrCounts {
         for (i, &c) in self.counts.iter().enumerate() {
             let n = u64::from(c) + (self.carries.get(i).copied().unwrap_or(0) << 16);
             if n > 0 {
-                out[log2_index(Self::lowest(i) / unit)] += n;
+                out[log2_index(hdr_lowest(i) / unit)] += n;
             }
         }
         out
@@ -406,37 +524,23 @@ impl HdrCounts {
 
     /// The histogram of everything recorded.
     pub fn into_hist(self) -> LatencyHist {
-        let mut h = LatencyHist::new();
-        let (lo_i, hi_i) = (Self::index(self.min.max(1)), Self::index(self.max.max(1)));
         let total = |i: usize| {
             u64::from(self.counts[i]) + (self.carries.get(i).copied().unwrap_or(0) << 16)
         };
-        for (i, n) in (0..self.counts.len())
-            .map(|i| (i, total(i)))
-            .filter(|&(_, n)| n > 0)
-        {
-            // The exact minimum and maximum are recorded as themselves, so
-            // that HDR's own min and max are the ones direct recording keeps.
-            let mut rest = n;
-            if i == lo_i && self.min > 0 {
-                let _ = h.hdr.record(self.min);
-                rest -= 1;
-            }
-            if i == hi_i && rest > 0 {
-                let _ = h.hdr.record(self.max);
-                rest -= 1;
-            }
-            if rest > 0 {
-                let _ = h.hdr.record_n(Self::lowest(i), rest);
-            }
+        let buckets = Buckets::from_sorted(
+            (0..self.counts.len())
+                .map(|i| (i as u32, total(i)))
+                .filter(|&(_, n)| n > 0),
+        );
+        LatencyHist {
+            buckets,
+            zeros: self.zeros,
+            count: self.count,
+            sum: self.sum,
+            min: self.min,
+            max: self.max,
+            above: self.above,
         }
-        h.zeros = self.zeros;
-        h.count = self.count;
-        h.sum = self.sum;
-        h.min = self.min;
-        h.max = self.max;
-        h.above = self.above;
-        h
     }
 }
 
@@ -854,9 +958,92 @@ mod hdr_counts_tests {
         assert_eq!(plain.log2(), None);
     }
 
+    /// The `hdrhistogram` crate's histogram of `vs` and its figures the
+    /// way `LatencyHist` gave them when it wrapped one (zeros apart).
+    struct Reference {
+        hdr: hdrhistogram::Histogram<u64>,
+        zeros: u64,
+        min: u64,
+        max: u64,
+        count: u64,
+    }
+
+    impl Reference {
+        fn of(vs: &[u64]) -> Reference {
+            let mut hdr = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+            hdr.auto(true);
+            let mut r = Reference {
+                hdr,
+                zeros: 0,
+                min: u64::MAX,
+                max: 0,
+                count: vs.len() as u64,
+            };
+            for &v in vs {
+                let v = v.min(i64::MAX as u64);
+                if v == 0 {
+                    r.zeros += 1;
+                    r.min = 0;
+                } else {
+                    r.hdr.record(v).unwrap();
+                    r.min = r.min.min(v);
+                    r.max = r.max.max(v);
+                }
+            }
+            r
+        }
+        fn quantile(&self, q: f64) -> Dur {
+            if q >= 1.0 {
+                return Dur(self.max);
+            }
+            let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+            if rank <= self.zeros {
+                return Dur::ZERO;
+            }
+            let mut seen = self.zeros;
+            for v in self.hdr.iter_recorded() {
+                seen += v.count_since_last_iteration();
+                if seen >= rank {
+                    let hi = self.hdr.highest_equivalent(v.value_iterated_to());
+                    return Dur(hi.min(self.max).max(self.min));
+                }
+            }
+            Dur(self.max)
+        }
+        fn cdf_at(&self, ns: u64) -> f64 {
+            let below = if ns == 0 {
+                self.zeros
+            } else {
+                self.zeros + self.hdr.count_between(1, ns)
+            };
+            below as f64 / self.count as f64
+        }
+        fn recorded(&self) -> Vec<(Dur, u64)> {
+            let zeros = (self.zeros > 0).then_some((Dur::ZERO, self.zeros));
+            (zeros.into_iter())
+                .chain(self.hdr.iter_recorded().map(|v| {
+                    (
+                        Dur(self.hdr.highest_equivalent(v.value_iterated_to())),
+                        v.count_at_value(),
+                    )
+                }))
+                .collect()
+        }
+        fn lowest_values(&self) -> Vec<(u64, u64)> {
+            (self.hdr.iter_recorded())
+                .map(|v| {
+                    (
+                        self.hdr.lowest_equivalent(v.value_iterated_to()),
+                        v.count_at_value(),
+                    )
+                })
+                .collect()
+        }
+    }
+
     #[test]
     fn index_and_lowest_are_hdr_s() {
-        let h = LatencyHist::new();
+        let h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
         for v in [
             1u64,
             2,
@@ -869,10 +1056,81 @@ mod hdr_counts_tests {
             4096,
             1 << 20,
             (1 << 40) + 12345,
+            i64::MAX as u64,
         ] {
-            let i = HdrCounts::index(v);
-            assert_eq!(HdrCounts::lowest(i), h.hdr.lowest_equivalent(v), "{v}");
-            assert_eq!(HdrCounts::index(HdrCounts::lowest(i)), i);
+            let i = hdr_index(v);
+            assert_eq!(hdr_lowest(i), h.lowest_equivalent(v), "{v}");
+            assert_eq!(hdr_highest(i), h.highest_equivalent(v), "{v}");
+            assert_eq!(hdr_index(hdr_lowest(i)), i);
+            assert_eq!(hdr_index(hdr_highest(i)), i);
+        }
+    }
+
+    #[test]
+    fn a_bucket_count_past_32_bits_is_kept_whole() {
+        let max = u64::from(u32::MAX);
+        let mut b = Buckets::default();
+        b.add(7, max - 1);
+        b.add(3, 5);
+        assert!(b.big.is_empty());
+        b.add(7, 1); // exactly 2^32 - 1: the marker value, so kept whole
+        b.add(7, 10);
+        assert_eq!(b.iter().collect::<Vec<_>>(), [(3, 5), (7, max + 10)]);
+        assert_eq!(b.big, [(7, max + 10)]);
+        let m = b.merged(&b);
+        assert_eq!(m.iter().collect::<Vec<_>>(), [(3, 10), (7, 2 * (max + 10))]);
+        assert_eq!(
+            m,
+            Buckets::from_sorted([(3, 10), (7, 2 * (max + 10))].into_iter())
+        );
+        assert_ne!(m, b);
+    }
+
+    #[test]
+    fn sparse_figures_equal_the_hdrhistogram_crate_s() {
+        // Wide ranges with zeros, one value, a top-of-range value; each
+        // figure the sparse histogram gives against the crate's.
+        let mut sets: Vec<Vec<u64>> = (1..12).map(|seed| values(3000, seed)).collect();
+        sets.push(vec![5]);
+        sets.push(vec![0, 0, 9]);
+        sets.push(vec![u64::MAX, 1, 0, 4095, 4096]);
+        for (k, vs) in sets.iter().enumerate() {
+            let r = Reference::of(vs);
+            let mut h = LatencyHist::new();
+            for &v in vs {
+                h.record(Dur(v));
+            }
+            for q in [0.0, 0.001, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
+                assert_eq!(h.quantile(q), r.quantile(q), "set {k} q {q}");
+            }
+            let probes = vs
+                .iter()
+                .flat_map(|&v| [v.saturating_sub(1), v, v.saturating_add(1)]);
+            for ns in probes.chain([0, 1, 2047, 2048, u64::MAX]) {
+                assert_eq!(
+                    h.cdf_at(Dur(ns)),
+                    r.cdf_at(ns.min(i64::MAX as u64)),
+                    "set {k} at {ns}"
+                );
+            }
+            assert_eq!(h.recorded(), r.recorded(), "set {k}");
+            let lows: Vec<(u64, u64)> = h
+                .buckets
+                .iter()
+                .map(|(i, n)| (hdr_lowest(i as usize), n))
+                .collect();
+            assert_eq!(lows, r.lowest_values(), "set {k}");
+            if h.count() > h.zeros() {
+                assert_eq!(
+                    h.min_nonzero().ns(),
+                    match h.count() - h.zeros() {
+                        1 => r.max,
+                        _ if r.zeros == 0 => r.min,
+                        _ => r.hdr.min_nz(),
+                    },
+                    "set {k}"
+                );
+            }
         }
     }
 }

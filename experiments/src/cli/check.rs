@@ -157,25 +157,15 @@ fn write_report(
     }
     if !check_plots.is_empty() {
         page.heading("How far out the observation is");
-        let pngs = output::report::read_pngs(check_plots)
-            .with_context(|| format!("cannot read {}", out.join("check-runs.png").display()))?;
         output::report::plots_section(
             &mut page,
-            &pngs,
+            check_plots,
             "The share of the runs one by one at or above each value (log axes), the observation (red), and the splitting estimate at it when asked (black, with its 95% interval).",
         );
     }
     let records: Vec<_> = points.values().map(|s| s.record.clone()).collect();
     let csv = output::sweep_table::points_csv(h, &records);
-    crate::sweep::store::sweep_sections(
-        &mut page,
-        out,
-        h,
-        points.len(),
-        &csv,
-        &r.plots,
-        &r.plot_note,
-    )?;
+    output::report::sweep_sections(&mut page, h, points.len(), &csv, &r.plots, &r.plot_note);
     page.write(out)?;
     Ok(())
 }

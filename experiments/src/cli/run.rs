@@ -661,8 +661,7 @@ pub(super) fn write_report(
             Err(e) => return Err(e.into()),
         }
     }
-    let pngs = report::read_pngs(&plots.files)?;
-    report::plots_section(&mut page, &pngs, &plots.report_note);
+    report::plots_section(&mut page, &plots.files, &plots.report_note);
     page.heading("Blame: the worst waits");
     match blame {
         Some(text) => page.pre(text.trim_start_matches('\n')),

@@ -214,32 +214,11 @@ pub fn finish(
         h.variants.join(", "),
         h.seed
     ));
-    sweep_sections(&mut page, dir, h, points.len(), &csv, &plots, &plot_note)?;
+    output::report::sweep_sections(&mut page, h, points.len(), &csv, &plots, &plot_note);
     page.write(dir)?;
     Ok(Finished {
         missing: h.points - points.len(),
         plots,
         plot_note,
     })
-}
-
-/// The sweep's sections of a page ([`output::report::sweep_sections`]),
-/// its plots read back from `dir`.
-pub fn sweep_sections(
-    page: &mut output::report::Page,
-    dir: &Path,
-    h: &SweepHeader,
-    present: usize,
-    csv: &[u8],
-    plots: &[PathBuf],
-    plot_note: &str,
-) -> anyhow::Result<()> {
-    let pngs = output::report::read_pngs(plots).with_context(|| {
-        format!(
-            "cannot write {}",
-            dir.join(output::report::REPORT_HTML).display()
-        )
-    })?;
-    output::report::sweep_sections(page, h, present, csv, &pngs, plot_note);
-    Ok(())
 }

@@ -126,7 +126,7 @@ impl<'c> World<'c> {
                 Series {
                     metric: spec.metric,
                     subject: spec.subject.clone(),
-                    hist: st.hist.into_hist(),
+                    hist: std::sync::Arc::new(st.hist.into_hist()),
                     windows: st.windows,
                 }
             })
