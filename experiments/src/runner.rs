@@ -73,6 +73,9 @@ pub enum RunnerError {
     },
     #[error("cannot start worker threads: {0}")]
     Threads(String),
+    /// The whole run is over a limit; nothing ran.
+    #[error("{0}")]
+    Limit(Box<RunError>),
 }
 
 pub struct RunOutput {
@@ -151,6 +154,22 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
     let jobs: Vec<(usize, u64)> = (0..prepared.len())
         .flat_map(|v| (0..reps).map(move |r| (v, r)))
         .collect();
+    // One job runs on the calling thread: a sweep calls this from its own
+    // pool's workers, and a nested pool would make them wait busily.
+    // No more threads than runs (`--jobs 100000` on one run); 0: all cores.
+    let threads = match opts.jobs {
+        0 => 0,
+        n => n.min(jobs.len()).max(1),
+    };
+    let at_once = match threads {
+        0 => rayon::current_num_threads().min(jobs.len()),
+        n => n,
+    };
+    // The whole run against --max-memory, before any world is made.
+    let compiled: Vec<&Compiled> = prepared.iter().map(|(c, _)| c).collect();
+    let memory = crate::world::estimated_run_memory(&compiled, reps, at_once);
+    crate::world::check_run_memory(&memory, &opts.limits)
+        .map_err(|e| RunnerError::Limit(Box::new(e)))?;
     let total: u64 = prepared.iter().map(|(c, _)| c.duration.0).sum::<u64>() * reps;
     let done = AtomicU64::new(0);
     let label = format!(
@@ -191,13 +210,6 @@ pub fn run(file: &ScenarioFile, opts: &RunOptions) -> Result<RunOutput, RunnerEr
         });
         tick(c.duration.0.saturating_sub(last));
         r
-    };
-    // One job runs on the calling thread: a sweep calls this from its own
-    // pool's workers, and a nested pool would make them wait busily.
-    // No more threads than runs (`--jobs 100000` on one run); 0: all cores.
-    let threads = match opts.jobs {
-        0 => 0,
-        n => n.min(jobs.len()).max(1),
     };
     let results: Vec<Result<VariantResult, RunnerError>> = if threads == 1 {
         jobs.iter().map(run_job).collect()

@@ -282,8 +282,8 @@ pub struct RunArgs {
     /// Refuse a simulated duration longer than this (default 366 days).
     #[arg(long, value_name = "D")]
     pub max_sim_time: Option<String>,
-    /// Refuse a run whose world is estimated to need more memory than
-    /// this, e.g. `16GiB` (default 8 GiB). Amounts are as in charge
+    /// Refuse a run whose whole process is estimated to need more memory
+    /// than this at its peak, e.g. `16GiB` (default 8 GiB). Amounts are as in charge
     /// steps: a bare number counts 4 KiB pages.
     #[arg(long, value_name = "SIZE")]
     pub max_memory: Option<String>,

@@ -50,6 +50,15 @@ const PER_TASK_TABLES: usize = std::mem::size_of::<sim::Stream>()
     + std::mem::size_of::<memcg::MidReclaim>()
     + std::mem::size_of::<SimTime>();
 
+/// Bytes a series' counts take while a run records them: two bytes per
+/// HDR bucket up to the longest sample (`HdrCounts`), 4 KB for samples
+/// under 2 us, 2 KB more per doubling past that: about 20 KB for
+/// sub-millisecond waits, 44 KB up to a second, none for a series that
+/// records nothing. Most series of the built-ins are the short or empty
+/// ones; this is their typical size, not a bound
+/// (docs/findings/2026-12-04-memory-of-a-run.md).
+const HDR_COUNTS_PER_SERIES: u64 = 16 << 10;
+
 /// Bytes a run of `c` needs, roughly: the task table, locks, work items,
 /// the CPUs, one histogram per reported series and, when the run reaches
 /// its end, a bin per window of each series (1 ms windows over a long
@@ -87,10 +96,121 @@ pub fn estimated_memory(c: &Compiled) -> u64 {
         + items * 64
         + locks * (std::mem::size_of::<models::locks::AnyLock>() as u64 + 64)
         + lines
-        + series * 64 * 1024
+        + series * HDR_COUNTS_PER_SERIES
         + series
             .saturating_mul(c.duration.0.div_ceil(c.window.0.max(1)))
             .saturating_mul(std::mem::size_of::<sim::stats::WindowBin>() as u64)
+}
+
+/// A heap block's bookkeeping and rounding (glibc's malloc: 8 bytes of
+/// header, 16-byte alignment): what each string of a scenario costs
+/// beside its bytes.
+const MALLOC_BLOCK: u64 = 16;
+
+/// Bytes a compiled scenario holds while its runs go on: each lock
+/// instance with its name and policy (a family of 16,384 is a few MiB),
+/// the counters' names, the programs, the works and the series.
+pub fn compiled_memory(c: &Compiled) -> u64 {
+    let text = |len: usize| len as u64 + MALLOC_BLOCK;
+    let locks: u64 = (c.locks.iter())
+        .map(|l| std::mem::size_of_val(l) as u64 + text(l.name.len()) + text(l.policy.len()))
+        .sum();
+    let counters: u64 = (c.counters.iter())
+        .map(|n| std::mem::size_of_val(n) as u64 + text(n.len()))
+        .sum();
+    let programs: u64 = (c.groups.iter())
+        .map(|g| {
+            (g.code.len() * std::mem::size_of::<crate::program::Instr>()
+                + g.origins.len() * std::mem::size_of::<crate::program::Origin>())
+                as u64
+                + text(g.name.len())
+        })
+        .sum();
+    let works = c.works.len() as u64 * 64;
+    let stats =
+        c.stats.len() as u64 * (std::mem::size_of::<crate::program::StatSpec>() as u64 + 32);
+    std::mem::size_of::<Compiled>() as u64 + locks + counters + programs + works + stats
+}
+
+/// Bytes of the program itself at the peak of a run, whatever the
+/// scenario: its code and data as loaded (`convoy list` peaks at 5.4 MB
+/// resident), a plot being drawn (a 1000 x 600 RGB bitmap of 1.8 MB and
+/// the PNG encoder's buffers), the font read for the plots (0.76 MB) and
+/// the allocator's spare. Measured as the peak resident set less the
+/// scenario's parts over the built-ins
+/// (docs/findings/2026-12-04-memory-of-a-run.md).
+pub const PROGRAM_MEMORY: u64 = 10 << 20;
+
+/// Bytes kept per reported series in a run's results: its histogram
+/// holds 8 bytes per HDR bucket that any sample fell in, from none to
+/// about 14,000 for waits that spread over nanoseconds to milliseconds
+/// (the built-ins: 69 bytes to 63 KB a series on average, median 9.7 KB;
+/// finding above); the median, not a bound.
+const RESULT_PER_SERIES: u64 = 8 << 10;
+
+/// What a run of some variants, `reps` times each with `threads` runs at
+/// once, is estimated to need at its peak, in parts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RunMemory {
+    /// [`PROGRAM_MEMORY`].
+    pub program: u64,
+    /// Every variant's compiled scenario, held for the whole run.
+    pub scenarios: u64,
+    /// The largest worlds that run at once.
+    pub worlds: u64,
+    /// Every variant's pooled series, plus each replication's own when
+    /// there are several.
+    pub results: u64,
+}
+
+impl RunMemory {
+    pub fn total(&self) -> u64 {
+        self.program + self.scenarios + self.worlds + self.results
+    }
+}
+
+/// The estimate of a run's whole process: the program, the compiled
+/// variants, `threads` worlds at once (the largest ones) and the results.
+pub fn estimated_run_memory(variants: &[&Compiled], reps: u64, threads: usize) -> RunMemory {
+    let mut worlds: Vec<u64> = variants.iter().map(|c| estimated_memory(c)).collect();
+    worlds.sort_unstable_by(|a, b| b.cmp(a));
+    let at_once = threads.min(worlds.len() * reps as usize).max(1);
+    // With fewer variants than threads, a variant's replications run at
+    // once: its world counts as often as it runs in parallel.
+    let worlds: u64 = (0..at_once)
+        .map(|k| worlds.get(k % worlds.len().max(1)).copied().unwrap_or(0))
+        .sum();
+    let copies = if reps > 1 { reps + 1 } else { 1 };
+    let results = (variants.iter())
+        .map(|c| c.stats.len() as u64 * RESULT_PER_SERIES * copies)
+        .sum();
+    RunMemory {
+        program: PROGRAM_MEMORY,
+        scenarios: variants.iter().map(|c| compiled_memory(c)).sum(),
+        worlds,
+        results,
+    }
+}
+
+/// Checks a run's estimate against `--max-memory`, before any world is
+/// made: the message gives the parts.
+pub fn check_run_memory(m: &RunMemory, limits: &Limits) -> Result<(), RunError> {
+    if m.total() > limits.max_memory {
+        return Err(RunError::TooLarge {
+            what: "estimated memory".into(),
+            value: format!(
+                "{} ({} the program, {} the compiled scenario, {} the worlds that run at \
+                 once, {} the results)",
+                mib(m.total()),
+                mib(m.program),
+                mib(m.scenarios),
+                mib(m.worlds),
+                mib(m.results)
+            ),
+            limit: format!("{} (--max-memory)", mib(limits.max_memory)),
+        });
+    }
+    Ok(())
 }
 
 /// A byte count as the limit messages print it: MiB, or KiB below one.

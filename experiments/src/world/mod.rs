@@ -99,7 +99,10 @@ use hung::HungTasks;
 mod interp;
 mod limits;
 mod lines;
-pub use limits::{check_limits, estimated_memory, Limits, RunError};
+pub use limits::{
+    check_limits, check_run_memory, compiled_memory, estimated_memory, estimated_run_memory,
+    Limits, RunError, RunMemory,
+};
 use lines::Lines;
 mod locks;
 use locks::Locks;

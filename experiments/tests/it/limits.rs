@@ -69,6 +69,55 @@ fn a_duration_over_the_simulated_time_limit_is_refused_before_running() {
     refused(d.path(), &long, "--max-sim-time");
 }
 
+/// The parts of the estimate `--max-memory 1` prints, in MiB: program,
+/// compiled scenario, worlds at once (the results, in KiB here, after).
+fn memory_parts(dir: &Path, extra: &[&str]) -> [u64; 3] {
+    let mut args = vec!["run", "fam.toml", "--max-memory", "1", "--out", "out"];
+    args.extend_from_slice(extra);
+    let o = convoy_status(&args, dir);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("KiB the results)"), "{err}");
+    let parts: Vec<u64> = ["the program", "the compiled scenario", "the worlds"]
+        .iter()
+        .map(|what| {
+            let at = err.find(what).unwrap_or_else(|| panic!("{what}: {err}"));
+            let number = err[..at].trim_end().trim_end_matches(" MiB");
+            let number = &number[number.rfind([' ', '(']).unwrap() + 1..];
+            number.parse().unwrap_or_else(|_| panic!("{what}: {err}"))
+        })
+        .collect();
+    parts.try_into().unwrap()
+}
+
+#[test]
+fn the_memory_estimate_counts_the_whole_run_before_any_world() {
+    // A family of 200,000 mutexes (each a compiled lock with its name),
+    // 100,000 tasks, two variants: the compiled scenarios count once per
+    // variant, the worlds as many as run at once, the program always.
+    let d = tempfile::tempdir().unwrap();
+    let text = SMALL
+        .replace(
+            "[locks.m]\nkind = \"mutex\"",
+            "[locks.m]\nkind = \"mutex\"\ninstances = 200000",
+        )
+        .replace("count = 2", "count = 100000")
+        .replace("mutex_lock m\"", "mutex_lock m[0]\"")
+        .replace("mutex_unlock m\"", "mutex_unlock m[0]\"")
+        + "[variants.b]\n[variants.b.tasks.a]\ncount = 99999\n";
+    write(d.path(), "fam.toml", &text);
+    let one = memory_parts(d.path(), &["--jobs", "1"]);
+    let two = memory_parts(d.path(), &["--jobs", "2"]);
+    assert_eq!(one[0], 10, "{one:?}");
+    assert!(
+        one[1] >= 2 * 20,
+        "two compiled families of 200,000 locks: {one:?}"
+    );
+    assert!(two[2] >= 2 * one[2] - 1 && one[2] >= 20, "{one:?} {two:?}");
+    assert_eq!((one[0], one[1]), (two[0], two[1]));
+    assert!(!d.path().join("out").exists());
+}
+
 #[test]
 fn a_world_over_the_memory_limit_is_refused_before_it_is_allocated() {
     let d = tempfile::tempdir().unwrap();
