@@ -213,10 +213,13 @@ pub fn check_run_memory(m: &RunMemory, limits: &Limits) -> Result<(), RunError> 
     Ok(())
 }
 
-/// A byte count as the limit messages print it: MiB, or KiB below one.
+/// A byte count as the limit messages print it: KiB below one MiB, MiB
+/// to a tenth below 100 MiB, whole MiB above.
 fn mib(bytes: u64) -> String {
     if bytes < 1 << 20 {
         format!("{} KiB", bytes.div_ceil(1 << 10))
+    } else if bytes < 100 << 20 {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
     } else {
         format!("{} MiB", bytes >> 20)
     }

@@ -71,14 +71,14 @@ fn a_duration_over_the_simulated_time_limit_is_refused_before_running() {
 
 /// The parts of the estimate `--max-memory 1` prints, in MiB: program,
 /// compiled scenario, worlds at once (the results, in KiB here, after).
-fn memory_parts(dir: &Path, extra: &[&str]) -> [u64; 3] {
+fn memory_parts(dir: &Path, extra: &[&str]) -> [f64; 3] {
     let mut args = vec!["run", "fam.toml", "--max-memory", "1", "--out", "out"];
     args.extend_from_slice(extra);
     let o = convoy_status(&args, dir);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("KiB the results)"), "{err}");
-    let parts: Vec<u64> = ["the program", "the compiled scenario", "the worlds"]
+    let parts: Vec<f64> = ["the program", "the compiled scenario", "the worlds"]
         .iter()
         .map(|what| {
             let at = err.find(what).unwrap_or_else(|| panic!("{what}: {err}"));
@@ -108,12 +108,15 @@ fn the_memory_estimate_counts_the_whole_run_before_any_world() {
     write(d.path(), "fam.toml", &text);
     let one = memory_parts(d.path(), &["--jobs", "1"]);
     let two = memory_parts(d.path(), &["--jobs", "2"]);
-    assert_eq!(one[0], 10, "{one:?}");
+    assert_eq!(one[0], 10.0, "{one:?}");
     assert!(
-        one[1] >= 2 * 20,
+        one[1] >= 2.0 * 20.0,
         "two compiled families of 200,000 locks: {one:?}"
     );
-    assert!(two[2] >= 2 * one[2] - 1 && one[2] >= 20, "{one:?} {two:?}");
+    assert!(
+        two[2] >= 2.0 * one[2] - 0.2 && one[2] >= 20.0,
+        "{one:?} {two:?}"
+    );
     assert_eq!((one[0], one[1]), (two[0], two[1]));
     assert!(!d.path().join("out").exists());
 }
