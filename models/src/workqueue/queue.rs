@@ -264,6 +264,10 @@ struct Flusher {
     /// Waits for every instance with a smaller sequence number.
     snapshot: u64,
     since: SimTime,
+    /// Its flush color, numbered without wrapping: each flusher that gets
+    /// one when it calls takes a new one, the overflowed flushers share
+    /// the one a cascade gives them (R111).
+    color: u64,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -305,6 +309,8 @@ pub struct Workqueue {
     /// `flusher_overflow`: flushers waiting for a color (R111); their
     /// snapshot is taken when a cascade gives them one.
     overflow: VecDeque<Flusher>,
+    /// The next flush color to give (`wq->work_color`, not wrapped).
+    next_color: u64,
     next_flush: u64,
     /// CONFIG_HZ when delayed-work timers are on the timer wheel
     /// ([`crate::timer`]); `None`: they fire at exactly `now + delay`.
@@ -361,6 +367,7 @@ impl Workqueue {
             flushers: VecDeque::new(),
             cascading: false,
             overflow: VecDeque::new(),
+            next_color: 0,
             next_flush: 0,
             timer_hz: None,
             n: Counters::default(),
@@ -637,31 +644,32 @@ impl Workqueue {
         self.n.flushes_waited += 1;
         let id = FlushId(self.next_flush);
         self.next_flush += 1;
-        let f = Flusher {
+        let mut f = Flusher {
             id,
             snapshot: self.next_seq,
             since: now,
+            color: self.next_color,
         };
         if self.colors_in_use() < WORK_NR_COLORS - 1 {
+            // `wq->work_color` advances for every flusher that gets a
+            // color, whether or not work was queued since the last one.
+            self.next_color += 1;
             self.flushers.push_back(f);
         } else {
+            f.color = u64::MAX;
             self.overflow.push_back(f);
         }
         FlushOutcome::Wait(id)
     }
 
-    /// Colors between `wq->flush_color` and `wq->work_color`: one per
-    /// distinct snapshot of a flusher that holds a color (R111).
+    /// Colors between `wq->flush_color` and `wq->work_color`: those of
+    /// the flushers that hold one (R111); the flushers of one overflow
+    /// share theirs.
     fn colors_in_use(&self) -> u32 {
-        let mut n = 0;
-        let mut last = None;
-        for f in &self.flushers {
-            if last != Some(f.snapshot) {
-                n += 1;
-                last = Some(f.snapshot);
-            }
+        match (self.flushers.front(), self.flushers.back()) {
+            (Some(first), Some(last)) => (last.color - first.color + 1) as u32,
+            _ => 0,
         }
-        n
     }
 
     /// A flusher that waited runs again (its [`Action::FlushDone`] woke
@@ -680,9 +688,11 @@ impl Workqueue {
         loop {
             // One color was freed: the overflowed flushers share the next.
             if !self.overflow.is_empty() {
-                let snapshot = self.next_seq;
+                let (snapshot, color) = (self.next_seq, self.next_color);
+                self.next_color += 1;
                 for mut f in self.overflow.drain(..) {
                     f.snapshot = snapshot;
+                    f.color = color;
                     self.flushers.push_back(f);
                 }
             }
@@ -1641,6 +1651,31 @@ mod tests {
         assert_eq!(h.counter("flush_wait_ns_total"), 18 * MS);
         assert_eq!(h.counter("flush_wait_ns_max"), 5 * MS);
         assert_eq!(h.flush(), FlushOutcome::Done);
+    }
+
+    #[test]
+    fn r111_every_flusher_takes_a_color_even_with_nothing_queued_between() {
+        let mut h = H::percpu(1, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        // Fifteen flushes back to back, nothing queued between them: each
+        // advances the work color, so the sixteenth finds none free.
+        for n in 0..15u64 {
+            assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(n)));
+        }
+        assert_eq!(h.wq.colors_in_use(), 15);
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(15)));
+        assert_eq!(h.wq.overflow.len(), 1);
+        // Item 2 is queued before the overflowed flush gets its color.
+        assert_eq!(h.queue(2, 0), (true, none()));
+        assert_eq!(h.done(1), vec![Start(w(2), c(0)), FlushDone(FlushId(0))]);
+        // The first flusher's cascade returns 1-14 (their work is done)
+        // and gives flush 15 a color: it waits for item 2.
+        let back: Vec<Action> = (1..15).map(|n| FlushDone(FlushId(n))).collect();
+        assert_eq!(h.resumed(0), back);
+        assert_eq!(h.wq.flushers_waiting(), 1);
+        assert_eq!(h.done(2), vec![FlushDone(FlushId(15))]);
+        assert_eq!(h.resumed(15), none());
+        assert_eq!(h.wq.flushers_waiting(), 0);
     }
 
     #[test]
