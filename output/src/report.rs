@@ -227,7 +227,8 @@ impl Page {
     }
 
     /// The whole page, in memory.
-    pub fn html(self) -> std::io::Result<String> {
+    #[cfg(test)]
+    fn html(self) -> std::io::Result<String> {
         let mut out = Vec::new();
         self.write_to(&mut out)?;
         Ok(String::from_utf8(out).expect("the page is written as UTF-8"))

@@ -156,11 +156,6 @@ impl Buckets {
         }
         Buckets::from_sorted(pairs.into_iter())
     }
-
-    fn heap_bytes(&self) -> usize {
-        self.small.capacity() * std::mem::size_of::<(u32, u32)>()
-            + self.big.capacity() * std::mem::size_of::<(u32, u64)>()
-    }
 }
 
 impl PartialEq for Buckets {
@@ -239,12 +234,6 @@ impl LatencyHist {
         self.sum += other.sum;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
-    }
-
-    /// Bytes this histogram holds beyond its own struct: what a run's
-    /// results cost per series.
-    pub fn heap_bytes(&self) -> usize {
-        self.buckets.heap_bytes() + self.above.capacity() * std::mem::size_of::<(u64, u64)>()
     }
 
     pub fn count(&self) -> u64 {

@@ -110,7 +110,7 @@ const MALLOC_BLOCK: u64 = 16;
 /// Bytes a compiled scenario holds while its runs go on: each lock
 /// instance with its name and policy (a family of 16,384 is a few MiB),
 /// the counters' names, the programs, the works and the series.
-pub fn compiled_memory(c: &Compiled) -> u64 {
+fn compiled_memory(c: &Compiled) -> u64 {
     let text = |len: usize| len as u64 + MALLOC_BLOCK;
     let locks: u64 = (c.locks.iter())
         .map(|l| std::mem::size_of_val(l) as u64 + text(l.name.len()) + text(l.policy.len()))

@@ -100,8 +100,7 @@ mod interp;
 mod limits;
 mod lines;
 pub use limits::{
-    check_limits, check_run_memory, compiled_memory, estimated_memory, estimated_run_memory,
-    Limits, RunError, RunMemory,
+    check_limits, check_run_memory, estimated_memory, estimated_run_memory, Limits, RunError,
 };
 use lines::Lines;
 mod locks;
