@@ -199,6 +199,9 @@ impl<'c> World<'c> {
         if self.tasks[t].killed.is_some() && !self.tasks[t].exiting {
             // A flusher returns from flush_workqueue, cascading (R110),
             // before a kill can unwind it (its wait is uninterruptible).
+            // Its cascade's passes over the pwqs (R118) are not paid: the
+            // exit that unwinds it comes at once.
+            self.tasks[t].flush_prepped = false;
             if let Some((q, f)) = self.tasks[t].flushing.take() {
                 self.wq_call(q, |q, now, out| q.flush_resumed(now, f, out));
             }
@@ -350,12 +353,31 @@ impl<'c> World<'c> {
                 Instr::FlushWorkqueue { wq } => {
                     if let Some((q, f)) = self.tasks[t].flushing.take() {
                         // Back from a flush that waited: the first
-                        // flusher's wake-up-and-cascade phase (R110).
-                        self.wq_call(q, |q, now, out| q.flush_resumed(now, f, out));
+                        // flusher's wake-up-and-cascade phase (R110), and
+                        // its passes over the pwqs (R118).
+                        let passes = self.wq_call(q, |q, now, out| q.flush_resumed(now, f, out));
+                        pc += 1;
+                        if self.flush_prep(t, q, passes, pc) {
+                            return Ok(());
+                        }
+                    } else if !std::mem::take(&mut self.tasks[t].flush_prepped) {
+                        // The pass over the pwqs comes first (R118); the
+                        // flush decides when it is done.
+                        let passes = self.wq.queues[wq].flush_start_passes();
+                        self.tasks[t].flush_prepped = true;
+                        if self.flush_prep(t, wq, passes, pc) {
+                            return Ok(());
+                        }
+                        self.tasks[t].flush_prepped = false;
+                        if self.flush_workqueue(t, pc, wq) {
+                            return Ok(());
+                        }
+                        pc += 1;
                     } else if self.flush_workqueue(t, pc, wq) {
                         return Ok(());
+                    } else {
+                        pc += 1;
                     }
-                    pc += 1;
                 }
                 Instr::Charge { memcg, pages, gfp } => {
                     if self.charge(t, pc, memcg, pages, gfp) {

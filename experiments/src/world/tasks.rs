@@ -371,6 +371,9 @@ pub(super) struct Task {
     /// A `flush_workqueue` that waited, until the flusher runs again and
     /// cascades (R110): the workqueue and the flush.
     pub(super) flushing: Option<(WqId, models::workqueue::FlushId)>,
+    /// At a `flush_workqueue` step, its pass over the pwqs is paid (R118):
+    /// the flush itself comes next.
+    pub(super) flush_prepped: bool,
     /// A memcg charge in progress across reclaim attempts (R45).
     pub(super) charging: Option<(MemcgId, models::memcg::Charge)>,
     /// Draws of memcg reclaim (time, success), apart from the program's.
@@ -463,6 +466,7 @@ impl Task {
             arriving: false,
             waker_cpu: None,
             flushing: None,
+            flush_prepped: false,
             charging: None,
             mem_rng: (!c.memcgs.is_empty()).then(|| Box::new(own("memcg"))),
             over_high: 0,

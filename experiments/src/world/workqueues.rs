@@ -177,6 +177,28 @@ impl<'c> World<'c> {
         }
     }
 
+    /// `passes` of `flush_workqueue_prep_pwqs` over `wq` by `t` (R118):
+    /// counted, and paid on `t`'s CPU as a `cpu` step that goes on at
+    /// `next`. Returns whether `t` is now busy with them (false when they
+    /// cost nothing: no pass, or a machine whose lines cost nothing).
+    pub(super) fn flush_prep(&mut self, t: TaskId, wq: WqId, passes: u32, next: Pc) -> bool {
+        if passes == 0 {
+            return false;
+        }
+        self.wq.queues[wq].count_prep_passes(passes);
+        let m = &self.c.machine;
+        let topology = self.c.cpus.map(|_| m.topology);
+        let kind = self.c.workqueues[wq].kind;
+        let pass = models::workqueue::flush_prep::prep_pass_cost(
+            kind,
+            topology,
+            &m.lines,
+            self.tasks[t].cpu,
+        );
+        let d = Dur(pass.ns() * u64::from(passes));
+        d > Dur::ZERO && self.delay(t, d, false, next)
+    }
+
     /// `cancel_delayed_work_sync` of item `id` of `wq` by `t`, which goes
     /// on at `pc`: the item is cancelled, and if it is running `t` waits
     /// until it returns. Returns whether `t` now waits.

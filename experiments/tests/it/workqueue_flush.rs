@@ -419,3 +419,70 @@ profile = 'ideal'
     assert_eq!(f2, f1 + 500 * US, "f1 {f1:?} f2 {f2:?}");
     assert_eq!(r.counter("wq/wq/flushes_waited"), Some(2));
 }
+
+/// R118's micro-scenario: four CPUs whose lines cost 50 ns from any
+/// other CPU and 1 ns locally, a per-CPU workqueue (a pwq on each CPU),
+/// and the flushers of the test's `tasks`.
+fn r118_text(tasks: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "flush-prep"
+duration = "1s"
+cpus = 4
+[workqueues.wq]
+kind = "percpu"
+max_active = 1
+[works.a]
+program = ["cpu 1ms"]
+[machine]
+profile = 'ideal'
+line_local = "1ns"
+line_smt = "50ns"
+line_socket = "50ns"
+line_remote = "50ns"
+{tasks}
+"#
+    )
+}
+
+#[test]
+fn r118_a_flush_pays_one_pass_over_every_pwq_before_it_waits_and_one_per_colour_its_cascade_arms() {
+    // One pass: two lines from each of the 3 other CPUs' pools, two local.
+    let pass = Dur(2 * (3 * 50 + 1));
+    // Nothing in flight: the flush costs its pass and returns.
+    let alone = r118_text(
+        "[tasks.f]\ncount = 1\nprogram = [\"span_begin f\", \"flush_workqueue wq\", \"span_end f\", \"sleep 2s\"]",
+    );
+    let r = run_text(&alone, 1);
+    assert_eq!(r.series(Metric::Span, "f/f").unwrap().hist.max(), pass);
+    assert_eq!(r.counter("wq/wq/flush_prep_passes"), Some(1));
+    // f1 queues item a on its CPU and flushes: its pass, then a's 1 ms
+    // on a kworker of that CPU once f1 sleeps. f2 flushes at 100 us,
+    // while f1 waits: it takes the next colour (a pass) and waits behind
+    // f1. a's end wakes f1 alone (R110), on an idle CPU, whose polling
+    // idle state costs the waker one line (R63): 50 ns. f1's cascade
+    // arms f2's colour, finds its work done and returns it at once (f2
+    // is woken the same way), then pays that pass before it returns.
+    let two = r118_text(
+        r#"[tasks.f1]
+count = 1
+program = ["span_begin f1", "queue_work wq a", "flush_workqueue wq", "span_end f1", "sleep 2s"]
+[tasks.f2]
+count = 1
+program = ["sleep 100us", "span_begin f2", "flush_workqueue wq", "span_end f2", "sleep 2s"]"#,
+    );
+    let r = run_text(&two, 1);
+    let f1 = r.series(Metric::Span, "f1/f1").unwrap().hist.max();
+    let f2 = r.series(Metric::Span, "f2/f2").unwrap().hist.max();
+    let wake = Dur(50);
+    assert_eq!(f1, pass + MS + wake + pass, "f1 {f1:?}");
+    assert_eq!(f2, pass + MS + wake + wake - 100 * US, "f2 {f2:?}");
+    assert_eq!(r.counter("wq/wq/flush_prep_passes"), Some(3));
+    // On the ideal machine lines cost nothing, and neither does a pass.
+    let free = alone
+        .replace("line_local = \"1ns\"", "")
+        .replace("\"50ns\"", "\"0ns\"");
+    let r = run_text(&free, 1);
+    assert_eq!(r.series(Metric::Span, "f/f").unwrap().hist.max(), Dur::ZERO);
+}

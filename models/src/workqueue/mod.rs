@@ -6,11 +6,15 @@
 //! - [`worker_pools`]: the per-CPU worker pools that run per-CPU
 //!   workqueues' items (R37): worklist, `nr_running`, kick, keep_working;
 //! - [`idle_kworkers`]: idle kworkers, by all and by home CPU, in the
-//!   order the pools and workqueues take them (R37).
+//!   order the pools and workqueues take them (R37);
+//! - [`flush_prep`]: what a flush's passes over the pwqs cost its caller
+//!   on the CPU, by the machine's size and line costs (R118).
 //!
 //! Dependencies point one way: `worker_pools` -> `idle_kworkers` ->
-//! `crate::ids`; `queue` -> `crate::ids`, `crate::timer`.
+//! `crate::ids`; `queue` -> `crate::ids`, `crate::timer`; `flush_prep` ->
+//! `queue`, `crate::machine`.
 
+pub mod flush_prep;
 pub mod idle_kworkers;
 pub mod queue;
 pub mod worker_pools;

@@ -286,6 +286,7 @@ struct Counters {
     flushes_waited: u64,
     flush_wait_ns_total: u64,
     flush_wait_ns_max: u64,
+    flush_prep_passes: u64,
 }
 
 /// One workqueue.
@@ -662,6 +663,18 @@ impl Workqueue {
         FlushOutcome::Wait(id)
     }
 
+    /// The `flush_workqueue_prep_pwqs` passes a flush started now makes
+    /// before it waits or returns (R118): one, unless the 15 colours are
+    /// all in use and it goes on the overflow list, which makes none.
+    pub fn flush_start_passes(&self) -> u32 {
+        u32::from(self.colors_in_use() < WORK_NR_COLORS - 1)
+    }
+
+    /// Counts `n` passes over the pwqs that a flusher made (R118).
+    pub fn count_prep_passes(&mut self, n: u32) {
+        self.n.flush_prep_passes += u64::from(n);
+    }
+
     /// Colors between `wq->flush_color` and `wq->work_color`: those of
     /// the flushers that hold one (R111); the flushers of one overflow
     /// share theirs.
@@ -679,12 +692,21 @@ impl Workqueue {
     /// is all done returns, in order, and the first one still waiting
     /// becomes the first flusher, returned later by the work that ends its
     /// color. Any other flusher just returns.
-    pub fn flush_resumed(&mut self, now: SimTime, id: FlushId, out: &mut Vec<Action>) {
+    ///
+    /// Returns the passes over the pwqs the cascade made (R118): one for
+    /// each colour given to overflowed flushers, and one for each
+    /// following flusher it made the first (`flush_workqueue_prep_pwqs`
+    /// with the new `flush_color`), whether or not that one then waits.
+    /// The kernel makes them under `wq->mutex` before it returns; the
+    /// flushers the cascade completes are released at once here, ahead
+    /// of the passes between them (a few microseconds each).
+    pub fn flush_resumed(&mut self, now: SimTime, id: FlushId, out: &mut Vec<Action>) -> u32 {
         if !self.cascading || self.flushers.front().is_none_or(|f| f.id != id) {
-            return;
+            return 0;
         }
         self.cascading = false;
-        self.flushers.pop_front();
+        let mut armed = self.flushers.pop_front().map_or(u64::MAX, |f| f.color);
+        let mut passes = 0;
         loop {
             // One color was freed: the overflowed flushers share the next.
             if !self.overflow.is_empty() {
@@ -695,10 +717,17 @@ impl Workqueue {
                     f.color = color;
                     self.flushers.push_back(f);
                 }
+                passes += 1;
             }
             let Some(f) = self.flushers.front().copied() else {
                 break;
             };
+            // Made the first flusher: its colour's pass. The flushers
+            // that share a colour are completed together, by one pass.
+            if f.color != armed {
+                passes += 1;
+                armed = f.color;
+            }
             if !self.flush_satisfied(f.snapshot) {
                 break;
             }
@@ -707,6 +736,7 @@ impl Workqueue {
             self.flushers.pop_front();
             self.flush_returns(now, f, out);
         }
+        passes
     }
 
     /// No instance queued before `snapshot` is in flight.
@@ -827,6 +857,7 @@ impl Workqueue {
             ("flushes_waited", n.flushes_waited),
             ("flush_wait_ns_total", n.flush_wait_ns_total),
             ("flush_wait_ns_max", n.flush_wait_ns_max),
+            ("flush_prep_passes", n.flush_prep_passes),
         ]
     }
 
@@ -1676,6 +1707,42 @@ mod tests {
         assert_eq!(h.done(2), vec![FlushDone(FlushId(15))]);
         assert_eq!(h.resumed(15), none());
         assert_eq!(h.wq.flushers_waiting(), 0);
+    }
+
+    /// R118: a flusher makes one pass over the pwqs when it takes a
+    /// colour, none when it overflows; the first flusher's cascade makes
+    /// one for the overflowed flushers' colour and one for each colour it
+    /// arms, 16 here: the overflow's, flushes 1-14's and flush 15's.
+    #[test]
+    fn r118_a_cascade_makes_one_pass_per_colour_it_arms_and_one_for_the_overflow() {
+        let mut h = H::percpu(1, 1);
+        assert_eq!(h.queue(1, 0), (true, vec![Start(w(1), c(0))]));
+        for n in 0..15u64 {
+            assert_eq!(h.wq.flush_start_passes(), 1);
+            assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(n)));
+        }
+        assert_eq!(h.wq.flush_start_passes(), 0);
+        assert_eq!(h.flush(), FlushOutcome::Wait(FlushId(15)));
+        assert_eq!(h.queue(2, 0), (true, none()));
+        assert_eq!(h.done(1), vec![Start(w(2), c(0)), FlushDone(FlushId(0))]);
+        let (passes, back) = h.call(|q, now, out| q.flush_resumed(now, FlushId(0), out));
+        assert_eq!(back.len(), 14);
+        assert_eq!(passes, 16);
+        // A flusher that is not the first makes no pass when it runs again.
+        assert_eq!(
+            h.call(|q, now, out| q.flush_resumed(now, FlushId(3), out))
+                .0,
+            0
+        );
+        assert_eq!(h.done(2), vec![FlushDone(FlushId(15))]);
+        // The last first flusher arms nothing: no pass.
+        assert_eq!(
+            h.call(|q, now, out| q.flush_resumed(now, FlushId(15), out))
+                .0,
+            0
+        );
+        h.wq.count_prep_passes(16 + 15);
+        assert_eq!(h.counter("flush_prep_passes"), 31);
     }
 
     #[test]
