@@ -364,7 +364,12 @@ impl<'c> World<'c> {
         if let Some(r) = self.cpus.running_on.get_mut(cpu) {
             *r = t;
             if let Some(w) = self.cpus.wake.as_mut() {
-                w.idle_since[cpu] = SimTime::MAX;
+                let since = std::mem::replace(&mut w.idle_since[cpu], SimTime::MAX);
+                if since != SimTime::MAX {
+                    // An idle spell that ends without a wakeup through
+                    // the wake path still ends a guest's halt (R119).
+                    w.halt_ends(&self.c.machine, cpu, self.clock.now.since(since));
+                }
             }
             self.cpus.pool.started(self.clock.now, t, cpu);
             // context_switch: a task that another one follows on this CPU

@@ -8,7 +8,7 @@
 
 use super::*;
 use models::machine::steal::Steal;
-use models::machine::wake::{ttwu_idle, WakeCost};
+use models::machine::wake::{ttwu_idle, HaltPoll, WakeCost};
 
 /// What the world keeps for the wake path: one field per CPU (when it
 /// went idle) and the counters, and a guest's steal processes.
@@ -17,6 +17,9 @@ pub(super) struct WakePath {
     /// When each CPU last became idle; `SimTime::MAX` while it is busy or
     /// reserved for a woken task (R68). R65's idle time runs from it.
     pub(super) idle_since: TiVec<CpuId, SimTime>,
+    /// A guest's vCPUs: the host's halt-poll window of each (R119); empty
+    /// on bare metal.
+    halt_poll: TiVec<CpuId, HaltPoll>,
     /// A guest's steal, if its fraction is above zero (R67).
     pub(super) steal: Option<Steal>,
     ipis: u64,
@@ -48,6 +51,11 @@ impl WakePath {
         });
         Some(Box::new(WakePath {
             idle_since: ti_vec![SimTime::ZERO; n as usize],
+            halt_poll: if m.guest.is_some() {
+                ti_vec![HaltPoll::default(); n as usize]
+            } else {
+                TiVec::new()
+            },
             steal,
             ipis: 0,
             idle_exits: vec![0; m.idle_states.len()],
@@ -56,6 +64,20 @@ impl WakePath {
             host_wakes: 0,
             steal_ns: 0,
         }))
+    }
+
+    /// `cpu`'s halt-poll window now (R119): none on bare metal.
+    fn poll_window(&self, cpu: CpuId) -> Dur {
+        self.halt_poll.get(cpu).map_or(Dur::ZERO, |h| h.window)
+    }
+
+    /// `cpu`, idle since `since`, stops idling now: a guest's vCPU ends a
+    /// halt, and the host adapts its poll window (R119). Called wherever a
+    /// CPU's idle spell ends, woken or given a task.
+    pub(super) fn halt_ends(&mut self, m: &models::machine::Machine, cpu: CpuId, halted: Dur) {
+        if let (Some(h), Some(g)) = (self.halt_poll.get_mut(cpu), m.guest.as_ref()) {
+            h.halt_ended(halted, g.host_halt_poll);
+        }
     }
 
     /// Counts what a wakeup did.
@@ -125,8 +147,10 @@ impl<'c> World<'c> {
             // A busy CPU, taken from a preempted task: no idle to leave.
             Dur::ZERO
         } else {
-            let cost = ttwu_idle(&self.c.machine, from, cpu, now.since(since));
+            let halted = now.since(since);
+            let cost = ttwu_idle(&self.c.machine, from, cpu, halted, w.poll_window(cpu));
             w.count(&self.c.machine, &cost);
+            w.halt_ends(&self.c.machine, cpu, halted);
             w.idle_since[cpu] = SimTime::MAX;
             cost.latency
         };

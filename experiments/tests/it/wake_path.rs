@@ -164,25 +164,63 @@ fn r63_an_idle_state_that_does_not_poll_needs_the_ipi() {
 }
 
 #[test]
-fn r66_a_guest_polls_in_the_host_then_pays_the_host_wakeup() {
+fn r66_r119_a_guest_polls_in_the_host_then_pays_the_host_wakeup() {
     let c = on(HANDOFF, "kvm-guest");
     let g = c.machine.guest.clone().unwrap();
     let r = run(&c);
-    // 100 us: the waiter's vCPU halted 100 us, inside the host's 200 us
-    // poll window: a poll hit, and its own timer: nothing to pay.
-    // 1 ms: the holder's vCPU halted 1 ms: the host scheduled its thread
-    // out at 200 us and idled 800 us (C6): host wakeup + 170 us.
+    // A fresh vCPU has no poll window (R119). 100 us: the waiter's vCPU
+    // halted 100 us, and its own timer wakes it through the host: host
+    // wakeup + C1E's 4 us; the window grows to 10 us. The waiter blocks
+    // on m at 109 us.
+    let waiter_blocks = 100 * US + g.host_wake + 4 * US;
+    // 1 ms: the holder's vCPU halted 1 ms, none of it polled: the host
+    // idled it in C6: host wakeup + 170 us.
     let holder_runs = MS + g.host_wake + 170 * US;
     assert_eq!(span(&r, "nap/holder"), holder_runs);
     // The unlock's IPI is a VM exit (HLT does not poll); the waiter's vCPU
-    // halted since 100 us, 0.2 ms of it polled, the rest in C6 on the host.
+    // halted since 109 us, 10 us of it polled, the rest in C6 on the host.
     let got = holder_runs + g.ipi + g.host_wake + 170 * US;
-    assert_eq!(wait(&r, "m/lock/waiter"), got - 100 * US);
+    assert_eq!(wait(&r, "m/lock/waiter"), got - waiter_blocks);
     assert_eq!(r.counter("cpu/ipis"), Some(1));
-    assert_eq!(r.counter("cpu/halt_poll_hits"), Some(1));
-    assert_eq!(r.counter("cpu/host_wakes"), Some(2));
+    assert_eq!(r.counter("cpu/halt_poll_hits"), Some(0));
+    assert_eq!(r.counter("cpu/host_wakes"), Some(3));
     assert_eq!(r.counter("cpu/idle_exits_C6"), Some(2));
+    assert_eq!(r.counter("cpu/idle_exits_C1E"), Some(1));
     assert_eq!(r.counter("cpu/steal_ns"), Some(0), "no steal by default");
+}
+
+#[test]
+fn r119_a_vcpus_poll_window_grows_until_its_halts_fit_then_every_wakeup_is_a_poll_hit() {
+    // One task on a guest's vCPU: 1 us of work, then a 50 us sleep, over
+    // and over; its own timer wakes it. Halts of 50 us the host did not
+    // poll through grow the window 0 -> 10 -> 20 -> 40 -> 80 us: the
+    // first four wakeups go through the host (its wakeup and C1E's 4 us:
+    // a 60 us round); from the fifth the 80 us window covers the halt
+    // and the task runs again as its timer fires (a 51 us round).
+    let text = r#"
+[scenario]
+name = "halt-poll"
+duration = "2ms"
+cpus = 1
+[tasks.t]
+count = 1
+program = ["loop", "  span_begin round", "  cpu 1us", "  sleep 50us", "  span_end round", "end"]
+
+[machine]
+profile = 'ideal'
+"#;
+    let c = on(text, "kvm-guest");
+    let g = c.machine.guest.clone().unwrap();
+    assert_eq!(g.host_wake + 4 * US, 9 * US);
+    let r = run(&c);
+    let hist = &r.series(Metric::Span, "round/t").unwrap().hist;
+    assert_eq!((hist.min(), hist.max()), (51 * US, 60 * US));
+    // Two values only (each in its HDR bucket), the slow one four times.
+    let rounds = hist.recorded();
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    assert_eq!(rounds[1].1, 4, "{rounds:?}");
+    assert_eq!(r.counter("cpu/host_wakes"), Some(4));
+    assert_eq!(r.counter("cpu/halt_poll_hits"), Some(rounds[0].1));
 }
 
 #[test]

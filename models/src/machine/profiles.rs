@@ -201,7 +201,7 @@ pub static PROFILES: &[Profile] = &[
         lines: ICX_LINES,
         guest: Some(GuestCosts {
             ipi: Cited::range(Dur(1_450), Dur(1_320), Dur(1_750), "ipi_benchmark in a KVM guest (IPIv cover letter, 2021; §3.3)"),
-            host_halt_poll: Cited::range(us(200), us(0), us(200), "KVM_HALT_POLL_NS_DEFAULT, arch/x86/include/asm/kvm_host.h: 200000 ns; the per-vCPU window grows from 10 us (virt/kvm/kvm_main.c; §3.3)"),
+            host_halt_poll: Cited::range(us(200), us(0), us(200), "KVM_HALT_POLL_NS_DEFAULT, arch/x86/include/asm/kvm_host.h: 200000 ns, the maximum of each vCPU's window, which grows from 10 us and shrinks by halves (virt/kvm/kvm_main.c, R119; §3.3)"),
             host_wake: Cited::range(us(5), us(2), us(10), "Documentation/virt/kvm/halt-polling.rst: a trip through the host scheduler is \"on the order of a few micro-seconds\" (§3.3)"),
             steal_fraction: Cited::range(0.0, 0.0, 0.12, "no published steal distribution for KVM clouds (§3.4): 0 by default; up to 12% measured on one Xen VM (2009)"),
             steal_episode: Cited::range(us(4_000), us(1_000), us(12_000), "assumed: one host tick to a few host slices (HZ=250, 2.8-3 ms slices; §1.2)"),
