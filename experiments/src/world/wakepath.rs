@@ -71,9 +71,9 @@ impl WakePath {
         self.halt_poll.get(cpu).map_or(Dur::ZERO, |h| h.window)
     }
 
-    /// `cpu`, idle since `since`, stops idling now: a guest's vCPU ends a
-    /// halt, and the host adapts its poll window (R119). Called wherever a
-    /// CPU's idle spell ends, woken or given a task.
+    /// `cpu` stops idling now, after `halted`: a guest's vCPU ends a halt,
+    /// and the host adapts its poll window (R119). Called wherever a CPU's
+    /// idle spell ends, woken or given a task.
     pub(super) fn halt_ends(&mut self, m: &models::machine::Machine, cpu: CpuId, halted: Dur) {
         if let (Some(h), Some(g)) = (self.halt_poll.get_mut(cpu), m.guest.as_ref()) {
             h.halt_ended(halted, g.host_halt_poll);
