@@ -360,22 +360,19 @@ impl<'c> World<'c> {
                         if self.flush_prep(t, q, passes, pc) {
                             return Ok(());
                         }
-                    } else if !std::mem::take(&mut self.tasks[t].flush_prepped) {
+                    } else {
                         // The pass over the pwqs comes first (R118); the
-                        // flush decides when it is done.
-                        let passes = self.wq.queues[wq].flush_start_passes();
-                        self.tasks[t].flush_prepped = true;
-                        if self.flush_prep(t, wq, passes, pc) {
-                            return Ok(());
+                        // flush decides when it is done, at this step again.
+                        if !std::mem::take(&mut self.tasks[t].flush_prepped) {
+                            let passes = self.wq.queues[wq].flush_start_passes();
+                            if self.flush_prep(t, wq, passes, pc) {
+                                self.tasks[t].flush_prepped = true;
+                                return Ok(());
+                            }
                         }
-                        self.tasks[t].flush_prepped = false;
                         if self.flush_workqueue(t, pc, wq) {
                             return Ok(());
                         }
-                        pc += 1;
-                    } else if self.flush_workqueue(t, pc, wq) {
-                        return Ok(());
-                    } else {
                         pc += 1;
                     }
                 }
