@@ -22,9 +22,9 @@ pub const SIGFIGS: u8 = 3;
 /// A histogram of durations, kept as whole nanoseconds.
 ///
 /// The layout is HDR's at 3 significant digits ([`hdr_index`]), stored
-/// sparse: a run's results hold one histogram per reported series, and
-/// HDR's dense array (8 KB per doubling of the range) made them most of
-/// a built-in run's memory, where a series fills a few hundred buckets.
+/// by block ([`Buckets`]): a run's results hold one histogram per
+/// reported series, and HDR's dense array (8 KB per doubling of the
+/// range) made them most of a built-in run's memory.
 /// Its figures are those of the `hdrhistogram` crate's histogram of the
 /// same samples (a test checks every one).
 #[derive(Clone, Debug)]
@@ -61,78 +61,127 @@ impl PartialEq for LatencyHist {
     }
 }
 
-/// The non-zero counts of a histogram's HDR buckets, 8 bytes each: a
-/// 32-bit index and a 32-bit count, with the rare count that reaches
-/// 2^32 - 1 kept whole in `big` (its 32-bit count is then `u32::MAX`).
-/// Never more bytes than HDR's dense array of 64-bit counts.
+/// The non-zero counts of a histogram's HDR buckets, by block: a block
+/// is the 1024 buckets of one doubling of the range (the first two hold
+/// the 1 ns buckets below 2048 ns). Each block keeps 16-bit counts, dense
+/// over the span from its lowest to its highest non-zero bucket or as
+/// (bucket, count) pairs, whichever takes fewer bytes; a count that
+/// reaches 2^16 - 1 is kept whole in `big` (its 16-bit count is then
+/// `u16::MAX`). A series that fills whole doublings (waits spread over
+/// nanoseconds to milliseconds) takes 2 bytes a bucket, one with a few
+/// scattered samples 4: an HDR bucket never takes more than 4 bytes
+/// beside its block's 32
+/// (docs/findings/2026-12-04-histogram-blocks-and-the-memory-estimate.md).
 #[derive(Clone, Debug, Default)]
 struct Buckets {
-    /// (bucket index, count), by increasing index.
-    small: Vec<(u32, u32)>,
-    /// (bucket index, count) of the buckets whose count passed 32 bits.
+    /// The blocks with a non-zero count, by increasing number.
+    blocks: Vec<Block>,
+    /// (bucket index, count) of the buckets whose count reached
+    /// `u16::MAX`, by increasing index.
     big: Vec<(u32, u64)>,
+}
+
+/// Buckets per block: HDR's sub-bucket half count at 3 significant digits.
+const BLOCK_BITS: u32 = SUB_HALF_BITS;
+const BLOCK_MASK: u32 = (1 << BLOCK_BITS) - 1;
+
+/// One block's counts ([`Buckets`]).
+#[derive(Clone, Debug)]
+struct Block {
+    /// The bucket index over [`BLOCK_BITS`].
+    number: u32,
+    counts: BlockCounts,
+}
+
+#[derive(Clone, Debug)]
+enum BlockCounts {
+    /// The counts of buckets `first`, `first + 1`, ... within the block,
+    /// zeros included; the first and the last are non-zero.
+    Dense { first: u16, counts: Box<[u16]> },
+    /// (bucket within the block, count) of each non-zero bucket, by
+    /// increasing bucket.
+    Sparse(Box<[(u16, u16)]>),
 }
 
 impl Buckets {
     /// From (index, count) pairs in increasing index order, each count
-    /// non-zero; exactly as many entries as pairs.
-    fn from_sorted(pairs: impl Iterator<Item = (u32, u64)> + Clone) -> Buckets {
-        let mut b = Buckets {
-            small: Vec::with_capacity(pairs.clone().count()),
-            big: Vec::new(),
-        };
+    /// non-zero.
+    fn from_sorted(pairs: impl Iterator<Item = (u32, u64)>) -> Buckets {
+        let mut b = Buckets::default();
+        let mut block: Vec<(u16, u16)> = Vec::new();
+        let mut number = 0;
         for (i, n) in pairs {
-            b.small.push((i, 0));
-            b.set(b.small.len() - 1, n);
+            if i >> BLOCK_BITS != number && !block.is_empty() {
+                b.blocks.push(Block::of(number, &block));
+                block.clear();
+            }
+            number = i >> BLOCK_BITS;
+            let small = match u16::try_from(n) {
+                Ok(n) if n < u16::MAX => n,
+                _ => {
+                    b.big.push((i, n));
+                    u16::MAX
+                }
+            };
+            block.push(((i & BLOCK_MASK) as u16, small));
+        }
+        if !block.is_empty() {
+            b.blocks.push(Block::of(number, &block));
         }
         b
     }
 
-    fn count_at(&self, k: usize) -> u64 {
-        match self.small[k] {
-            (i, u32::MAX) => self.big[self.big.partition_point(|&(j, _)| j < i)].1,
-            (_, n) => u64::from(n),
-        }
-    }
-
-    fn set(&mut self, k: usize, n: u64) {
-        let i = self.small[k].0;
-        match u32::try_from(n) {
-            Ok(n) if n < u32::MAX => self.small[k].1 = n,
-            _ => {
-                self.small[k].1 = u32::MAX;
-                match self.big.binary_search_by_key(&i, |&(j, _)| j) {
-                    Ok(b) => self.big[b].1 = n,
-                    Err(b) => self.big.insert(b, (i, n)),
-                }
-            }
-        }
-    }
-
-    /// Counts `n` more in bucket `i`.
+    /// Counts `n` more in bucket `i`: rebuilds `i`'s block, so for
+    /// histograms built outside a run (tests, measured input).
     fn add(&mut self, i: u32, n: u64) {
-        let k = match self.small.binary_search_by_key(&i, |&(j, _)| j) {
-            Ok(k) => k,
-            Err(k) => {
-                self.small.insert(k, (i, 0));
-                k
-            }
-        };
-        let total = self.count_at(k) + n;
-        self.set(k, total);
+        let number = i >> BLOCK_BITS;
+        let lo = number << BLOCK_BITS;
+        let hi = lo + BLOCK_MASK;
+        let mut pairs: Vec<(u32, u64)> =
+            match self.blocks.binary_search_by_key(&number, |b| b.number) {
+                Ok(k) => self.block_counts(k).collect(),
+                Err(_) => Vec::new(),
+            };
+        match pairs.binary_search_by_key(&i, |&(j, _)| j) {
+            Ok(k) => pairs[k].1 += n,
+            Err(k) => pairs.insert(k, (i, n)),
+        }
+        self.big.retain(|&(j, _)| j < lo || j > hi);
+        let rebuilt = Buckets::from_sorted(pairs.into_iter());
+        let at = self.big.partition_point(|&(j, _)| j < lo);
+        self.big.splice(at..at, rebuilt.big);
+        let block = rebuilt.blocks.into_iter().next().expect("a non-zero count");
+        match self.blocks.binary_search_by_key(&number, |b| b.number) {
+            Ok(k) => self.blocks[k] = block,
+            Err(k) => self.blocks.insert(k, block),
+        }
+    }
+
+    /// (index, count) of every non-zero bucket of block `k`, in order.
+    fn block_counts(&self, k: usize) -> BucketsIter<'_> {
+        BucketsIter {
+            b: self,
+            block: k,
+            end: k + 1,
+            pos: 0,
+        }
     }
 
     /// (index, count) of every bucket, by increasing index.
-    fn iter(&self) -> impl Iterator<Item = (u32, u64)> + Clone + '_ {
-        (0..self.small.len()).map(|k| (self.small[k].0, self.count_at(k)))
+    fn iter(&self) -> BucketsIter<'_> {
+        BucketsIter {
+            b: self,
+            block: 0,
+            end: self.blocks.len(),
+            pos: 0,
+        }
     }
 
     /// The buckets of both, counts added.
     fn merged(&self, other: &Buckets) -> Buckets {
         let (mut a, mut b) = (self.iter().peekable(), other.iter().peekable());
-        let mut pairs = Vec::with_capacity(self.small.len() + other.small.len());
-        loop {
-            let next = match (a.peek().copied(), b.peek().copied()) {
+        Buckets::from_sorted(std::iter::from_fn(move || {
+            Some(match (a.peek().copied(), b.peek().copied()) {
                 (Some((i, n)), Some((j, m))) if i == j => {
                     a.next();
                     b.next();
@@ -150,11 +199,80 @@ impl Buckets {
                     a.next();
                     x
                 }
-                (None, None) => break,
+                (None, None) => return None,
+            })
+        }))
+    }
+}
+
+impl Block {
+    /// Block `number` from its (bucket within the block, count) pairs,
+    /// in increasing order, at least one: dense when that takes no more
+    /// bytes than the pairs.
+    fn of(number: u32, pairs: &[(u16, u16)]) -> Block {
+        let (first, last) = (pairs[0].0, pairs[pairs.len() - 1].0);
+        let span = usize::from(last - first) + 1;
+        let counts = if span * 2 <= pairs.len() * 4 {
+            let mut counts = vec![0u16; span];
+            for &(k, n) in pairs {
+                counts[usize::from(k - first)] = n;
+            }
+            BlockCounts::Dense {
+                first,
+                counts: counts.into_boxed_slice(),
+            }
+        } else {
+            BlockCounts::Sparse(pairs.into())
+        };
+        Block { number, counts }
+    }
+}
+
+/// The (index, count) pairs of [`Buckets`]' blocks `block..end`, in order.
+#[derive(Clone)]
+struct BucketsIter<'a> {
+    b: &'a Buckets,
+    block: usize,
+    end: usize,
+    /// The next position in the block's dense counts or pairs.
+    pos: usize,
+}
+
+impl Iterator for BucketsIter<'_> {
+    type Item = (u32, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u32, u64)> {
+        while self.block < self.end {
+            let blk = &self.b.blocks[self.block];
+            let base = blk.number << BLOCK_BITS;
+            let found = match &blk.counts {
+                BlockCounts::Dense { first, counts } => {
+                    let skip = counts[self.pos..].iter().position(|&n| n > 0);
+                    skip.map(|z| {
+                        let k = self.pos + z;
+                        self.pos = k + 1;
+                        (base + u32::from(*first) + k as u32, counts[k])
+                    })
+                }
+                BlockCounts::Sparse(pairs) => pairs.get(self.pos).map(|&(k, n)| {
+                    self.pos += 1;
+                    (base + u32::from(k), n)
+                }),
             };
-            pairs.push(next);
+            match found {
+                Some((i, u16::MAX)) => {
+                    let big = &self.b.big;
+                    return Some((i, big[big.partition_point(|&(j, _)| j < i)].1));
+                }
+                Some((i, n)) => return Some((i, u64::from(n))),
+                None => {
+                    self.block += 1;
+                    self.pos = 0;
+                }
+            }
         }
-        Buckets::from_sorted(pairs.into_iter())
+        None
     }
 }
 
@@ -1056,13 +1174,13 @@ mod hdr_counts_tests {
     }
 
     #[test]
-    fn a_bucket_count_past_32_bits_is_kept_whole() {
-        let max = u64::from(u32::MAX);
+    fn a_bucket_count_past_16_bits_is_kept_whole() {
+        let max = u64::from(u16::MAX);
         let mut b = Buckets::default();
         b.add(7, max - 1);
         b.add(3, 5);
         assert!(b.big.is_empty());
-        b.add(7, 1); // exactly 2^32 - 1: the marker value, so kept whole
+        b.add(7, 1); // exactly 2^16 - 1: the marker value, so kept whole
         b.add(7, 10);
         assert_eq!(b.iter().collect::<Vec<_>>(), [(3, 5), (7, max + 10)]);
         assert_eq!(b.big, [(7, max + 10)]);
@@ -1073,6 +1191,89 @@ mod hdr_counts_tests {
             Buckets::from_sorted([(3, 10), (7, 2 * (max + 10))].into_iter())
         );
         assert_ne!(m, b);
+        // A big count in a later block keeps `big` in index order when an
+        // earlier block gains one.
+        b.add(5000, 1 << 40);
+        b.add(4, 1 << 20);
+        assert_eq!(b.big, [(4, 1 << 20), (7, max + 10), (5000, 1 << 40)]);
+        assert_eq!(
+            b.iter().collect::<Vec<_>>(),
+            [(3, 5), (4, 1 << 20), (7, max + 10), (5000, 1 << 40)]
+        );
+    }
+
+    #[test]
+    fn a_block_is_dense_when_that_takes_fewer_bytes_than_pairs() {
+        // Three buckets spread over 100: pairs (12 bytes) beat 200 dense.
+        let spread = Block::of(2, &[(0, 1), (50, 2), (99, 3)]);
+        assert!(matches!(spread.counts, BlockCounts::Sparse(_)));
+        // Three buckets over 6: 12 dense bytes against 12 in pairs.
+        let close = Block::of(2, &[(10, 1), (12, 2), (15, 3)]);
+        match &close.counts {
+            BlockCounts::Dense { first, counts } => {
+                assert_eq!((*first, &counts[..]), (10, &[1, 0, 2, 0, 0, 3][..]))
+            }
+            BlockCounts::Sparse(_) => panic!("dense expected"),
+        }
+        for (b, want) in [
+            (spread, [(0, 1), (50, 2), (99, 3)]),
+            (close, [(10, 1), (12, 2), (15, 3)]),
+        ] {
+            let b = Buckets {
+                blocks: vec![b],
+                big: Vec::new(),
+            };
+            let got: Vec<_> = b.iter().map(|(i, n)| (i - (2 << BLOCK_BITS), n)).collect();
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn buckets_count_as_a_map_of_indices_does_through_adds_and_merges() {
+        use std::collections::BTreeMap;
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut parts: Vec<(Buckets, BTreeMap<u32, u64>)> = Vec::new();
+        for _ in 0..6 {
+            let (mut b, mut m) = (Buckets::default(), BTreeMap::new());
+            for _ in 0..400 {
+                // Indices clustered in a few blocks and scattered over 40.
+                let i = match next() % 3 {
+                    0 => (next() % 40_000) as u32,
+                    1 => 3000 + (next() % 64) as u32,
+                    _ => 9 << BLOCK_BITS | (next() % 1024) as u32,
+                };
+                let n = if next() % 50 == 0 {
+                    40_000
+                } else {
+                    1 + next() % 9
+                };
+                b.add(i, n);
+                *m.entry(i).or_insert(0) += n;
+            }
+            assert_eq!(
+                b.iter().collect::<Vec<_>>(),
+                m.clone().into_iter().collect::<Vec<_>>()
+            );
+            parts.push((b, m));
+        }
+        let (mut b, mut m) = (Buckets::default(), BTreeMap::new());
+        for (pb, pm) in &parts {
+            b = b.merged(pb);
+            for (&i, &n) in pm {
+                *m.entry(i).or_insert(0) += n;
+            }
+        }
+        assert_eq!(
+            b.iter().collect::<Vec<_>>(),
+            m.into_iter().collect::<Vec<_>>()
+        );
+        assert!(b.big.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]

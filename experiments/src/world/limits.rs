@@ -55,9 +55,10 @@ const PER_TASK_TABLES: usize = std::mem::size_of::<sim::Stream>()
 /// under 2 us, 2 KB more per doubling past that: about 20 KB for
 /// sub-millisecond waits, 44 KB up to a second, none for a series that
 /// records nothing. Most series of the built-ins are the short or empty
-/// ones; this is their typical size, not a bound
-/// (docs/findings/2026-12-04-memory-of-a-run.md).
-const HDR_COUNTS_PER_SERIES: u64 = 16 << 10;
+/// ones; this is their median (2.6 to 21 KiB a series on average over
+/// the built-ins), not a bound
+/// (docs/findings/2026-12-04-histogram-blocks-and-the-memory-estimate.md).
+const HDR_COUNTS_PER_SERIES: u64 = 10 << 10;
 
 /// Bytes a run of `c` needs, roughly: the task table, locks, work items,
 /// the CPUs, one histogram per reported series and, when the run reaches
@@ -142,11 +143,20 @@ fn compiled_memory(c: &Compiled) -> u64 {
 pub const PROGRAM_MEMORY: u64 = 10 << 20;
 
 /// Bytes kept per reported series in a run's results: its histogram
-/// holds 8 bytes per HDR bucket that any sample fell in, from none to
-/// about 14,000 for waits that spread over nanoseconds to milliseconds
-/// (the built-ins: 69 bytes to 63 KB a series on average, median 9.7 KB;
-/// finding above); the median, not a bound.
-const RESULT_PER_SERIES: u64 = 8 << 10;
+/// holds 2 to 4 bytes per HDR bucket that any sample fell in
+/// (`sim::stats::LatencyHist`), from none to thousands of buckets for
+/// waits that spread over nanoseconds to milliseconds (the built-ins: 0.1
+/// to 18 KiB a series on average, median 3.7 KiB;
+/// docs/findings/2026-12-04-histogram-blocks-and-the-memory-estimate.md);
+/// the median, not a bound.
+const RESULT_PER_SERIES: u64 = 4 << 10;
+
+/// Bytes each world that runs beside the first costs the allocator: its
+/// thread gets a malloc arena of its own (glibc), which keeps memory the
+/// thread freed instead of lending it to the others. lock-policies at
+/// `--jobs 2` peaked 0.8 MiB lower with one arena (`MALLOC_ARENA_MAX=1`),
+/// pidlist-flush-run-b 0.5 MiB lower; the smaller is counted.
+const THREAD_ARENA_SPARE: u64 = 512 << 10;
 
 /// What a run of some variants, `reps` times each with `threads` runs at
 /// once, is estimated to need at its peak, in parts.
@@ -156,7 +166,8 @@ pub struct RunMemory {
     pub program: u64,
     /// Every variant's compiled scenario, held for the whole run.
     pub scenarios: u64,
-    /// The largest worlds that run at once.
+    /// The largest worlds that run at once, and the arena of each thread
+    /// past the first ([`THREAD_ARENA_SPARE`]).
     pub worlds: u64,
     /// Every variant's pooled series, plus each replication's own when
     /// there are several.
@@ -179,7 +190,8 @@ pub fn estimated_run_memory(variants: &[&Compiled], reps: u64, threads: usize) -
     // once: its world counts as often as it runs in parallel.
     let worlds: u64 = (0..at_once)
         .map(|k| worlds.get(k % worlds.len().max(1)).copied().unwrap_or(0))
-        .sum();
+        .sum::<u64>()
+        + (at_once as u64 - 1) * THREAD_ARENA_SPARE;
     let copies = if reps > 1 { reps + 1 } else { 1 };
     let results = (variants.iter())
         .map(|c| c.stats.len() as u64 * RESULT_PER_SERIES * copies)
