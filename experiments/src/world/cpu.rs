@@ -397,9 +397,12 @@ impl<'c> World<'c> {
     }
 
     /// Whether a step boundary of `t` stands for a return to user space:
-    /// a task (not a kworker) that holds no lock.
+    /// a task (not a kworker) that holds no lock and is not inside an
+    /// acquisition ([`World::lock_step_of`]).
     pub(super) fn at_user_boundary(&self, t: TaskId) -> bool {
-        self.tasks[t].worker_of.is_none() && !self.tasks.holds_lock(self.c, t)
+        self.tasks[t].worker_of.is_none()
+            && !self.tasks.holds_lock(self.c, t)
+            && self.lock_step_of(t).is_none()
     }
 
     /// Whether a reschedule is due for `t`, on a CPU: others wait for a

@@ -386,8 +386,31 @@ impl<'c> World<'c> {
 
     #[inline(never)]
     fn preempt_off_slow(&self, t: TaskId) -> bool {
-        (self.tasks.held_locks(self.c, t))
-            .any(|(lock, mode, _)| self.c.locks[lock].kind.disables_preemption(mode))
+        let off = |(lock, mode): (LockId, Mode)| self.c.locks[lock].kind.disables_preemption(mode);
+        (self.tasks.held_locks(self.c, t)).any(|(lock, mode, _)| off((lock, mode)))
+            || self.lock_step_of(t).is_some_and(off)
+    }
+
+    /// The lock and mode of the acquisition `t` is inside, if any: stalled
+    /// on the word's line before its step takes effect, or granted the
+    /// lock and not yet run holding it (a spinner's cmpxchg, a woken
+    /// waiter). That is kernel code with no return to user space, and
+    /// `spin_lock` disables preemption before its atomic (R75), so such a
+    /// task is never preempted as if it held nothing: one that was would
+    /// own the lock off its CPU while the others spin for it.
+    pub(super) fn lock_step_of(&self, t: TaskId) -> Option<(LockId, Mode)> {
+        let task = &self.tasks[t];
+        if let Some((lock, mode, _)) = task.resume.lock_wait() {
+            return Some((lock, mode));
+        }
+        if !task.atomic_done {
+            return None;
+        }
+        match self.c.groups[task.group].code.get(task.pc) {
+            // The family's first instance: every instance has its kind.
+            Some(&crate::program::Instr::Acquire { lock, mode, .. }) => Some((lock, mode)),
+            _ => None,
+        }
     }
 
     /// Finishes an acquisition for `t`: wait, hold start, counters.

@@ -118,6 +118,57 @@ fn r75_a_spinlock_holder_is_preempted_only_at_its_spin_unlock() {
     assert_eq!(max(&r, Metric::Span, "h/h"), Dur(21 * US));
 }
 
+/// Under PREEMPT_FULL an RT task wakes while the spinner `s`, granted
+/// `l`, waits for its cmpxchg to bring the word's line over (R73): `s`
+/// is inside `spin_lock`, preemption off (R75), so the wakee takes the
+/// CPU of `h`, which runs lock-free code. Before the fix `s` was taken
+/// off its CPU owning `l`: its wait grew by the wakee's 5 us, and in
+/// rmdir-churn under `machine.preemption=full` two readers spun on both
+/// CPUs for a file_lock whose owner could never run again.
+#[test]
+fn r75_a_spinner_granted_the_lock_is_not_preempted_in_its_cmpxchg() {
+    let r = run_text(
+        r#"
+[scenario]
+name = "granted"
+duration = "1ms"
+cpus = 3
+preemption = "full"
+[machine]
+profile = "ideal"
+line_local = "1ns"
+line_socket = "100ns"
+[locks.l]
+kind = "spinlock"
+[locks.m]
+kind = "spinlock"
+[tasks.x]
+count = 1
+program = ["spin_lock m", "cpu 100us", "spin_unlock m"]
+[tasks.s]
+count = 1
+program = ["cpu 1us", "spin_lock l", "cpu 1us", "spin_unlock l"]
+[tasks.h]
+count = 1
+program = ["span_begin h", "spin_lock l", "cpu 10us", "spin_unlock l", "cpu 50us", "span_end h"]
+[tasks.w]
+count = 1
+class = "rt"
+program = ["span_begin w", "sleep 10250ns", "cpu 5us", "span_end w"]
+"#,
+        1,
+    );
+    // x holds m on CPU 0 throughout; h takes l at 0.1 us on CPU 2 and
+    // drops it at 10.1; s, spinning on CPU 1 since 1 us, is granted it
+    // and its cmpxchg takes the line from CPU 2 until 10.3 us. w wakes at
+    // 10.25 us: s is inside spin_lock, so w preempts h at once.
+    assert_eq!(max(&r, Metric::Wait, "l/lock/s"), Dur(9_300));
+    assert_eq!(max(&r, Metric::Hold, "l/lock/s"), Dur(1_001));
+    assert_eq!(max(&r, Metric::Span, "w/w"), Dur(15_250));
+    // h waits from 10.25 us for CPU 1, free when s is done at 11.301.
+    assert_eq!(max(&r, Metric::Span, "h/h"), Dur(61_251));
+}
+
 #[test]
 fn r75_a_spinlock_holder_may_not_sleep() {
     let base = r#"
