@@ -397,14 +397,11 @@ impl<'c> World<'c> {
     }
 
     /// Whether a step boundary of `t` stands for a return to user space:
-    /// a task (not a kworker) that holds no lock and is not inside an
-    /// acquisition ([`World::lock_step_of`]).
+    /// a task (not a kworker) that holds no lock and is not inside a lock
+    /// step (`Task::in_lock_step`).
     pub(super) fn at_user_boundary(&self, t: TaskId) -> bool {
         let task = &self.tasks[t];
-        // Inside an acquisition (`World::lock_step_of`): a line stall on
-        // a lock step, or a grant or retry not yet run.
-        let in_lock_step = task.atomic_done || !matches!(task.resume, Resume::Nothing);
-        task.worker_of.is_none() && !in_lock_step && !self.tasks.holds_lock(self.c, t)
+        task.worker_of.is_none() && !task.in_lock_step() && !self.tasks.holds_lock(self.c, t)
     }
 
     /// Whether a reschedule is due for `t`, on a CPU: others wait for a

@@ -398,13 +398,13 @@ impl<'c> World<'c> {
     /// `spin_lock` disables preemption before its atomic (R75), so such a
     /// task is never preempted as if it held nothing: one that was would
     /// own the lock off its CPU while the others spin for it.
-    pub(super) fn lock_step_of(&self, t: TaskId) -> Option<(LockId, Mode)> {
+    fn lock_step_of(&self, t: TaskId) -> Option<(LockId, Mode)> {
         let task = &self.tasks[t];
+        if !task.in_lock_step() {
+            return None;
+        }
         if let Some((lock, mode, _)) = task.resume.lock_wait() {
             return Some((lock, mode));
-        }
-        if !task.atomic_done {
-            return None;
         }
         match self.c.groups[task.group].code.get(task.pc) {
             // The family's first instance: every instance has its kind.

@@ -425,6 +425,15 @@ pub(super) struct Task {
 }
 
 impl Task {
+    /// Whether the task is inside a lock step: stalled on the lock word's
+    /// line, or granted a lock (or woken to retry one) and not yet run.
+    /// That is kernel code, never a return to user space
+    /// (`World::lock_step_of` says which acquisition).
+    #[inline]
+    pub(super) fn in_lock_step(&self) -> bool {
+        self.atomic_done || !matches!(self.resume, Resume::Nothing)
+    }
+
     /// A task of `group` (or a kworker, whose group changes per item) with
     /// its streams keyed by `name` and `index`, and its slot bases. Its
     /// program's stream goes to `rngs`, beside the tasks: a stream is 320
