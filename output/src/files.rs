@@ -415,6 +415,19 @@ pub struct Staged {
     made: Vec<PathBuf>,
 }
 
+/// Fails as [`Staged::new`] would when a file that is not a directory
+/// has `dir`'s name: a command checks it before its runs, so that the
+/// error comes before the work rather than after it.
+pub fn in_the_way(dir: &Path) -> Result<(), WriteError> {
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(WriteError::CreateDir {
+            path: dir.to_path_buf(),
+            error: std::io::Error::other("a file of that name is in the way"),
+        });
+    }
+    Ok(())
+}
+
 impl Staged {
     /// Makes the staging directory for `dir` (and the directories above
     /// it that are missing).
@@ -447,11 +460,7 @@ impl Staged {
                 Err(e) => return Err(fail(e)),
             }
         }
-        if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
-            return Err(fail(std::io::Error::other(
-                "a file of that name is in the way",
-            )));
-        }
+        in_the_way(dir)?;
         let prefix = format!(".{name}.");
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".tmp");

@@ -484,6 +484,9 @@ pub(super) fn execute(p: RunPlan) -> anyhow::Result<RunOutput> {
         crate::world::check_limits(&c, &p.opts.limits)?;
         traced_world(&c, 0, p.opts.limits, tr)?;
     }
+    if let Some(dir) = &p.out {
+        output::files::in_the_way(dir)?;
+    }
     let out = runner::run(&p.file, &p.opts)?;
     let dir = p
         .out

@@ -158,3 +158,51 @@ fn a_sweep_that_cannot_write_its_table_or_plots_fails() {
         );
     }
 }
+
+#[test]
+fn a_run_whose_out_is_a_file_fails_before_it_runs() {
+    // The file in the way is found before the run: this scenario would end
+    // in a deadlock (ABBA), and the error is the file's, not the deadlock's.
+    let d = tempfile::tempdir().unwrap();
+    let scenario = d.path().join("abba.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+[scenario]
+name = "abba"
+duration = "1s"
+cpus = 2
+[locks.a]
+kind = "mutex"
+[locks.b]
+kind = "mutex"
+[tasks.x]
+count = 1
+program = ["mutex_lock a", "cpu 1ms", "mutex_lock b", "mutex_unlock b", "mutex_unlock a"]
+[tasks.y]
+count = 1
+program = ["mutex_lock b", "cpu 1ms", "mutex_lock a", "mutex_unlock a", "mutex_unlock b"]
+[machine]
+profile = "ideal"
+"#,
+    )
+    .unwrap();
+    std::fs::write(d.path().join("results"), "not a directory").unwrap();
+    let run = |out: &str| convoy_status(&["run", "abba.toml", "--out", out], d.path());
+    let o = run("results");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot create output directory results: a file of that name is in the way"),
+        "{err}"
+    );
+    assert!(!err.contains("deadlock"), "{err}");
+    // With a directory it gets to the run, and to the deadlock.
+    let o = run("fresh");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("deadlock at t=1ms"), "{err}");
+    assert!(
+        !d.path().join("fresh").exists(),
+        "a failed run leaves no directory"
+    );
+}
