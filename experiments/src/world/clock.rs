@@ -16,6 +16,9 @@ pub(super) enum Ev {
     Wake,
     /// The task's spin deadline on the lock it asked for passed.
     SpinEnd,
+    /// The tick that ends a spinner's time slice, with a task waiting for
+    /// its CPU: need_resched is set there (R8, R28).
+    SpinResched,
     /// The timed sleep a lock put the task in is over (an RCU grace
     /// period, `Acquire::Sleep`, R82).
     LockTimer,

@@ -338,6 +338,11 @@ impl<'c> World<'c> {
         if v == NONE || self.tasks[v].state != State::Spinning {
             return;
         }
+        if self.kernel_need_resched() && !self.resched_due(v) {
+            // need_resched comes with the tick that ends its slice.
+            self.arm_spinner(v);
+            return;
+        }
         let Resume::Acquired { lock, .. } = self.tasks[v].resume else {
             unreachable!("a spinner has a pending acquisition")
         };
@@ -418,28 +423,26 @@ impl<'c> World<'c> {
     /// [`World::resched_due`] when a reschedule can happen at all.
     #[inline(never)]
     pub(super) fn resched_due_slow(&self, t: TaskId) -> bool {
-        // The RT class runs first: a waiting RT task reschedules a fair
-        // task at once, and an RT task (SCHED_FIFO) has no slice.
-        let task = &self.tasks[t];
-        if task.rt {
-            return false;
+        self.resched_rule().due(&self.tasks[t], &self.cpus.pool)
+    }
+
+    /// Whether a spinner's need_resched follows the kernel's rule
+    /// ([`ReschedRule`]): per-CPU run queues with a time slice, the
+    /// scheduler that has the rule's sources. Without them (one shared
+    /// queue, or no slice) any task waiting for the spinner's CPU sets it.
+    pub(super) fn kernel_need_resched(&self) -> bool {
+        self.c.percpu_runqueues && self.cpus.slice.is_some()
+    }
+
+    /// What decides need_resched, as of now ([`ReschedRule::due`]).
+    pub(super) fn resched_rule(&self) -> ReschedRule {
+        ReschedRule {
+            now: self.clock.now,
+            hz: self.c.hz,
+            slice: self.cpus.slice,
+            preempts: self.c.wake_placement.preempts(),
+            may: self.cpus.may_resched,
         }
-        // The scheduler tick notices a used-up slice: the slice ends at the
-        // first tick at or after it runs out (the divisions only once it
-        // has run out). Ticks are where jiffies change (models::timer), so
-        // at HZ 300 they do not drift from the timers' by 1/3 ns a tick.
-        let over = |slice: Dur| {
-            let end = task.on_cpu_since + slice;
-            if self.clock.now < end {
-                return false;
-            }
-            self.clock.now >= models::timer::tick_at_or_after(end, self.c.hz)
-        };
-        let asked = self.cpus.pool.rt_waiting() > 0
-            || self.cpus.pool.resched_set(task.cpu)
-            || (self.c.wake_placement.preempts() && self.cpus.pool.woken_waiting() > 0)
-            || self.cpus.slice.is_some_and(over);
-        asked && self.cpus.pool.waiting_for(task.cpu) > 0
     }
 
     /// `t` gives up its CPU to the run queue's tail and resumes at `pc`.
@@ -534,5 +537,53 @@ impl<'c> World<'c> {
             // Idle from now (R65 measures its idle time from here).
             w.idle_since[cpu] = self.clock.now;
         }
+    }
+}
+
+/// need_resched (TIF_NEED_RESCHED) of a task on a CPU: set by the tick
+/// that finds its time slice used up, by a wakeup that the fair order lets
+/// preempt it (EEVDF's `check_preempt_wakeup_fair`, which RUN_TO_PARITY
+/// holds off while the running task's slice lasts), or by an RT task
+/// waiting; and only while another task waits for that CPU. A task merely
+/// queued behind it does not set it: spinners (R8, R27-R28) stop on it,
+/// not on a busy run queue.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ReschedRule {
+    now: SimTime,
+    hz: u32,
+    slice: Option<Dur>,
+    preempts: bool,
+    may: bool,
+}
+
+impl ReschedRule {
+    pub(super) fn due(&self, task: &Task, pool: &CpuPool) -> bool {
+        // The RT class runs first: a waiting RT task reschedules a fair
+        // task at once, and an RT task (SCHED_FIFO) has no slice.
+        if !self.may || task.rt {
+            return false;
+        }
+        // The scheduler tick notices a used-up slice: the slice ends at the
+        // first tick at or after it runs out (the divisions only once it
+        // has run out). Ticks are where jiffies change (models::timer), so
+        // at HZ 300 they do not drift from the timers' by 1/3 ns a tick.
+        let over = |slice: Dur| {
+            let end = task.on_cpu_since + slice;
+            if self.now < end {
+                return false;
+            }
+            self.now >= models::timer::tick_at_or_after(end, self.hz)
+        };
+        let asked = pool.rt_waiting() > 0
+            || pool.resched_set(task.cpu)
+            || (self.preempts && pool.woken_waiting() > 0)
+            || self.slice.is_some_and(over);
+        asked && pool.waiting_for(task.cpu) > 0
+    }
+
+    /// When the tick that ends `task`'s slice comes (`None`: no slice).
+    pub(super) fn slice_tick(&self, task: &Task) -> Option<SimTime> {
+        let end = task.on_cpu_since + self.slice?;
+        Some(models::timer::tick_at_or_after(end, self.hz))
     }
 }

@@ -1,6 +1,7 @@
 //! The world and its locks: a lock's wakes applied to tasks, spinning,
 //! and a lock taken.
 
+use super::cpu::ReschedRule;
 use super::*;
 
 /// The locks: one [`LockPolicy`] per lock instance, what the results
@@ -101,6 +102,9 @@ fn mode_index(m: Mode) -> usize {
 pub(super) struct TasksView<'a> {
     tasks: &'a TiSlice<TaskId, Task>,
     cpu: &'a CpuPool,
+    /// need_resched as the kernel sets it ([`World::kernel_need_resched`]);
+    /// `None`: any task waiting for the CPU sets it.
+    resched: Option<ReschedRule>,
 }
 
 impl TaskView for TasksView<'_> {
@@ -110,10 +114,14 @@ impl TaskView for TasksView<'_> {
     fn on_cpu(&self, t: TaskId) -> bool {
         matches!(self.tasks[t].state, State::Running | State::Spinning)
     }
-    /// A task waits for `t`'s CPU: with per-CPU run queues one queued
-    /// there (or an RT task anywhere); with one shared queue, any.
+    /// need_resched on `t`'s CPU: the kernel's rule (R120) with per-CPU
+    /// run queues and a time slice; else a task waiting for that CPU (one
+    /// queued there, or an RT task anywhere; with one shared queue, any).
     fn need_resched(&self, t: TaskId) -> bool {
-        self.cpu.waiting_for(self.tasks[t].cpu) > 0
+        match &self.resched {
+            Some(rule) => rule.due(&self.tasks[t], self.cpu),
+            None => self.cpu.waiting_for(self.tasks[t].cpu) > 0,
+        }
     }
 }
 
@@ -130,6 +138,7 @@ impl<'c> World<'c> {
         let view = TasksView {
             tasks: &self.tasks.table,
             cpu: &self.cpus.pool,
+            resched: self.kernel_need_resched().then(|| self.resched_rule()),
         };
         let ctx = &LockCtx {
             now: self.clock.now,
@@ -212,11 +221,8 @@ impl<'c> World<'c> {
                 }
                 Wake::SpinUntil(t, at) => {
                     debug_assert_eq!(self.tasks[t].state, State::Spinning);
-                    if at == SimTime::MAX {
-                        self.clock.queue.clear(t.index());
-                    } else {
-                        self.clock.queue.set(t.index(), at, Ev::SpinEnd);
-                    }
+                    self.tasks[t].spin_until = at;
+                    self.arm_spinner(t);
                 }
                 Wake::SpinSlept(t) => {
                     if self.obs.trace.is_some() {
@@ -249,15 +255,57 @@ impl<'c> World<'c> {
         if let Resume::Acquired { lock, .. } = self.tasks[t].resume {
             self.lock_pollers_changed(lock);
         }
-        match until {
-            Some(at) => self.clock.queue.set(t.index(), at, Ev::SpinEnd),
-            None => self.clock.queue.clear(t.index()),
+        self.tasks[t].spin_until = until.unwrap_or(SimTime::MAX);
+        self.arm_spinner(t);
+    }
+
+    /// Sets spinner `t`'s event: its lock's deadline, or before it the
+    /// tick that ends its slice if a task waits for its CPU (per-CPU run
+    /// queues), where need_resched stops it (R8, R28).
+    pub(super) fn arm_spinner(&mut self, t: TaskId) {
+        self.arm_spinner_checking(t, true);
+    }
+
+    /// [`World::arm_spinner`]; `tick`: whether the slice's tick may be
+    /// the event (not when that tick has just been seen).
+    fn arm_spinner_checking(&mut self, t: TaskId, tick: bool) {
+        let task = &self.tasks[t];
+        let mut next = (task.spin_until, Ev::SpinEnd);
+        if tick && self.kernel_need_resched() && self.cpus.pool.waiting_for(task.cpu) > 0 {
+            if let Some(tick) = self.resched_rule().slice_tick(task) {
+                if tick < next.0 {
+                    next = (tick.max(self.clock.now), Ev::SpinResched);
+                }
+            }
+        }
+        match next {
+            (SimTime::MAX, _) => self.clock.queue.clear(t.index()),
+            (at, ev) => self.clock.queue.set(t.index(), at, ev),
+        }
+    }
+
+    /// The tick that ends spinner `t`'s slice: need_resched stops it if a
+    /// task still waits for its CPU; else it spins on to its deadline.
+    pub(super) fn spin_resched(&mut self, t: TaskId) {
+        self.clock.current = t;
+        debug_assert_eq!(self.tasks[t].state, State::Spinning);
+        if self.resched_due(t) {
+            let Resume::Acquired { lock, .. } = self.tasks[t].resume else {
+                unreachable!("a spinner has a pending acquisition")
+            };
+            if self.lock_op(lock, |l, ctx, wakes| l.resched(ctx, Some(t), wakes)) {
+                self.cpus.spin_resched_stops += 1;
+            }
+        }
+        if self.tasks[t].state == State::Spinning && !self.clock.queue.is_set(t.index()) {
+            self.arm_spinner_checking(t, false);
         }
     }
 
     /// A spinner's deadline passed: ask its lock again.
     pub(super) fn spin_end(&mut self, t: TaskId) -> Result<(), RunError> {
         self.clock.current = t;
+        self.tasks[t].spin_until = SimTime::MAX;
         let Resume::Acquired { lock, mode, .. } = self.tasks[t].resume else {
             unreachable!("a spinner has a pending acquisition")
         };

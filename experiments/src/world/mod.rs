@@ -254,7 +254,7 @@ impl<'c> World<'c> {
                 Ev::Reap => self.oom_reap(slots.reaper_of(slot)),
                 Ev::Release => self.release_tick(slots.release_of(slot)),
                 Ev::Rcu => self.rcu_tick(),
-                Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd | Ev::LockTimer => {
+                Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd | Ev::SpinResched | Ev::LockTimer => {
                     unreachable!("a task's event is in the task's slot")
                 }
             }
@@ -269,6 +269,10 @@ impl<'c> World<'c> {
             Ev::Wake => self.sleep_over(t),
             Ev::Ready => self.wake_latency_over(t),
             Ev::SpinEnd => self.spin_end(t),
+            Ev::SpinResched => {
+                self.spin_resched(t);
+                Ok(())
+            }
             Ev::LockTimer => self.lock_sleep_over(t),
             Ev::Timer | Ev::Reap | Ev::Release | Ev::Rcu => {
                 unreachable!("timer, reaper and release events are in their own slots")

@@ -355,6 +355,9 @@ pub(super) struct Task {
     pub(super) remaining: Dur,
     /// When the task last got a CPU (its time slice started).
     pub(super) on_cpu_since: SimTime,
+    /// A spinner's deadline from its lock (`SimTime::MAX`: none): its
+    /// event slot may hold an earlier need_resched check instead.
+    pub(super) spin_until: SimTime,
     /// The CPU a per-CPU kworker is bound to for its current item.
     pub(super) bound: Option<CpuId>,
     /// When the task began to wait for a CPU (until it gets one), and when
@@ -465,6 +468,7 @@ impl Task {
             in_burst: false,
             remaining: Dur::ZERO,
             on_cpu_since: SimTime::ZERO,
+            spin_until: SimTime::MAX,
             bound: None,
             queued_at: None,
             home: None,

@@ -230,3 +230,60 @@ fn r8_r28_need_resched_is_per_cpu_a_task_waiting_for_another_cpu_leaves_the_spin
         assert_eq!(wait_w2(&r), 5 * MS, "{kind}");
     }
 }
+
+#[test]
+fn r120_r8_r28_need_resched_is_the_schedulers_flag_a_queued_task_waits_for_the_spinners_slice_tick()
+{
+    // As above, with a 3 ms time slice at HZ 250: need_resched is
+    // TIF_NEED_RESCHED, set by the tick that finds the running task's
+    // slice used up (or by a wakeup the fair order lets preempt, or an RT
+    // task), not by a task merely queued behind it. w2 got CPU 1 at 1 ms
+    // and spins on w1; the worker queues on CPU 1 at 2 ms. w2's slice runs
+    // out at 4 ms, a tick at HZ 250: need_resched stops the spin there, w2
+    // sleeps, and the worker runs from 4 to 5 ms (span 5 ms: 2 asleep, 2
+    // waiting, 1 on CPU). At 5 ms w1 releases and w2 is woken: it waited
+    // 4 ms. A queued task setting need_resched would give a 3 ms span.
+    for kind in ["rwsem", "mutex"] {
+        let text = percpu_spin_text(kind, true).replace(
+            "wake_placement = \"fifo\"",
+            "wake_placement = \"fifo\"\ntimeslice = \"3ms\"\nhz = 250",
+        );
+        let r = run_text(&text, 1);
+        let span = r.series(Metric::Span, "work/worker").unwrap().hist.max();
+        assert_eq!(span, 5 * MS, "{kind}: the worker waits for w2's slice tick");
+        assert_eq!(r.counter("cpu/spin_resched_stops"), Some(1), "{kind}");
+        assert_eq!(r.counter("l/spins"), Some(1), "{kind}");
+        assert_eq!(r.counter("l/spin_successes"), Some(0), "{kind}");
+        let name = if kind == "mutex" {
+            "l/lock/w2"
+        } else {
+            "l/write/w2"
+        };
+        let w2 = r.series(Metric::Wait, name).unwrap().hist.max();
+        assert_eq!(w2, 4 * MS, "{kind}");
+        // With a 1 ms slice, w2's slice ends at 2 ms, and the tick that
+        // sees it is at 4 ms: the same.
+        let r = run_text(
+            &text.replace("timeslice = \"3ms\"", "timeslice = \"1ms\""),
+            1,
+        );
+        let span = r.series(Metric::Span, "work/worker").unwrap().hist.max();
+        assert_eq!(span, 5 * MS, "{kind}: the slice's end is seen at a tick");
+        // With a slice that ends after w1's release (6 ms, the tick
+        // at 8 ms), w2 spins through and takes the lock at 5 ms, and the
+        // worker waits until CPU 0, free when w1 ends at 5 ms, pulls it
+        // (span 2 + 3 + 1 = 6 ms).
+        let r = run_text(
+            &text.replace("timeslice = \"3ms\"", "timeslice = \"6ms\""),
+            1,
+        );
+        assert_eq!(r.counter("cpu/spin_resched_stops"), Some(0), "{kind}");
+        assert_eq!(r.counter("l/spin_successes"), Some(1), "{kind}");
+        let span = r.series(Metric::Span, "work/worker").unwrap().hist.max();
+        assert_eq!(
+            span,
+            6 * MS,
+            "{kind}: w2 keeps its CPU through its lock's hold"
+        );
+    }
+}
