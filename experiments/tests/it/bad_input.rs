@@ -391,6 +391,27 @@ fn deadlock_at_run_time_names_the_tasks_and_locks() {
 }
 
 #[test]
+fn a_run_whose_out_is_a_file_fails_before_it_runs() {
+    // The file in the way is found before the run: the error is the
+    // file's, not ABBA's deadlock, which only the run would find.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.toml"), ABBA).unwrap();
+    std::fs::write(dir.path().join("out"), "not a directory").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .args(["run", "s.toml", "--out", "out"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot create output directory out: a file of that name is in the way"),
+        "{err}"
+    );
+    assert!(!err.contains("deadlock"), "{err}");
+}
+
+#[test]
 fn r27_abba_deadlock_of_two_spinning_owners_is_reported() {
     // The same ABBA with the two on their CPUs: each mutex's owner stays
     // on its CPU, spinning for the other mutex, so each waiter spins on
