@@ -260,21 +260,15 @@ impl<'c> World<'c> {
     }
 
     /// Sets spinner `t`'s event: its lock's deadline, or before it the
-    /// tick that ends its slice if a task waits for its CPU (per-CPU run
-    /// queues), where need_resched stops it (R8, R28).
+    /// tick that ends its slice if a task waits for its CPU and that tick
+    /// is still to come (R120), where need_resched stops it (R8, R28).
     pub(super) fn arm_spinner(&mut self, t: TaskId) {
-        self.arm_spinner_checking(t, true);
-    }
-
-    /// [`World::arm_spinner`]; `tick`: whether the slice's tick may be
-    /// the event (not when that tick has just been seen).
-    fn arm_spinner_checking(&mut self, t: TaskId, tick: bool) {
         let task = &self.tasks[t];
         let mut next = (task.spin_until, Ev::SpinEnd);
-        if tick && self.kernel_need_resched() && self.cpus.pool.waiting_for(task.cpu) > 0 {
+        if self.kernel_need_resched() && self.cpus.pool.waiting_for(task.cpu) > 0 {
             if let Some(tick) = self.resched_rule().slice_tick(task) {
-                if tick < next.0 {
-                    next = (tick.max(self.clock.now), Ev::SpinResched);
+                if self.clock.now < tick && tick < next.0 {
+                    next = (tick, Ev::SpinResched);
                 }
             }
         }
@@ -298,7 +292,7 @@ impl<'c> World<'c> {
             }
         }
         if self.tasks[t].state == State::Spinning && !self.clock.queue.is_set(t.index()) {
-            self.arm_spinner_checking(t, false);
+            self.arm_spinner(t);
         }
     }
 
