@@ -1,0 +1,32 @@
+#!/bin/bash
+# churner_states.sh ROOT OUT S T R C [stacks]: runs pidlist_repro with one
+# churner (C should be 1) and traces that churner's scheduler events for
+# 2 s after a 4 s warm-up: sched_switch in and out of it and its
+# sched_wakeup. With `stacks`, every switch out also records the kernel
+# stack (an event trigger; no kprobes needed), which slows the churner.
+# Writes OUT.trace and OUT.windows; churner_states.py summarises the trace.
+set -e
+if [ $# -lt 6 ]; then echo "usage: $0 ROOT OUT S T R C [stacks]" >&2; exit 2; fi
+here=$(dirname "$0")
+root=$1; out=$2; S=$3; T=$4; R=$5; C=$6; stacks=$7
+tr=/sys/kernel/tracing
+echo 0 > $tr/tracing_on; echo 0 > $tr/events/enable; echo > $tr/trace
+echo 16384 > $tr/buffer_size_kb
+"$here/pidlist_repro" "$root" "$S" "$T" "$R" "$C" 20 10 > "$out.windows" &
+P=$!
+sleep 4
+tid=$(ls /proc/$P/task | sort -n | tail -1)   # the last thread created: a churner
+echo "prev_pid == $tid || next_pid == $tid" > $tr/events/sched/sched_switch/filter
+echo "pid == $tid" > $tr/events/sched/sched_wakeup/filter
+[ "$stacks" = stacks ] && echo "stacktrace if prev_pid == $tid" > $tr/events/sched/sched_switch/trigger
+echo 1 > $tr/events/sched/sched_switch/enable
+echo 1 > $tr/events/sched/sched_wakeup/enable
+echo 1 > $tr/tracing_on
+sleep 2
+echo 0 > $tr/tracing_on
+cat $tr/trace > "$out.trace"
+[ "$stacks" = stacks ] && echo "!stacktrace if prev_pid == $tid" > $tr/events/sched/sched_switch/trigger
+echo 0 > $tr/events/sched/sched_switch/filter
+echo 0 > $tr/events/sched/sched_wakeup/filter
+echo 0 > $tr/events/enable
+wait $P
