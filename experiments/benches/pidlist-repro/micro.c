@@ -4,7 +4,10 @@
 // open/read/close of the cgroup.procs of an empty cgroup and of cgroups
 // of 20 and 1000 sleeping processes (the build's cost per task is their
 // difference), and one churner's mkdir, read of its empty `tasks` and
-// rmdir, each timed alone (medians over the round).
+// rmdir, each timed alone (medians over the round). And what a wakeup
+// costs the waker: a one-byte pipe write that wakes a reader blocked on
+// the other CPU (idle there, or beside a busy loop), against one that
+// wakes nobody (medians).
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -39,6 +42,27 @@ static double pipe_pp(int cpu_a, int cpu_b, long n) {
     return dt / n / 2 * 1e9;  // ns per one-way handoff
 }
 
+static volatile int hog_stop;
+static void *hog(void *a) { pin(1); while (!hog_stop) {} return 0; }
+static int cmp_long(const void *a, const void *b);
+// Median wall time of a write() to a pipe: with `waiter`, one that wakes
+// a thread blocked in read() on CPU 1 (it writes back; this thread on
+// CPU 0 reads that before the next write, so the peer is asleep again).
+static long write_ns(int waiter, long n) {
+    long *w = malloc(n * sizeof *w); char c = 'x';
+    N = n; pong_cpu = 1; pipe(p1); pipe(p2); pin(0); pthread_t t;
+    if (waiter) pthread_create(&t, 0, pong_pipe, 0);
+    for (long i = 0; i < n; i++) {
+        struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);
+        write(p1[1], &c, 1);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        w[i] = (b.tv_sec - a.tv_sec) * 1000000000L + b.tv_nsec - a.tv_nsec;
+        if (waiter) read(p2[0], &c, 1); else read(p1[0], &c, 1);
+    }
+    if (waiter) pthread_join(t, 0);
+    close(p1[0]); close(p1[1]); close(p2[0]); close(p2[1]);
+    qsort(w, n, sizeof *w, cmp_long); long m = w[n / 2]; free(w); return m;
+}
 static char path[4096];
 static long ns(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000L + t.tv_nsec; }
 static int cmp_long(const void *a, const void *b) { long x = *(const long *)a, y = *(const long *)b; return (x > y) - (x < y); }
@@ -112,6 +136,11 @@ int main(int argc, char **argv) {
         long n = 5000000; t0 = now();
         for (long i = 0; i < n; i++) syscall(SYS_getppid);
         printf("syscall_ns %.1f\n", (now() - t0) / n * 1e9);
+        long w0 = write_ns(0, 100000), w1 = write_ns(1, 100000);
+        pthread_t h; hog_stop = 0; pthread_create(&h, 0, hog, 0); usleep(1000);
+        long w2 = write_ns(1, 100000); hog_stop = 1; pthread_join(h, 0);
+        printf("write_ns %ld; waking one on the other CPU: idle %ld, busy %ld (the waker's cost: %ld, %ld)\n",
+               w0, w1, w2, w1 - w0, w2 - w0);
         if (root) {
             double r0 = read_ns(root, "micro-0", 100000), r20 = read_ns(root, "micro-20", 100000);
             double r1000 = read_ns(root, "micro-1000", 4000);
