@@ -33,6 +33,9 @@ pub(super) enum Ev {
     Release,
     /// (RCU's slot) a tick while RCU has work (R90-R94).
     Rcu,
+    /// (The idle balance's slot) a busy CPU's tick kicks the idle CPUs to
+    /// pull waiting tasks (R121).
+    IdleBalance,
 }
 
 /// Task events between two checks of the limits, and so between two
@@ -80,6 +83,7 @@ impl Clock {
             memcgs: c.memcgs.len(),
             items: work_items(c),
             rcu: usize::from(c.uses_rcu()),
+            balance: usize::from(super::cpu::sis_util_on(c)),
         };
         Clock {
             queue: SlotQueue::with_bounds(slots.len(), &queue_bounds(&tasks.table.raw), Ev::Run),
@@ -144,18 +148,25 @@ pub(super) fn work_items(c: &Compiled) -> usize {
 
 /// The event queue's slots, in order: one per task, then one per memcg
 /// for its OOM reaper, one per work item for its delayed-work timer, one
-/// per memcg for its background release, and RCU's tick if a program
-/// uses RCU.
+/// per memcg for its background release, RCU's tick if a program
+/// uses RCU, and the idle balance with the kernel's scheduler (R121).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct EventSlots {
     tasks: usize,
     memcgs: usize,
     items: usize,
     rcu: usize,
+    balance: usize,
 }
 
 impl EventSlots {
     fn len(self) -> usize {
+        self.tasks + self.memcgs + self.items + self.memcgs + self.rcu + self.balance
+    }
+
+    /// The idle balance (only with the kernel's scheduler, R121).
+    pub(super) fn balance(self) -> usize {
+        debug_assert_eq!(self.balance, 1);
         self.tasks + self.memcgs + self.items + self.memcgs + self.rcu
     }
 

@@ -38,9 +38,26 @@ pub(super) struct Cpus {
     /// Spins ended by need_resched: a task came to wait for the spinner's
     /// CPU.
     pub(super) spin_resched_stops: u64,
+    /// When the idle balance's event is armed (`SimTime::MAX`: not), and
+    /// the tasks it moved (R121).
+    pub(super) balance_at: SimTime,
+    pub(super) idle_balance_pulls: u64,
     /// The machine's wake path and steal (`wakepath`); `None` on the ideal
     /// machine.
     pub(super) wake: Option<Box<WakePath>>,
+}
+
+/// Whether `c` runs the kernel's scheduler (per-CPU queues and a fair
+/// class with a slice, limited CPUs), whose wakeups search for an idle
+/// CPU as SIS_UTIL limits it and whose idle CPUs balance (R121).
+pub(super) fn sis_util_on(c: &Compiled) -> bool {
+    c.cpus.is_some()
+        && c.percpu_runqueues
+        && (c.timeslice.is_some()
+            || matches!(
+                c.wake_placement,
+                WakePlacement::Eevdf | WakePlacement::Eevdf66 | WakePlacement::Cfs
+            ))
 }
 
 impl Cpus {
@@ -63,6 +80,13 @@ impl Cpus {
             }
             _ => timeslice,
         };
+        if sis_util_on(c) {
+            // The kernel's scheduler (per-CPU queues, a fair class with a
+            // slice): SIS_UTIL limits a wakeup's idle search (R121); an
+            // LLC is a socket of the machine's topology.
+            let topo = c.machine.topology;
+            pool.set_sis_util(tick, |cpu| topo.place(cpu).0);
+        }
         match c.wake_placement {
             WakePlacement::Eevdf | WakePlacement::Eevdf66 => pool.set_eevdf(
                 timeslice.unwrap_or(tick),
@@ -104,6 +128,8 @@ impl Cpus {
             switches: 0,
             slice_yields: 0,
             spin_resched_stops: 0,
+            balance_at: SimTime::MAX,
+            idle_balance_pulls: 0,
             wake: WakePath::new(c, run),
         }
     }
@@ -151,6 +177,12 @@ impl Cpus {
             subject: "cpu/spin_resched_stops".into(),
             value: self.spin_resched_stops,
         });
+        if sis_util_on(c) {
+            out.push(Counter {
+                subject: "cpu/idle_balance_pulls".into(),
+                value: self.idle_balance_pulls,
+            });
+        }
         if let Some(w) = &self.wake {
             w.counters(c, out);
         }
@@ -195,7 +227,7 @@ impl<'c> World<'c> {
             }
             return got;
         }
-        if let Some(cpu) = self.cpus.pool.try_take_for(t) {
+        if let Some(cpu) = self.cpus.pool.try_take_for(self.clock.now, t) {
             return Some(cpu);
         }
         if self.c.preempt_full || self.c.wake_placement.preempts() {
@@ -206,7 +238,37 @@ impl<'c> World<'c> {
         self.cpus.pool.enqueue_woken(self.clock.now, t);
         let on = self.cpus.pool.queued_on(t);
         self.waits_for_cpu(t, on);
+        self.arm_idle_balance();
         None
+    }
+
+    /// A task waits in a CPU's queue: if a CPU is idle, the next busy
+    /// tick at or after the idle CPU's balance is due kicks it to pull
+    /// (R121: `nohz_balancer_kick` at a tick of a CPU running two or
+    /// more, `nohz_idle_balance`).
+    pub(super) fn arm_idle_balance(&mut self) {
+        let Some(due) = self.cpus.pool.idle_balance_due() else {
+            return;
+        };
+        let after = due.max(self.clock.now + Dur(1));
+        let at = models::timer::tick_at_or_after(after, self.c.hz);
+        if at < self.cpus.balance_at {
+            self.cpus.balance_at = at;
+            let slot = self.clock.slots.balance();
+            self.clock.queue.set(slot, at, Ev::IdleBalance);
+        }
+    }
+
+    /// The idle balance's event: idle CPUs whose balance is due pull a
+    /// waiting task each (R121).
+    pub(super) fn idle_balance(&mut self) {
+        self.cpus.balance_at = SimTime::MAX;
+        for (t, cpu, _waited) in self.cpus.pool.idle_balance(self.clock.now) {
+            self.cpus.idle_balance_pulls += 1;
+            self.give_cpu(t, cpu);
+            self.clock.schedule(t, self.clock.now, Ev::Run);
+        }
+        self.arm_idle_balance();
     }
 
     /// Woken `t` now waits for CPU `on` (`None`: any CPU, one shared
@@ -464,7 +526,10 @@ impl<'c> World<'c> {
         self.tasks[t].queued_at = Some(self.clock.now);
         match self.tasks[t].bound {
             Some(cpu) => self.cpus.pool.requeue_on(self.clock.now, t, cpu),
-            None => self.cpus.pool.requeue(self.clock.now, t),
+            None => {
+                self.cpus.pool.requeue(self.clock.now, t);
+                self.arm_idle_balance();
+            }
         }
     }
 

@@ -254,6 +254,7 @@ impl<'c> World<'c> {
                 Ev::Reap => self.oom_reap(slots.reaper_of(slot)),
                 Ev::Release => self.release_tick(slots.release_of(slot)),
                 Ev::Rcu => self.rcu_tick(),
+                Ev::IdleBalance => self.idle_balance(),
                 Ev::Run | Ev::Wake | Ev::Ready | Ev::SpinEnd | Ev::SpinResched | Ev::LockTimer => {
                     unreachable!("a task's event is in the task's slot")
                 }
@@ -274,7 +275,7 @@ impl<'c> World<'c> {
                 Ok(())
             }
             Ev::LockTimer => self.lock_sleep_over(t),
-            Ev::Timer | Ev::Reap | Ev::Release | Ev::Rcu => {
+            Ev::Timer | Ev::Reap | Ev::Release | Ev::Rcu | Ev::IdleBalance => {
                 unreachable!("timer, reaper and release events are in their own slots")
             }
         }

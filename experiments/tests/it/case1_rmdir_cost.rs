@@ -58,7 +58,9 @@ fn rmdir_cost_reproduces_case_1_targets_and_trace_counts() {
 
 #[test]
 fn rmdir_churn_notify_slows_churn_and_inode_requested_recovers_part_of_it() {
-    let r = run_builtin("rmdir-churn", "300ms");
+    // 1 s: the recovery is 1-3% of the churn, within a 300 ms run's
+    // noise since the wakeups' idle search is the kernel's (R121).
+    let r = run_builtin("rmdir-churn", "1s");
     let removals = |v: &str| {
         let v = r.variants.iter().find(|x| x.variant == v).unwrap();
         v.series(Metric::Span, "rmdir/churner")

@@ -299,13 +299,14 @@ fn compare_prints_a_72_column_table_with_ratios_and_spreads() {
     assert!(s.contains("x999") && s.contains("xmax"), "{s}");
     assert!(s.contains("p99.9 over 3 reps, min/med/max:"), "{s}");
     // The base against itself is 1.00; the short hold shrinks the writer's
-    // worst wait by two orders of magnitude.
+    // worst wait by two orders of magnitude or more (0.01 or less).
     let writer: Vec<&str> = s
         .lines()
         .skip_while(|l| *l != "wait kernfs_rwsem/write/writer")
         .filter(|l| l.trim_start().starts_with("short-hold"))
         .collect();
-    assert!(writer[0].trim_end().ends_with("0.01"), "{writer:?}");
+    let ratio = writer[0].trim_end().rsplit(' ').next().unwrap();
+    assert!(ratio == "0.01" || ratio == "0.00", "{writer:?}");
     let table = std::fs::read_to_string(d.path().join("c/compare.txt")).unwrap();
     assert!(s.starts_with(&table[..200]));
 }

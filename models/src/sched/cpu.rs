@@ -36,7 +36,12 @@
 //! - a task that becomes runnable takes its previous CPU if that is idle,
 //!   else the lowest idle one (select_idle_sibling), else it waits on its
 //!   previous CPU (`prev_cpu`: wake_affine's choice of the waker's CPU is
-//!   not modelled). A task placed for the first time goes to CPU k mod N,
+//!   not modelled). With [`CpuPool::set_sis_util`] (the kernel's
+//!   scheduler, R121) the search looks at the task's recently used CPU,
+//!   then only at the next `nr_idle_scan` CPUs of the previous CPU's LLC,
+//!   fewer the busier the LLC, none from 85.5%; a task left waiting while
+//!   a CPU idles is pulled at that CPU's idle balance
+//!   ([`CpuPool::idle_balance`]). A task placed for the first time goes to CPU k mod N,
 //!   k counting first placements, as fork balancing spreads new tasks;
 //! - a CPU that frees up runs the next task of its own queue; if it has
 //!   none, it pulls the longest-waiting task of the CPU with the most
@@ -112,6 +117,122 @@ impl PerCpu {
     }
 }
 
+/// SIS_UTIL (R121): how many CPUs of its LLC a wakeup's idle search
+/// (`select_idle_cpu`) may look at, from the LLC's utilization. The
+/// kernel recomputes it at each periodic load balance of the LLC domain
+/// from the CPUs' PELT utilization (`update_idle_cpu_scan`); here each
+/// LLC's busy share of CPU time since the last update is folded in at
+/// the first wakeup of each tick, decayed with PELT's 32 ms half-life.
+#[derive(Clone, Debug)]
+struct SisUtil {
+    /// Each LLC's CPUs, lowest id first (the order `for_each_cpu_wrap`
+    /// scans), and each CPU's LLC and place in it.
+    llc_cpus: Vec<Vec<CpuId>>,
+    llc_of: TiVec<CpuId, (u32, u32)>,
+    /// Each LLC's utilization (0..1) and scan depth (`nr_idle_scan`).
+    util: Vec<f64>,
+    nr_scan: Vec<u32>,
+    tick: Dur,
+    last: SimTime,
+    /// Each LLC's busy CPUs now, and its busy CPU-time since the last
+    /// sample, counted up to `upto`: the utilization is a time average.
+    busy: Vec<u32>,
+    busy_ns: Vec<u128>,
+    upto: Vec<SimTime>,
+    /// Idle balancing: when each idle CPU may next pull a waiting task,
+    /// and each LLC's interval (its `balance_interval`).
+    next_balance: TiVec<CpuId, SimTime>,
+    interval: Vec<Dur>,
+    /// Each task's `recent_used_cpu`: its previous CPU at its last
+    /// wakeup, looked at after the previous CPU.
+    recent: TiVec<TaskId, CpuId>,
+}
+
+/// PELT's half-life: a utilization's weight halves every 32 ms
+/// (kernel/sched/pelt.c, `LOAD_AVG_PERIOD` 32 periods of 1024 us).
+const PELT_HALF_LIFE_NS: f64 = 32.0 * 1_024_000.0;
+
+/// The LLC domain's imbalance_pct (kernel/sched/topology.c `sd_init`,
+/// 117 for a domain that shares the LLC): the scan stops at 100/117 = 85%
+/// utilization.
+const LLC_IMBALANCE_PCT: u64 = 117;
+
+impl SisUtil {
+    /// `nr_idle_scan` for an LLC of `llc_weight` CPUs at utilization
+    /// `util`, in the kernel's integer arithmetic (fair.c
+    /// `update_idle_cpu_scan`, SCHED_CAPACITY_SCALE 1024).
+    fn nr_idle_scan(util: f64, llc_weight: u32) -> u32 {
+        let x = (util.clamp(0.0, 1.0) * 1024.0) as u64; // sum_util / llc_weight
+        let pct = LLC_IMBALANCE_PCT;
+        let tmp = (x * x * pct * pct / (10_000 * 1024)).min(1024);
+        ((1024 - tmp) * u64::from(llc_weight) / 1024) as u32
+    }
+
+    /// `cpu` became busy (or free) at `now`.
+    fn note(&mut self, cpu: CpuId, now: SimTime, busy: bool) {
+        let l = self.llc_of[cpu].0 as usize;
+        self.busy_ns[l] += u128::from(self.busy[l]) * u128::from(now.since(self.upto[l]).0);
+        self.upto[l] = now;
+        if busy {
+            self.busy[l] += 1;
+        } else {
+            self.busy[l] -= 1;
+        }
+    }
+
+    /// Folds each LLC's busy share since the last update into its
+    /// utilization at `now`, at most once a tick.
+    fn sample(&mut self, now: SimTime) {
+        if now < self.last + self.tick {
+            return;
+        }
+        let span = now.since(self.last).0;
+        let decay = 0.5f64.powf(span as f64 / PELT_HALF_LIFE_NS);
+        self.last = now;
+        for (l, cpus) in self.llc_cpus.iter().enumerate() {
+            let ns =
+                self.busy_ns[l] + u128::from(self.busy[l]) * u128::from(now.since(self.upto[l]).0);
+            self.busy_ns[l] = 0;
+            self.upto[l] = now;
+            let share = ns as f64 / (cpus.len() as f64 * span as f64);
+            self.util[l] = self.util[l] * decay + share * (1.0 - decay);
+            self.nr_scan[l] = Self::nr_idle_scan(self.util[l], cpus.len() as u32);
+        }
+    }
+
+    /// The free CPU the search finds for `task` whose previous CPU `prev`
+    /// is busy: its recently used CPU if idle and in the same LLC, else
+    /// the next `nr_idle_scan` CPUs of its LLC after `prev`, wrapping.
+    fn scan(&self, task: TaskId, prev: CpuId, free: &[u64]) -> Option<CpuId> {
+        let is_free = |c: CpuId| {
+            let (w, bit) = mask_bit(c);
+            free[w] & bit != 0
+        };
+        if let Some(&r) = self.recent.get(task) {
+            if r != NOT_PLACED && r != prev && self.llc_of[r].0 == self.llc_of[prev].0 && is_free(r)
+            {
+                return Some(r);
+            }
+        }
+        let (l, pos) = self.llc_of[prev];
+        let cpus = &self.llc_cpus[l as usize];
+        let n = cpus.len();
+        let depth = (self.nr_scan[l as usize] as usize).min(n - 1);
+        (1..=depth)
+            .map(|k| cpus[(pos as usize + k) % n])
+            .find(|&c| is_free(c))
+    }
+
+    /// `task`, previously on `prev`, was placed at a wakeup: `prev` is its
+    /// recently used CPU from now.
+    fn placed(&mut self, task: TaskId, prev: CpuId) {
+        if task.index() >= self.recent.len() {
+            self.recent.resize(task.index() + 1, NOT_PLACED);
+        }
+        self.recent[task] = prev;
+    }
+}
+
 /// The next task for a CPU from a queue's woken and other tasks and the
 /// CPU's bound ones: they take turns by the time they began to wait, woken
 /// tasks first with `wake_first`. Says whether it came from `bound`.
@@ -176,6 +297,9 @@ pub struct CpuPool {
     rt_q: VecDeque<Entry>,
     /// Per-CPU run queues instead of `runq` and `woken` (see the module doc).
     percpu: Option<PerCpu>,
+    /// The kernel's limit on a wakeup's idle search (R121); `None`: every
+    /// free CPU is found.
+    sis: Option<Box<SisUtil>>,
     runq_waits: u64,
     runq_wait_ns: u128,
     runq_max: usize,
@@ -196,6 +320,7 @@ impl CpuPool {
             rt: TiVec::new(),
             rt_q: VecDeque::new(),
             percpu: None,
+            sis: None,
             runq_waits: 0,
             runq_wait_ns: 0,
             runq_max: 0,
@@ -278,6 +403,50 @@ impl CpuPool {
         }
     }
 
+    /// Limits a wakeup's idle search as SIS_UTIL does (R121): `llc_of`
+    /// gives each CPU's LLC; the scan depth follows each LLC's
+    /// utilization, sampled once a `tick`. Needs per-CPU queues.
+    pub fn set_sis_util(&mut self, tick: Dur, llc_of: impl Fn(CpuId) -> u32) {
+        let Some(n) = self.limit.filter(|_| self.percpu.is_some()) else {
+            return;
+        };
+        let mut llc_cpus: Vec<Vec<CpuId>> = Vec::new();
+        let mut place = ti_vec![(0, 0); n as usize];
+        for c in (0..n).map(CpuId) {
+            let l = llc_of(c) as usize;
+            if llc_cpus.len() <= l {
+                llc_cpus.resize(l + 1, Vec::new());
+            }
+            place[c] = (l as u32, llc_cpus[l].len() as u32);
+            llc_cpus[l].push(c);
+        }
+        let sizes: Vec<u32> = llc_cpus.iter().map(|c| c.len() as u32).collect();
+        // sd_init: an LLC domain balances every sd_weight ms at first
+        // (`balance_interval` = `min_interval`), in whole jiffies
+        // (msecs_to_jiffies rounds up), at least one.
+        let interval = (sizes.iter())
+            .map(|&w| {
+                let ms = Dur(u64::from(w) * 1_000_000);
+                Dur(ms.0.div_ceil(tick.0).max(1) * tick.0)
+            })
+            .collect();
+        let llcs = llc_cpus.len();
+        self.sis = Some(Box::new(SisUtil {
+            busy: vec![0; llcs],
+            busy_ns: vec![0; llcs],
+            upto: vec![SimTime::ZERO; llcs],
+            util: vec![0.0; llcs],
+            nr_scan: sizes,
+            llc_cpus,
+            llc_of: place,
+            tick,
+            last: SimTime::ZERO,
+            next_balance: ti_vec![SimTime::ZERO; n as usize],
+            interval,
+            recent: TiVec::new(),
+        }));
+    }
+
     /// `task`'s CPU in per-CPU mode, placing it (CPU k mod N) the first time.
     #[inline]
     fn home(&mut self, task: TaskId) -> CpuId {
@@ -321,6 +490,9 @@ impl CpuPool {
         let (w, bit) = mask_bit(home);
         if self.free[w] & bit != 0 {
             return Some(home);
+        }
+        if let Some(s) = self.sis.as_deref() {
+            return s.scan(task, home, &self.free);
         }
         let (w, b) = self.free.iter().enumerate().find(|(_, b)| **b != 0)?;
         Some(CpuId(w as u32 * 64 + b.trailing_zeros()))
@@ -392,6 +564,9 @@ impl CpuPool {
     /// places it. A no-op without one.
     #[inline]
     pub fn wake(&mut self, now: SimTime, task: TaskId) {
+        if let Some(s) = self.sis.as_deref_mut() {
+            s.sample(now);
+        }
         if self.fair(task).is_none() {
             return;
         }
@@ -474,7 +649,7 @@ impl CpuPool {
     /// or `None` if it waits in the run queue.
     #[inline]
     pub fn make_runnable(&mut self, now: SimTime, task: TaskId) -> Option<CpuId> {
-        let cpu = self.try_take_for(task);
+        let cpu = self.try_take_for(now, task);
         if cpu.is_none() {
             self.enqueue_woken(now, task);
         }
@@ -496,20 +671,36 @@ impl CpuPool {
     /// A free CPU for `task`: in per-CPU mode its own CPU if free, else the
     /// lowest free one; otherwise as [`Self::try_take`].
     #[inline]
-    pub fn try_take_for(&mut self, task: TaskId) -> Option<CpuId> {
+    pub fn try_take_for(&mut self, now: SimTime, task: TaskId) -> Option<CpuId> {
         if self.percpu.is_none() {
             return self.try_take();
         }
-        let c = self.free_cpu_for(task)?;
-        let (w, bit) = mask_bit(c);
-        self.free[w] &= !bit;
+        let found = self.free_cpu_for(task);
+        if self.sis.is_some() {
+            let prev = self.home(task);
+            self.sis.as_deref_mut().expect("checked").placed(task, prev);
+        }
+        let c = found?;
+        self.take_free(now, c);
         self.set_home(task, c);
         Some(c)
     }
 
-    fn set_free(&mut self, cpu: CpuId) {
+    fn set_free(&mut self, now: SimTime, cpu: CpuId) {
         let (w, bit) = mask_bit(cpu);
         self.free[w] |= bit;
+        if let Some(s) = self.sis.as_deref_mut() {
+            s.note(cpu, now, false);
+        }
+    }
+
+    /// Free CPU `cpu` is taken at `now`.
+    fn take_free(&mut self, now: SimTime, cpu: CpuId) {
+        let (w, bit) = mask_bit(cpu);
+        self.free[w] &= !bit;
+        if let Some(s) = self.sis.as_deref_mut() {
+            s.note(cpu, now, true);
+        }
     }
 
     /// `task`, bound to `cpu`, becomes runnable: it takes `cpu` if it is
@@ -520,7 +711,7 @@ impl CpuPool {
         }
         let (w, bit) = mask_bit(cpu);
         if self.free[w] & bit != 0 {
-            self.free[w] &= !bit;
+            self.take_free(now, cpu);
             return Some(cpu);
         }
         self.requeue_on(now, task, cpu);
@@ -627,10 +818,64 @@ impl CpuPool {
                 Some((task, waited))
             }
             None => {
-                self.set_free(cpu);
+                self.set_free(now, cpu);
+                if let Some(s) = self.sis.as_deref_mut() {
+                    let (l, _) = s.llc_of[cpu];
+                    s.next_balance[cpu] = now + s.interval[l as usize];
+                }
                 None
             }
         }
+    }
+
+    /// When an idle CPU may next pull a waiting task (R121's idle
+    /// balance), if a task waits in a CPU's queue while a CPU is idle:
+    /// the earliest due of the idle CPUs. `None` without SIS_UTIL.
+    pub fn idle_balance_due(&self) -> Option<SimTime> {
+        let s = self.sis.as_deref()?;
+        if self.percpu.as_ref()?.len == 0 {
+            return None;
+        }
+        let free = (self.free.iter().enumerate()).flat_map(|(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits & (1 << b) != 0)
+                .map(move |b| CpuId(w as u32 * 64 + b))
+        });
+        free.map(|c| s.next_balance[c]).min()
+    }
+
+    /// Idle balance at `now`: each idle CPU (lowest id first) whose
+    /// balance is due pulls the longest waiter of the CPU with the most
+    /// waiting, as newidle balance does; one that finds none is due again
+    /// an interval later. Returns the tasks pulled, their CPUs and how
+    /// long they waited (the caller hands the CPUs over).
+    pub fn idle_balance(&mut self, now: SimTime) -> Vec<(TaskId, CpuId, Dur)> {
+        let mut out = Vec::new();
+        let Some(n) = self.limit else { return out };
+        for c in (0..n).map(CpuId) {
+            let (w, bit) = mask_bit(c);
+            let due = self
+                .sis
+                .as_deref()
+                .is_some_and(|s| s.next_balance[c] <= now);
+            if self.free[w] & bit == 0 || !due {
+                continue;
+            }
+            match self.pull(c) {
+                Some(entry) => {
+                    self.take_free(now, c);
+                    if let Some((t, waited)) = self.hand_over(now, c, Some(entry)) {
+                        out.push((t, c, waited));
+                    }
+                }
+                None => {
+                    let s = self.sis.as_deref_mut().expect("checked");
+                    let (l, _) = s.llc_of[c];
+                    s.next_balance[c] = now + s.interval[l as usize];
+                }
+            }
+        }
+        out
     }
 
     /// `task` waits at the tail of the run queue (no free CPU, or it was
@@ -914,6 +1159,109 @@ mod tests {
         fifo.requeue(at(6), TaskId(1));
         assert_eq!(fifo.make_runnable_on(at(6), TaskId(9), CpuId(0)), None);
         assert_eq!(fifo.release(at(6), CpuId(0)).map(|x| x.0), Some(TaskId(2)));
+    }
+
+    /// R121: `update_idle_cpu_scan`'s integer arithmetic: the whole LLC
+    /// at no load, 42 of 64 CPUs at half load, none from 100/117 = 85.5%.
+    #[test]
+    fn r121_sis_util_scan_depth_falls_with_the_llcs_utilization() {
+        assert_eq!(SisUtil::nr_idle_scan(0.0, 64), 64);
+        assert_eq!(SisUtil::nr_idle_scan(0.5, 64), 42);
+        assert_eq!(SisUtil::nr_idle_scan(0.8, 64), 8);
+        assert_eq!(SisUtil::nr_idle_scan(0.85, 64), 0);
+        assert_eq!(SisUtil::nr_idle_scan(1.0, 64), 0);
+        assert_eq!(SisUtil::nr_idle_scan(0.5, 8), 5);
+    }
+
+    /// R121: a woken task whose previous CPU is busy looks at the next
+    /// `nr_idle_scan` CPUs of its LLC after it, wrapping, and waits on its
+    /// previous CPU if none of those is idle, though another CPU is. The
+    /// utilization is the busy share, sampled at the first wakeup of a
+    /// tick and decayed with PELT's 32 ms half-life.
+    #[test]
+    fn r121_a_woken_task_finds_an_idle_cpu_only_within_the_scan_depth() {
+        const MS: u64 = 1_000_000;
+        let mut p = CpuPool::with_cpus(4);
+        p.set_percpu();
+        p.set_sis_util(Dur(4 * MS), |_| 0);
+        // Tasks 0..3 are first placed on CPUs 0..3; 0, 1 and 2 keep
+        // theirs, 3 leaves CPU 3 idle.
+        for t in 0..4 {
+            assert_eq!(p.make_runnable(SimTime(0), TaskId(t)), Some(CpuId(t)));
+        }
+        p.set_free(SimTime(0), CpuId(3));
+        // At no load so far (utilization 0: scan all 4), task 1 is woken
+        // while CPU 1 is busy: the search finds CPU 3 two CPUs on.
+        p.wake(SimTime(0), TaskId(1));
+        assert_eq!(p.free_cpu_for(TaskId(1)), Some(CpuId(3)));
+        // 3 of 4 CPUs busy for 200 ms: utilization 0.75 x (1 - 2^-6.1),
+        // 0.739, and a depth of floor(4 x (1 - 0.739^2 x 1.3689)) = 1.
+        p.wake(SimTime(200 * MS), TaskId(1));
+        let s = p.sis.as_deref().expect("SIS_UTIL set");
+        assert!((s.util[0] - 0.739).abs() < 0.001, "{}", s.util[0]);
+        assert_eq!(s.nr_scan[0], 1);
+        // Task 1 (previous CPU 1) looks at CPU 2 only: it waits for CPU 1
+        // though CPU 3 is idle; task 2 (CPU 2) looks at CPU 3 and takes it.
+        assert_eq!(p.free_cpu_for(TaskId(1)), None);
+        assert_eq!(p.try_take_for(SimTime(200 * MS), TaskId(2)), Some(CpuId(3)));
+        // Within the same tick the depth is not sampled again.
+        p.wake(SimTime(203 * MS), TaskId(1));
+        assert_eq!(p.sis.as_deref().unwrap().last, SimTime(200 * MS));
+    }
+
+    /// R121: a task left waiting on a busy CPU while another idles is
+    /// pulled by the idle one once that CPU's balance is due: an LLC's
+    /// weight in ms after it went idle (2 CPUs: 2 ms, one 4 ms jiffy at
+    /// HZ 250), and again an interval later if it found nothing.
+    #[test]
+    fn r121_an_idle_cpu_pulls_a_waiting_task_when_its_balance_is_due() {
+        const MS: u64 = 1_000_000;
+        let tick = Dur(4 * MS);
+        let mut p = CpuPool::with_cpus(2);
+        p.set_percpu();
+        p.set_sis_util(tick, |_| 0);
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(0)), Some(CpuId(0)));
+        assert_eq!(p.make_runnable(SimTime(0), TaskId(1)), Some(CpuId(1)));
+        // Nothing waits: no balance is due.
+        assert_eq!(p.idle_balance_due(), None);
+        // CPU 1 goes idle at 10 ms: due at 14 ms.
+        assert_eq!(p.release(SimTime(10 * MS), CpuId(1)), None);
+        // Both CPUs busy for the utilization's sake (a whole LLC at 100%
+        // for 300 ms: no scan).
+        {
+            let s = p.sis.as_deref_mut().unwrap();
+            s.util[0] = 1.0;
+            s.nr_scan[0] = 0;
+            s.last = SimTime(10 * MS);
+        }
+        // Task 2, whose CPU is 0 (placed k mod 2 = 0), wakes at 11 ms:
+        // CPU 0 is busy and the search looks at no other CPU, so it waits
+        // on CPU 0 though CPU 1 idles.
+        p.wake(SimTime(11 * MS), TaskId(2));
+        assert_eq!(p.make_runnable(SimTime(11 * MS), TaskId(2)), None);
+        assert_eq!(p.waiting_for(CpuId(0)), 1);
+        assert_eq!(p.idle_balance_due(), Some(SimTime(14 * MS)));
+        // Not before it is due.
+        assert!(p.idle_balance(SimTime(13 * MS)).is_empty());
+        // At 14 ms CPU 1 pulls it, after 3 ms of waiting.
+        assert_eq!(
+            p.idle_balance(SimTime(14 * MS)),
+            vec![(TaskId(2), CpuId(1), Dur(3 * MS))]
+        );
+        assert_eq!(p.idle_balance_due(), None);
+        // CPU 1 idles again at 20 ms: due at 24 ms; a balance then that
+        // finds nothing to pull makes it due an interval later, 28 ms.
+        p.started(SimTime(14 * MS), TaskId(2), CpuId(1));
+        assert_eq!(p.release(SimTime(20 * MS), CpuId(1)), None);
+        assert_eq!(
+            p.sis.as_deref().unwrap().next_balance[CpuId(1)],
+            SimTime(24 * MS)
+        );
+        assert!(p.idle_balance(SimTime(24 * MS)).is_empty());
+        assert_eq!(
+            p.sis.as_deref().unwrap().next_balance[CpuId(1)],
+            SimTime(28 * MS)
+        );
     }
 
     #[test]
