@@ -1028,3 +1028,48 @@ profile = 'ideal'
     let (a, b) = counts(&run_text(&text("fifo", "0").replace("nice = 0\n", "")));
     assert_eq!((a, b), (9_999, 0));
 }
+
+#[test]
+fn r121_a_woken_task_misses_an_idle_cpu_on_a_busy_llc_until_its_balance_is_due() {
+    // Two CPUs, one LLC, HZ 250, the ideal machine (no wake costs). The
+    // RT hog holds CPU 0 until it ends at 300 ms; the RT b sleeps 10 ms
+    // and then holds CPU 1 for 1 s (its own CPU 0 busy, the search still
+    // finds CPU 1: the LLC was half busy). x runs on CPU 1, sleeps 1 ms
+    // and comes back to CPU 1 (so CPU 1 is also its recently used CPU),
+    // then sleeps until 302.02 ms. Then the LLC has been busy nearly all
+    // the time (utilization 0.995: SIS_UTIL scans no CPU), x's CPU and
+    // recently used CPU are CPU 1, busy with an RT task that a fair wakee
+    // does not preempt: x waits on CPU 1 though CPU 0 idles. CPU 0's
+    // balance is due 2 ms (one 4 ms jiffy) after it went idle, at 304 ms,
+    // a tick: it pulls x, whose 1 ms ends at 305 ms. With one shared
+    // queue (every idle CPU found, as before R121) x takes CPU 0 at once
+    // and ends at 303.02 ms.
+    let text = r#"
+[scenario]
+name = "sis"
+duration = "400ms"
+cpus = 2
+hz = 250
+runqueue = "percpu"
+wake_placement = "eevdf"
+[tasks.a_x]
+count = 1
+program = ["span_begin done", "cpu 10us", "sleep 1ms", "cpu 10us", "sleep 301ms", "cpu 1ms", "span_end done"]
+[tasks.b_rt]
+count = 1
+class = "rt"
+program = ["sleep 10ms", "cpu 1s"]
+[tasks.c_hog]
+count = 1
+class = "rt"
+program = ["cpu 300ms"]
+
+[machine]
+profile = 'ideal'
+"#;
+    let r = run_text(text);
+    assert_eq!(span(&r, "done/a_x"), 305_000 * US);
+    assert_eq!(r.counter("cpu/idle_balance_pulls"), Some(1));
+    let shared = run_text(&text.replace("\"percpu\"", "\"shared\""));
+    assert_eq!(span(&shared, "done/a_x"), 303_020 * US);
+}
