@@ -87,6 +87,18 @@ fn mask_bit(cpu: CpuId) -> (usize, u64) {
     (cpu.index() / 64, 1 << (cpu.0 % 64))
 }
 
+/// The CPUs whose bits are set in `mask`, lowest id first; a word with no
+/// bit set costs one test.
+fn cpus_in(mask: &[u64]) -> impl Iterator<Item = CpuId> + '_ {
+    mask.iter().enumerate().flat_map(|(w, &word)| {
+        std::iter::successors((word != 0).then_some(word), |&b| {
+            let rest = b & (b - 1);
+            (rest != 0).then_some(rest)
+        })
+        .map(move |b| CpuId(w as u32 * 64 + b.trailing_zeros()))
+    })
+}
+
 /// Per-CPU run queues (see the module doc).
 #[derive(Clone, Debug, Default)]
 struct PerCpu {
@@ -221,6 +233,13 @@ impl SisUtil {
         (1..=depth)
             .map(|k| cpus[(pos as usize + k) % n])
             .find(|&c| is_free(c))
+    }
+
+    /// Idle `cpu` balanced (or went idle, which balances first) at
+    /// `now`: its next balance is an interval later.
+    fn balanced(&mut self, cpu: CpuId, now: SimTime) {
+        let (l, _) = self.llc_of[cpu];
+        self.next_balance[cpu] = now + self.interval[l as usize];
     }
 
     /// `task`, previously on `prev`, was placed at a wakeup: `prev` is its
@@ -820,8 +839,7 @@ impl CpuPool {
             None => {
                 self.set_free(now, cpu);
                 if let Some(s) = self.sis.as_deref_mut() {
-                    let (l, _) = s.llc_of[cpu];
-                    s.next_balance[cpu] = now + s.interval[l as usize];
+                    s.balanced(cpu, now);
                 }
                 None
             }
@@ -836,12 +854,7 @@ impl CpuPool {
         if self.percpu.as_ref()?.len == 0 {
             return None;
         }
-        let free = (self.free.iter().enumerate()).flat_map(|(w, &bits)| {
-            (0..64)
-                .filter(move |b| bits & (1 << b) != 0)
-                .map(move |b| CpuId(w as u32 * 64 + b))
-        });
-        free.map(|c| s.next_balance[c]).min()
+        cpus_in(&self.free).map(|c| s.next_balance[c]).min()
     }
 
     /// Idle balance at `now`: each idle CPU (lowest id first) whose
@@ -851,16 +864,13 @@ impl CpuPool {
     /// long they waited (the caller hands the CPUs over).
     pub fn idle_balance(&mut self, now: SimTime) -> Vec<(TaskId, CpuId, Dur)> {
         let mut out = Vec::new();
-        let Some(n) = self.limit else { return out };
-        for c in (0..n).map(CpuId) {
-            let (w, bit) = mask_bit(c);
-            let due = self
-                .sis
-                .as_deref()
-                .is_some_and(|s| s.next_balance[c] <= now);
-            if self.free[w] & bit == 0 || !due {
-                continue;
-            }
+        let Some(s) = self.sis.as_deref() else {
+            return out;
+        };
+        let due: Vec<CpuId> = cpus_in(&self.free)
+            .filter(|&c| s.next_balance[c] <= now)
+            .collect();
+        for c in due {
             match self.pull(c) {
                 Some(entry) => {
                     self.take_free(now, c);
@@ -868,11 +878,7 @@ impl CpuPool {
                         out.push((t, c, waited));
                     }
                 }
-                None => {
-                    let s = self.sis.as_deref_mut().expect("checked");
-                    let (l, _) = s.llc_of[c];
-                    s.next_balance[c] = now + s.interval[l as usize];
-                }
+                None => self.sis.as_deref_mut().expect("checked").balanced(c, now),
             }
         }
         out
@@ -1159,6 +1165,13 @@ mod tests {
         fifo.requeue(at(6), TaskId(1));
         assert_eq!(fifo.make_runnable_on(at(6), TaskId(9), CpuId(0)), None);
         assert_eq!(fifo.release(at(6), CpuId(0)).map(|x| x.0), Some(TaskId(2)));
+    }
+
+    #[test]
+    fn cpus_in_lists_the_set_bits_lowest_first() {
+        let got: Vec<u32> = cpus_in(&[0b1010, 0, 1 << 63]).map(|c| c.0).collect();
+        assert_eq!(got, vec![1, 3, 191]);
+        assert_eq!(cpus_in(&[0, 0]).count(), 0);
     }
 
     /// R121: `update_idle_cpu_scan`'s integer arithmetic: the whole LLC
