@@ -285,6 +285,7 @@ pub fn machine_record(c: &Compiled) -> MachineRecord {
         base_slice: m.base_slice,
         switch_cost: m.switch_cost,
         ipi: m.ipi,
+        wake_send: m.wake_send,
         idle_states: (m.idle_states.iter())
             .map(|s| IdleStateRecord {
                 name: s.name.into(),

@@ -149,6 +149,8 @@ pub struct MachineRecord {
     pub switch_cost: Dur,
     #[serde(rename = "ipi_ns", serialize_with = "as_ns")]
     pub ipi: Dur,
+    #[serde(rename = "wake_send_ns", serialize_with = "as_ns")]
+    pub wake_send: Dur,
     pub idle_states: Vec<IdleStateRecord>,
     #[serde(rename = "line_local_ns", serialize_with = "as_ns")]
     pub line_local: Dur,

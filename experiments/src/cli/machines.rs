@@ -117,6 +117,7 @@ pub fn show(p: &Profile) -> String {
     rows.push(dur("base_slice", &p.base_slice));
     rows.push(dur("switch_cost", &p.switch_cost));
     rows.push(dur("ipi", &p.ipi));
+    rows.push(dur("wake_send", &p.wake_send));
     rows.push(dur("line_local", &p.lines.local));
     rows.push(dur("line_smt", &p.lines.smt));
     rows.push(dur("line_socket", &p.lines.socket));

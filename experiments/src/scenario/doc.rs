@@ -64,6 +64,8 @@ pub struct MachineDef {
     #[serde(default)]
     pub ipi: Option<Spanned<String>>,
     #[serde(default)]
+    pub wake_send: Option<Spanned<String>>,
+    #[serde(default)]
     pub line_local: Option<Spanned<String>>,
     #[serde(default)]
     pub line_smt: Option<Spanned<String>>,

@@ -219,10 +219,13 @@ impl<'c> World<'c> {
             Some(cpu) => self.cpus.pool.wake_on(self.clock.now, t, cpu),
             None => self.cpus.pool.wake(self.clock.now, t),
         }
+        let resched_before = self.cpus.pool.wakeup_preemptions();
         if let Some(cpu) = self.tasks[t].bound {
             let got = self.cpus.pool.make_runnable_on(self.clock.now, t, cpu);
             if got.is_none() {
                 // A bound kworker waits for its own CPU.
+                let ipi = self.cpus.pool.wakeup_preemptions() > resched_before;
+                self.charge_waker(t, cpu, ipi);
                 self.waits_for_cpu(t, Some(cpu));
             }
             return got;
@@ -237,6 +240,10 @@ impl<'c> World<'c> {
         }
         self.cpus.pool.enqueue_woken(self.clock.now, t);
         let on = self.cpus.pool.queued_on(t);
+        if let Some(cpu) = on {
+            let ipi = self.cpus.pool.wakeup_preemptions() > resched_before;
+            self.charge_waker(t, cpu, ipi);
+        }
         self.waits_for_cpu(t, on);
         self.arm_idle_balance();
         None

@@ -265,6 +265,14 @@ impl<'c> World<'c> {
             };
         }
         loop {
+            // R122: what its wakeups of tasks on other CPUs cost it, on
+            // its own CPU, before its next step.
+            if self.tasks[t].wake_debt > Dur::ZERO {
+                let d = std::mem::take(&mut self.tasks[t].wake_debt);
+                if self.delay(t, d, false, pc) {
+                    return Ok(());
+                }
+            }
             match code[pc] {
                 Instr::QueueWork {
                     wq,

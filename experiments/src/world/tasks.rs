@@ -353,6 +353,9 @@ pub(super) struct Task {
     pub(super) in_burst: bool,
     /// Burst time left after a preemption (zero: none).
     pub(super) remaining: Dur,
+    /// CPU time it owes for waking tasks on other CPUs (R122), paid
+    /// before its next step.
+    pub(super) wake_debt: Dur,
     /// When the task last got a CPU (its time slice started).
     pub(super) on_cpu_since: SimTime,
     /// A spinner's deadline from its lock (`SimTime::MAX`: none): its
@@ -467,6 +470,7 @@ impl Task {
             burst_end: SimTime::ZERO,
             in_burst: false,
             remaining: Dur::ZERO,
+            wake_debt: Dur::ZERO,
             on_cpu_since: SimTime::ZERO,
             spin_until: SimTime::MAX,
             bound: None,

@@ -23,6 +23,8 @@ pub(super) struct WakePath {
     /// A guest's steal, if its fraction is above zero (R67).
     pub(super) steal: Option<Steal>,
     ipis: u64,
+    /// CPU time wakers spent waking tasks on other CPUs (R122).
+    waker_ns: u64,
     /// Exits per idle state (the machine's, or the host's in a guest).
     idle_exits: Vec<u64>,
     idle_exit_ns: u64,
@@ -58,6 +60,7 @@ impl WakePath {
             },
             steal,
             ipis: 0,
+            waker_ns: 0,
             idle_exits: vec![0; m.idle_states.len()],
             idle_exit_ns: 0,
             halt_poll_hits: 0,
@@ -100,6 +103,7 @@ impl WakePath {
             })
         };
         add("ipis".into(), self.ipis);
+        add("waker_ns".into(), self.waker_ns);
         for (s, &n) in c.machine.idle_states.iter().zip(&self.idle_exits) {
             add(format!("idle_exits_{}", s.name), n);
         }
@@ -143,17 +147,19 @@ impl<'c> World<'c> {
         let now = self.clock.now;
         let w = self.cpus.wake.as_mut().expect("the machine's wake path");
         let since = w.idle_since[cpu];
-        let latency = if since == SimTime::MAX {
-            // A busy CPU, taken from a preempted task: no idle to leave.
-            Dur::ZERO
+        let (latency, ipi) = if since == SimTime::MAX {
+            // A busy CPU, taken from a preempted task: no idle to leave,
+            // but the preemption is asked for with an IPI.
+            (Dur::ZERO, true)
         } else {
             let halted = now.since(since);
             let cost = ttwu_idle(&self.c.machine, from, cpu, halted, w.poll_window(cpu));
             w.count(&self.c.machine, &cost);
             w.halt_ends(&self.c.machine, cpu, halted);
             w.idle_since[cpu] = SimTime::MAX;
-            cost.latency
+            (cost.latency, cost.ipi)
         };
+        self.charge_waker(t, cpu, ipi);
         if latency == Dur::ZERO {
             self.give_cpu(t, cpu);
             if inline {
@@ -169,6 +175,36 @@ impl<'c> World<'c> {
         self.blame_switch(t, Doing::Waking);
         self.clock.schedule(t, now + latency, Ev::Ready);
         false
+    }
+
+    /// R122: the task waking `t` onto CPU `to` now pays its side of the
+    /// wakeup on its own CPU, before its next step: the machine's
+    /// `wake_send` when the wakeup sends an IPI (an idle CPU that does not
+    /// poll, every halted vCPU, a busy CPU whose task must reschedule),
+    /// else one cache-line transfer at the distance between the two CPUs
+    /// (the polling target's thread flags, or the run queue it is put
+    /// on). Nothing when no task wakes it (a timer) or for a wakeup onto
+    /// the waker's own CPU, whose cost is inside the step's.
+    pub(super) fn charge_waker(&mut self, t: TaskId, to: CpuId, ipi: bool) {
+        let waker = self.clock.current;
+        if waker == NONE || waker == t || to == CpuId::ANY {
+            return;
+        }
+        let Some(w) = self.cpus.wake.as_mut() else {
+            return;
+        };
+        let from = self.tasks[waker].cpu;
+        if from == CpuId::ANY || from == to {
+            return;
+        }
+        let m = &self.c.machine;
+        let cost = if ipi {
+            m.wake_send
+        } else {
+            m.lines.at(m.topology.distance(from, to))
+        };
+        w.waker_ns += cost.0;
+        self.tasks[waker].wake_debt += cost;
     }
 
     /// `t`'s wake latency on the CPU it reserved is over: it runs there.

@@ -149,6 +149,7 @@ fn values_the_scenario_fixes_or_that_change_nothing_are_held() {
             "preemption",
             "base_slice",
             "ipi",
+            "wake_send",
             "line_local",
             "line_smt",
             "line_socket"

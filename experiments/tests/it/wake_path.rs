@@ -120,8 +120,11 @@ fn r63_r64_r65_bare_metal_timer_and_remote_wakeups_pay_the_idle_exit() {
     // (residency 4 us, not C6's 600), exit 4 us (R64, R65). It blocks at
     // 104 us.
     // 1 ms: the holder's timer on CPU 0, idle 1 ms: C6, exit 170 us; it
-    // runs at 1.17 ms and unlocks.
-    assert_eq!(span(&r, "nap/holder"), MS + 170 * US);
+    // runs at 1.17 ms and unlocks. Its wakeup of the waiter on the
+    // polling sibling costs it that line, 8 ns, before its next step
+    // (R122).
+    assert_eq!(span(&r, "nap/holder"), MS + 170 * US + Dur(8));
+    assert_eq!(r.counter("cpu/waker_ns"), Some(8));
     // The unlock wakes the waiter onto CPU 1, idle since 104 us: C6. The
     // flag write crosses to the sibling (8 ns, no IPI: R63), then the
     // exit: it runs holding the lock at 1.17 + 0.17 ms + 8 ns.
@@ -158,9 +161,12 @@ fn r63_an_idle_state_that_does_not_poll_needs_the_ipi() {
         1_340 * US + ipi - 104 * US,
         "the IPI instead of the line transfer"
     );
-    // The holder's own timer needs none.
-    assert_eq!(span(&r, "nap/holder"), MS + 170 * US);
+    // The holder's own timer needs none; the IPI it sends at its unlock
+    // costs it `wake_send` before its next step (R122).
+    assert_eq!(span(&r, "nap/holder"), MS + 170 * US + c.machine.wake_send);
+    assert_eq!(c.machine.wake_send, Dur(550));
     assert_eq!(r.counter("cpu/ipis"), Some(1));
+    assert_eq!(r.counter("cpu/waker_ns"), Some(550));
 }
 
 #[test]
@@ -176,9 +182,13 @@ fn r66_r119_a_guest_polls_in_the_host_then_pays_the_host_wakeup() {
     // 1 ms: the holder's vCPU halted 1 ms, none of it polled: the host
     // idled it in C6: host wakeup + 170 us.
     let holder_runs = MS + g.host_wake + 170 * US;
-    assert_eq!(span(&r, "nap/holder"), holder_runs);
-    // The unlock's IPI is a VM exit (HLT does not poll); the waiter's vCPU
-    // halted since 109 us, 10 us of it polled, the rest in C6 on the host.
+    // The unlock's IPI is a VM exit (HLT does not poll), which the holder
+    // pays on its vCPU before its next step (R122): 1.45 us.
+    assert_eq!(span(&r, "nap/holder"), holder_runs + c.machine.wake_send);
+    assert_eq!(c.machine.wake_send, Dur(1_450));
+    assert_eq!(r.counter("cpu/waker_ns"), Some(1_450));
+    // The waiter's vCPU halted since 109 us, 10 us of it polled, the rest
+    // in C6 on the host.
     let got = holder_runs + g.ipi + g.host_wake + 170 * US;
     assert_eq!(wait(&r, "m/lock/waiter"), got - waiter_blocks);
     assert_eq!(r.counter("cpu/ipis"), Some(1));
@@ -221,6 +231,76 @@ profile = 'ideal'
     assert_eq!(rounds[1].1, 4, "{rounds:?}");
     assert_eq!(r.counter("cpu/host_wakes"), Some(4));
     assert_eq!(r.counter("cpu/halt_poll_hits"), Some(rounds[0].1));
+}
+
+/// R122's busy target: the holder takes the mutex on CPU 0 and sleeps
+/// 500 us; the waiter, placed on CPU 1, blocks on it there; the hog wakes
+/// at 100 us onto CPU 1 and computes. At the unlock the waiter's CPU 1 is
+/// busy and the holder's own CPU 0 too: the waiter is queued on CPU 1.
+const BUSY_TARGET: &str = r#"
+[scenario]
+name = "busy-target"
+duration = "20ms"
+cpus = 2
+runqueue = "percpu"
+wake_placement = "eevdf"
+timeslice = "3ms"
+preemption = "none"
+[locks.m]
+kind = "mutex"
+line_transfer = "0ns"
+line_local = "0ns"
+[tasks.holder]
+count = 1
+program = ["mutex_lock m", "sleep 500us", "span_begin unlock", "mutex_unlock m", "span_end unlock", "sleep 100ms"]
+[tasks.hog]
+count = 1
+program = ["sleep 100us", "cpu 10ms", "sleep 100ms"]
+[tasks.idler]
+count = 1
+program = ["sleep 100ms"]
+[tasks.waiter]
+count = 1
+program = ["span_begin got", "mutex_lock m", "span_end got", "mutex_unlock m", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
+"#;
+
+#[test]
+fn r122_the_waker_pays_for_a_wakeup_on_another_cpu_an_ipi_or_a_line() {
+    // Guest (its wake path; the switch cost is the scenario's, none): the
+    // holder's vCPU 0 halted 500 us, none of it polled (a fresh window):
+    // it runs and unlocks at 500 + 5 + 4 us (host wakeup, C1E).
+    let unlock_at = 500_000 + 5_000 + 4_000;
+    // PREEMPT_NONE: EEVDF does not preempt the hog for the waiter (the
+    // hog's slice runs on), so no IPI: the holder writes CPU 1's run
+    // queue, one line within the socket (51 ns), before its next step,
+    // the span's end.
+    let c = on(BUSY_TARGET, "kvm-guest");
+    let line = c.machine.lines.socket;
+    assert_eq!(line, Dur(51));
+    let r = run(&c);
+    assert_eq!(span(&r, "unlock/holder"), line);
+    assert_eq!(r.counter("cpu/waker_ns"), Some(51));
+    assert_eq!(r.counter("cpu/wakeup_preemptions"), Some(0));
+    // The waiter, blocked from the start, is pulled by CPU 0 when the
+    // holder sleeps after paying.
+    let got = r.series(Metric::Span, "got/waiter").unwrap().hist.max();
+    assert_eq!(got, Dur(unlock_at + 51));
+    // PREEMPT_FULL: the waiter preempts the hog's burst on CPU 1, which
+    // takes an IPI to that vCPU: a VM exit the holder pays (wake_send).
+    let full = on(
+        &BUSY_TARGET.replace("preemption = \"none\"", "preemption = \"full\""),
+        "kvm-guest",
+    );
+    let r = run(&full);
+    assert_eq!(span(&r, "unlock/holder"), full.machine.wake_send);
+    assert_eq!(r.counter("cpu/waker_ns"), Some(1_450));
+    assert_eq!(r.counter("cpu/preemptions"), Some(1));
+    // The ideal machine charges nothing.
+    let r = run(&on(BUSY_TARGET, "ideal"));
+    assert_eq!(span(&r, "unlock/holder"), Dur::ZERO);
 }
 
 #[test]

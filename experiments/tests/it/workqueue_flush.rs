@@ -463,7 +463,8 @@ fn r118_a_flush_pays_one_pass_over_every_pwq_before_it_waits_and_one_per_colour_
     // f1. a's end wakes f1 alone (R110), on an idle CPU, whose polling
     // idle state costs the waker one line (R63): 50 ns. f1's cascade
     // arms f2's colour, finds its work done and returns it at once (f2
-    // is woken the same way), then pays that pass before it returns.
+    // is woken the same way, and f1 pays that line as its waker, R122),
+    // then pays that pass before it returns.
     let two = r118_text(
         r#"[tasks.f1]
 count = 1
@@ -476,7 +477,7 @@ program = ["sleep 100us", "span_begin f2", "flush_workqueue wq", "span_end f2", 
     let f1 = r.series(Metric::Span, "f1/f1").unwrap().hist.max();
     let f2 = r.series(Metric::Span, "f2/f2").unwrap().hist.max();
     let wake = Dur(50);
-    assert_eq!(f1, pass + MS + wake + pass, "f1 {f1:?}");
+    assert_eq!(f1, pass + MS + wake + wake + pass, "f1 {f1:?}");
     assert_eq!(f2, pass + MS + wake + wake - 100 * US, "f2 {f2:?}");
     assert_eq!(r.counter("wq/wq/flush_prep_passes"), Some(3));
     // On the ideal machine lines cost nothing, and neither does a pass.

@@ -160,6 +160,10 @@ pub struct Profile {
     pub switch_cost: Cited<Dur>,
     /// An IPI on bare metal, from the send to the handler on the target.
     pub ipi: Cited<Dur>,
+    /// CPU time a waker spends on its own CPU to wake a task on another
+    /// CPU with an IPI (R122): the send on bare metal; in a guest, the VM
+    /// exit of the APIC write.
+    pub wake_send: Cited<Dur>,
     /// The cpuidle states, shallowest first (state 0 is POLL).
     pub idle_states: Cited<&'static [IdleState]>,
     pub lines: LineCosts<Cited<Dur>>,
@@ -180,6 +184,7 @@ pub struct Machine {
     pub base_slice: Dur,
     pub switch_cost: Dur,
     pub ipi: Dur,
+    pub wake_send: Dur,
     pub idle_states: Vec<IdleState>,
     pub lines: LineCosts<Dur>,
     pub guest: Option<GuestCosts<Dur>>,
@@ -205,6 +210,7 @@ impl Machine {
             base_slice: scaled_base_slice(p.base_slice.value, online),
             switch_cost: p.switch_cost.value,
             ipi: p.ipi.value,
+            wake_send: p.wake_send.value,
             idle_states: p.idle_states.value.to_vec(),
             lines: LineCosts {
                 local: p.lines.local.value,
@@ -233,6 +239,7 @@ impl Machine {
     /// to cache lines (the `ideal` profile): the world skips those models.
     pub fn is_ideal(&self) -> bool {
         self.ipi == Dur::ZERO
+            && self.wake_send == Dur::ZERO
             && self.idle_states.iter().all(|s| s.exit_latency == Dur::ZERO)
             && self.lines.local == Dur::ZERO
             && self.lines.smt == Dur::ZERO

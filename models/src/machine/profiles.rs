@@ -142,6 +142,15 @@ const IPI_BARE: Cited<Dur> = Cited::range(
     "assumed: no bare-metal x86 figure with a named machine was found (§3.2); below the 1.32-1.45 us one-way measured in KVM guests, which adds a VM exit (§3.3)",
 );
 
+/// R122: the waker's side of a wakeup on another CPU that needs an IPI,
+/// on bare metal (§3.2).
+const WAKE_SEND_BARE: Cited<Dur> = Cited::range(
+    Dur(550),
+    Dur(410),
+    Dur(690),
+    "the sender's cost of an asynchronous smp_call_function_single, Westmere: ~1,600 cycles to the same socket, ~2,000 to the other, ~1,200 when the target polls in MWAIT (Pallipadi, LKML, Feb 2012); 0.41-0.69 us at 2.93 GHz (§3.2)",
+);
+
 /// The built-in profiles, `ideal` first.
 pub static PROFILES: &[Profile] = &[
     Profile {
@@ -153,6 +162,7 @@ pub static PROFILES: &[Profile] = &[
         base_slice: BASE_SLICE,
         switch_cost: Cited::exact(Dur::ZERO, "zero by construction: the ideal machine"),
         ipi: Cited::exact(Dur::ZERO, "zero by construction: the ideal machine"),
+        wake_send: Cited::exact(Dur::ZERO, "zero by construction: the ideal machine"),
         idle_states: Cited::exact(NO_IDLE, "zero by construction: the ideal machine"),
         lines: LineCosts {
             local: Cited::exact(Dur::ZERO, "zero by construction: the ideal machine"),
@@ -171,6 +181,7 @@ pub static PROFILES: &[Profile] = &[
         base_slice: BASE_SLICE,
         switch_cost: SWITCH_COST,
         ipi: IPI_BARE,
+        wake_send: WAKE_SEND_BARE,
         idle_states: Cited::exact(ICX_IDLE, "drivers/idle/intel_idle.c icx_cstates; POLL from drivers/cpuidle/poll_state.c (§2.1)"),
         lines: ICX_LINES,
         guest: None,
@@ -184,6 +195,7 @@ pub static PROFILES: &[Profile] = &[
         base_slice: BASE_SLICE,
         switch_cost: SWITCH_COST,
         ipi: IPI_BARE,
+        wake_send: WAKE_SEND_BARE,
         idle_states: Cited::exact(SKX_IDLE, "drivers/idle/intel_idle.c skx_cstates; POLL from drivers/cpuidle/poll_state.c (§2.1)"),
         lines: CLX_LINES,
         guest: None,
@@ -197,6 +209,7 @@ pub static PROFILES: &[Profile] = &[
         base_slice: BASE_SLICE,
         switch_cost: SWITCH_COST,
         ipi: Cited::range(Dur(1_450), Dur(1_320), Dur(1_750), "ipi_benchmark in a KVM guest, x2APIC: 1.45 us send to handler without IPI virtualization, 1.32 us with it, 1.75 us round trip (IPIv cover letter, 2021; §3.3)"),
+        wake_send: Cited::range(Dur(1_450), Dur(550), Dur(8_100), "the guest's APIC write is a VM exit: at most the 1.45 us one-way send-to-handler of ipi_benchmark without IPI virtualization (IPIv cover letter, 2021; §3.3); as bare metal (0.55 us) with IPIv, which has no exit; 5.8-8.1 us measured in a nested guest (docs/findings/2026-12-04-case-2-operation-costs-on-the-development-vm.md §4)"),
         idle_states: Cited::exact(ICX_IDLE, "the host's: drivers/idle/intel_idle.c icx_cstates (§2.1); the guest itself idles in HLT"),
         lines: ICX_LINES,
         guest: Some(GuestCosts {

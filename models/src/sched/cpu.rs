@@ -980,6 +980,14 @@ impl CpuPool {
         }
     }
 
+    /// Wakeups so far that asked a CPU's running task to reschedule
+    /// (per-CPU queues; else 0): the kernel's `resched_curr` on that CPU,
+    /// an IPI when it is another CPU than the waker's (R122).
+    #[inline]
+    pub fn wakeup_preemptions(&self) -> u64 {
+        self.percpu.as_ref().map_or(0, |p| p.wakeup_preemptions)
+    }
+
     /// Whether a wakeup asked `cpu`'s task to reschedule (wakeup
     /// preemption with per-CPU queues).
     #[inline]

@@ -107,6 +107,9 @@ pub(super) fn profile(src: &Source, doc: &Doc) -> Result<Profile, ScenarioError>
     if let Some(d) = cost(src, "machine.ipi", &m.ipi)? {
         set(&mut p.ipi, d);
     }
+    if let Some(d) = cost(src, "machine.wake_send", &m.wake_send)? {
+        set(&mut p.wake_send, d);
+    }
     for (field, v, slot) in [
         ("machine.line_local", &m.line_local, &mut p.lines.local),
         ("machine.line_smt", &m.line_smt, &mut p.lines.smt),
