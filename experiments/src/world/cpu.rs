@@ -219,13 +219,17 @@ impl<'c> World<'c> {
             Some(cpu) => self.cpus.pool.wake_on(self.clock.now, t, cpu),
             None => self.cpus.pool.wake(self.clock.now, t),
         }
+        // Whether this wakeup asks the CPU it is queued on to reschedule
+        // (an IPI its waker sends, R122): counted by the pool.
         let resched_before = self.cpus.pool.wakeup_preemptions();
         if let Some(cpu) = self.tasks[t].bound {
             let got = self.cpus.pool.make_runnable_on(self.clock.now, t, cpu);
             if got.is_none() {
                 // A bound kworker waits for its own CPU.
-                let ipi = self.cpus.pool.wakeup_preemptions() > resched_before;
-                self.charge_waker(t, cpu, ipi);
+                if self.cpus.wake.is_some() {
+                    let ipi = self.cpus.pool.wakeup_preemptions() > resched_before;
+                    self.charge_waker(t, cpu, ipi);
+                }
                 self.waits_for_cpu(t, Some(cpu));
             }
             return got;
@@ -240,7 +244,7 @@ impl<'c> World<'c> {
         }
         self.cpus.pool.enqueue_woken(self.clock.now, t);
         let on = self.cpus.pool.queued_on(t);
-        if let Some(cpu) = on {
+        if let (Some(cpu), true) = (on, self.cpus.wake.is_some()) {
             let ipi = self.cpus.pool.wakeup_preemptions() > resched_before;
             self.charge_waker(t, cpu, ipi);
         }

@@ -48,6 +48,15 @@ impl<'c> World<'c> {
         true
     }
 
+    /// `t` pays what it owes for waking tasks on other CPUs (R122) as CPU
+    /// time, then goes on at `pc`. Returns true (it burns the time now).
+    #[cold]
+    #[inline(never)]
+    fn pay_wake_debt(&mut self, t: TaskId, pc: Pc) -> bool {
+        let d = std::mem::take(&mut self.tasks[t].wake_debt);
+        self.delay(t, d, false, pc)
+    }
+
     /// The lock instance a lock step of `t` names (`lock`, as the
     /// compiled step has it, the family's first for a keyed one): a
     /// `[self]` instance is `t`'s key past it, a `[hash self]` instance the
@@ -264,14 +273,13 @@ impl<'c> World<'c> {
                 }
             };
         }
+        // Only the machine's wake path charges wakers (R122).
+        let wakers_pay = self.cpus.wake.is_some();
         loop {
             // R122: what its wakeups of tasks on other CPUs cost it, on
             // its own CPU, before its next step.
-            if self.tasks[t].wake_debt > Dur::ZERO {
-                let d = std::mem::take(&mut self.tasks[t].wake_debt);
-                if self.delay(t, d, false, pc) {
-                    return Ok(());
-                }
+            if wakers_pay && self.tasks[t].wake_debt > Dur::ZERO && self.pay_wake_debt(t, pc) {
+                return Ok(());
             }
             match code[pc] {
                 Instr::QueueWork {
