@@ -285,6 +285,11 @@ fn bad_machine_tables_name_file_line_and_field() {
         "{e}"
     );
     assert!(e.contains("expected at most 1s"), "{e}");
+    let e = at("[machine]\nwake_send = \"-1us\"\n");
+    assert!(
+        e.starts_with("t.toml:13: field `machine.wake_send`: "),
+        "{e}"
+    );
     let e = at("[machine]\nprofile = \"kvm-guest\"\nsteal_fraction = 1.0\n");
     assert!(
         e.starts_with("t.toml:14: field `machine.steal_fraction`: 1 is out of range"),
