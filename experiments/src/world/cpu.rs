@@ -226,10 +226,7 @@ impl<'c> World<'c> {
             let got = self.cpus.pool.make_runnable_on(self.clock.now, t, cpu);
             if got.is_none() {
                 // A bound kworker waits for its own CPU.
-                if self.cpus.wake.is_some() {
-                    let ipi = self.cpus.pool.wakeup_preemptions() > resched_before;
-                    self.charge_waker(t, cpu, ipi);
-                }
+                self.charge_queued_waker(t, cpu, resched_before);
                 self.waits_for_cpu(t, Some(cpu));
             }
             return got;
@@ -244,9 +241,8 @@ impl<'c> World<'c> {
         }
         self.cpus.pool.enqueue_woken(self.clock.now, t);
         let on = self.cpus.pool.queued_on(t);
-        if let (Some(cpu), true) = (on, self.cpus.wake.is_some()) {
-            let ipi = self.cpus.pool.wakeup_preemptions() > resched_before;
-            self.charge_waker(t, cpu, ipi);
+        if let Some(cpu) = on {
+            self.charge_queued_waker(t, cpu, resched_before);
         }
         self.waits_for_cpu(t, on);
         self.arm_idle_balance();

@@ -207,6 +207,16 @@ impl<'c> World<'c> {
         self.tasks[waker].wake_debt += cost;
     }
 
+    /// [`World::charge_waker`] for `t` queued on busy CPU `to`: the
+    /// wakeup sent an IPI if it asked `to` to reschedule, which the pool
+    /// counts (`resched_before`: its count before the wakeup).
+    pub(super) fn charge_queued_waker(&mut self, t: TaskId, to: CpuId, resched_before: u64) {
+        if self.cpus.wake.is_some() {
+            let ipi = self.cpus.pool.wakeup_preemptions() > resched_before;
+            self.charge_waker(t, to, ipi);
+        }
+    }
+
     /// `t`'s wake latency on the CPU it reserved is over: it runs there.
     /// The trace shows the latency as a `waking` slice on that CPU.
     #[inline(never)]
