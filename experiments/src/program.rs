@@ -264,6 +264,9 @@ pub enum Instr {
     /// `might_resched`: under PREEMPT_VOLUNTARY or FULL, the task yields
     /// here if a reschedule is due, even holding locks.
     MightResched,
+    /// `cond_resched`: under any preemption model the task yields here
+    /// if a reschedule is due, even holding sleeping locks (R123).
+    CondResched,
     /// `key`: the task's key (`[self]`) becomes `lo + k`, k fixed (span 0),
     /// uniform in `0..span`, or, with `next`, the next value of
     /// `key_counters[counter]` modulo `span`.

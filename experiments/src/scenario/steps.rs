@@ -281,6 +281,9 @@ pub enum StepKind {
     /// `might_resched`: a voluntary preemption point (an allocation's
     /// might_sleep), where a task may be preempted holding locks.
     MightResched,
+    /// `cond_resched`: an explicit preemption point of kernel code (a
+    /// loop's `cond_resched()`), one under every preemption model.
+    CondResched,
     /// `key ...`: set the task's key, the value of `[self]` in its later
     /// steps (which cgroup it works on).
     Key(KeyExpr),
@@ -338,7 +341,7 @@ const KEYWORDS: &str = "cpu, sleep, down_read, up_read, down_write, up_write, do
 mutex_lock, mutex_unlock, spin_lock, spin_unlock, percpu_down_read, percpu_up_read, percpu_down_write, \
 percpu_up_write, write_seqcount_begin, write_seqcount_end, read_seqcount_begin, read_seqcount_retry, \
 write_seqlock, write_sequnlock, read_seqbegin, read_seqretry, charge, uncharge, queue_work, queue_delayed_work, queue_rcu_work, call_rcu, \
-mod_delayed_work, cancel_delayed_work_sync, flush_workqueue, synchronize_rcu, count, atomic, read, key, might_resched, span_begin, span_end, \
+mod_delayed_work, cancel_delayed_work_sync, flush_workqueue, synchronize_rcu, count, atomic, read, key, might_resched, cond_resched, span_begin, span_end, \
 kill, call, repeat, loop, with_prob, if_work_busy, if_pressure, end";
 
 /// Bytes per page (4 KiB pages, as on x86-64).
@@ -623,6 +626,7 @@ pub fn parse_step(text: &str, origin: Origin) -> Result<Step, ScenarioError> {
         },
         "key" => StepKind::Key(key_expr(o, arg)?),
         "might_resched" => no_arg(StepKind::MightResched)?,
+        "cond_resched" => no_arg(StepKind::CondResched)?,
         "charge" | "uncharge" => {
             let (g, amount) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
             let g = name_arg(

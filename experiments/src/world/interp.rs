@@ -357,6 +357,16 @@ impl<'c> World<'c> {
                         return Ok(());
                     }
                 }
+                Instr::CondResched => {
+                    // R123: `cond_resched()` schedules under NONE and
+                    // VOLUNTARY alike; the compiler refuses it where
+                    // preemption is off.
+                    pc += 1;
+                    if self.resched_due(t) {
+                        self.yield_cpu(t, pc);
+                        return Ok(());
+                    }
+                }
                 Instr::SetKey { lo, span, next } => {
                     pc += 1;
                     let k = match next {
@@ -617,6 +627,14 @@ impl<'c> World<'c> {
                     back_edge!();
                 }
                 Instr::Exit => {
+                    // R123: process_one_work's cond_resched() comes after
+                    // the item's function and before the item counts as
+                    // done (pwq_dec_nr_in_flight): a kworker whose CPU is
+                    // wanted yields here, and its flushers wait for it.
+                    if self.tasks[t].work.is_some() && self.resched_due(t) {
+                        self.yield_cpu(t, pc);
+                        return Ok(());
+                    }
                     let task = &mut self.tasks[t];
                     task.pc = pc;
                     if let (Some(_), Some(id)) = (task.worker_of, task.work.take()) {

@@ -1073,3 +1073,39 @@ profile = 'ideal'
     let shared = run_text(&text.replace("\"percpu\"", "\"shared\""));
     assert_eq!(span(&shared, "done/a_x"), 303_020 * US);
 }
+
+#[test]
+fn r123_cond_resched_is_a_preemption_point_under_none_even_holding_a_lock() {
+    // As the might_resched test above, with cond_resched: the kernel's
+    // explicit preemption point (shrink_dcache_parent's, in rmdir under the
+    // parent's i_rwsem) schedules under PREEMPT_NONE too, holding m.
+    let text = r#"
+[scenario]
+name = "cond-resched"
+duration = "40ms"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+preemption = "none"
+[locks.m]
+kind = "mutex"
+[tasks.a]
+count = 1
+program = ["mutex_lock m", "repeat 10", "  STEP", "  cpu 1ms", "end", "mutex_unlock m"]
+[tasks.b]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+
+[machine]
+profile = 'ideal'
+"#;
+    let hold = |t: &str| {
+        run_text(t)
+            .series(Metric::Hold, "m/lock/a")
+            .unwrap()
+            .hist
+            .max()
+    };
+    assert_eq!(hold(&text.replace("STEP", "might_resched")), 10 * MS);
+    assert_eq!(hold(&text.replace("STEP", "cond_resched")), 19 * MS);
+}

@@ -487,3 +487,50 @@ program = ["sleep 100us", "span_begin f2", "flush_workqueue wq", "span_end f2", 
     let r = run_text(&free, 1);
     assert_eq!(r.series(Metric::Span, "f/f").unwrap().hist.max(), Dur::ZERO);
 }
+
+/// One CPU under PREEMPT_NONE with 3 ms EEVDF slices at a 1 ms tick: `t`
+/// queues one 4 ms item on a per-CPU workqueue and flushes it while a hog
+/// wants the CPU.
+const COND_RESCHED_ITEM: &str = r#"
+[scenario]
+name = "item-cond-resched"
+duration = "100ms"
+cpus = 1
+hz = 1000
+timeslice = "3ms"
+preemption = "none"
+runqueue = "percpu"
+wake_placement = "eevdf"
+[workqueues.wq]
+kind = "percpu"
+max_active = 1
+[works.w]
+program = ["cpu 4ms"]
+[tasks.t]
+count = 1
+program = ["queue_work wq w[0]", "span_begin flush", "flush_workqueue wq", "span_end flush", "sleep 1s"]
+[tasks.hog]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+
+[machine]
+profile = 'ideal'
+"#;
+
+#[test]
+fn r123_a_kworker_whose_cpu_is_wanted_yields_after_its_item_before_the_item_counts_done() {
+    // `t` queues and sleeps in the flush at 0; the hog, queued first, runs
+    // its slice to the 3 ms tick. The kworker then runs its 4 ms item to 7 ms
+    // without a preemption point (PREEMPT_NONE, kernel code); its slice ran
+    // out at the 6 ms tick, so process_one_work's cond_resched() gives the
+    // CPU back to the hog for a slice (7 to 10 ms) before
+    // pwq_dec_nr_in_flight: the flush returns at 10 ms, not at 7. Without a
+    // task that wants the CPU the item ends at 4 ms and counts at once.
+    let r = run_text(COND_RESCHED_ITEM, 1);
+    let flush = r.series(Metric::Span, "flush/t").unwrap().hist.max();
+    assert_eq!(flush, 10 * MS);
+    assert_eq!(r.counter("wq/wq/executed"), Some(1));
+    let alone = COND_RESCHED_ITEM.replace("count = 1\nprogram = [\"loop\"", "count = 0\nprogram = [\"loop\"");
+    let r = run_text(&alone, 1);
+    assert_eq!(r.series(Metric::Span, "flush/t").unwrap().hist.max(), 4 * MS);
+}

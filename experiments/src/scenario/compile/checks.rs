@@ -168,6 +168,7 @@ impl<'a> Checker<'a, '_, '_> {
             }
             Kind::Delay { sleep: true, .. } => self.no_sleep(o, "sleep")?,
             Kind::MightResched => self.no_sleep(o, "might_resched")?,
+            Kind::CondResched => self.no_sleep(o, "cond_resched")?,
             Kind::Charge { gfp, .. } if !matches!(gfp, GfpWord::Nowait | GfpWord::Atomic) => {
                 self.no_sleep(o, "charge")?
             }

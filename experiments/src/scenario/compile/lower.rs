@@ -231,6 +231,9 @@ impl<'l> Lowering<'l> {
             Kind::MightResched => {
                 self.push(Instr::MightResched, o);
             }
+            Kind::CondResched => {
+                self.push(Instr::CondResched, o);
+            }
             &Kind::Key { lo, span, next } => {
                 let next = next.then(|| self.tables.key_counter());
                 self.push(Instr::SetKey { lo, span, next }, o);

@@ -78,6 +78,7 @@ pub(super) enum Kind<'a> {
         body: Vec<Resolved<'a>>,
     },
     MightResched,
+    CondResched,
     /// `key`: values `lo..lo + span` (span 0: fixed), `next` for `key next`.
     Key {
         lo: u32,
@@ -287,6 +288,7 @@ impl<'a> Resolver<'_, 'a, '_> {
             StepKind::SpanBegin(name) => Kind::SpanBegin { name, slot: 0 },
             StepKind::SpanEnd(name) => Kind::SpanEnd { name, slot: 0 },
             StepKind::MightResched => Kind::MightResched,
+            StepKind::CondResched => Kind::CondResched,
             StepKind::Key(k) => {
                 let (lo, hi) = key_range(doc, o, k)?;
                 let span = if matches!(k, KeyExpr::Fixed(_)) {
