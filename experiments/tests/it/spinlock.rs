@@ -191,6 +191,7 @@ program = ["spin_lock l", "STEP", "spin_unlock l"]
         ("sleep 1us", "sleep"),
         ("mutex_lock m\", \"mutex_unlock m", "mutex_lock"),
         ("might_resched", "might_resched"),
+        ("cond_resched", "cond_resched"),
         ("charge g 1 page", "charge"),
     ] {
         let msg = compile_error(&base.replace("STEP", step));
