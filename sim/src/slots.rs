@@ -50,6 +50,10 @@ struct Node {
 
 const EMPTY: u64 = u64::MAX;
 
+/// No slot: [`SlotQueue`]'s `stale` when no popped path waits for a
+/// replay (a queue has at most [`SlotQueue::MAX_SLOTS`] slots).
+const NO_SLOT: usize = usize::MAX;
+
 /// The levels of a leaf's path [`SlotQueue::prefetch_path`] loads: the
 /// rest of a path of 32,768 leaves (fifteen levels) is in the top ten
 /// levels' 16 KiB, which every path shares.
@@ -133,25 +137,33 @@ impl Tree {
 /// and a mispredicted branch per level costs more), and no bounds
 /// checks: `node` starts at a leaf (`cap <= node < 2 * cap`, checked) and
 /// only moves to its sibling (`node ^ 1`, same level) or its parent
-/// (`node >> 1`), all below `nodes.len() == 2 * cap`.
+/// (`node >> 1`), all below `nodes.len() == 2 * cap`. The walk keeps the
+/// node's byte offset, not its index: a node is 16 bytes, so the sibling
+/// is `off ^ 16` and the parent `(off >> 1) & !15`, and no level scales
+/// an index (two instructions a level fewer).
 ///
 /// Returns the new root when the walk reached it (else the root is as it
 /// was).
 #[inline(always)]
-fn walk(nodes: &mut [Node], mut node: usize, full: bool) -> Option<Node> {
+fn walk(nodes: &mut [Node], node: usize, full: bool) -> Option<Node> {
+    const SIZE: usize = std::mem::size_of::<Node>();
+    const _: () = assert!(SIZE.is_power_of_two());
     assert!(node < nodes.len() && node >= nodes.len() / 2);
-    let nodes = nodes.as_mut_ptr();
-    // SAFETY: see above: every index is below nodes.len(), and no other
+    let base = nodes.as_mut_ptr().cast::<u8>();
+    let at = |off: usize| base.wrapping_add(off).cast::<Node>();
+    let mut off = node * SIZE;
+    // SAFETY: see above: every offset is that of a node below
+    // nodes.len() (so the pointer is in bounds and aligned), and no other
     // reference into `nodes` lives during the loop.
     unsafe {
-        let mut best = *nodes.add(node);
-        while node > 1 {
-            let sib = *nodes.add(node ^ 1);
+        let mut best = *at(off);
+        while off > SIZE {
+            let sib = *at(off ^ SIZE);
             let lt = sib.key < best.key;
             best.key = std::hint::select_unpredictable(lt, sib.key, best.key);
             best.slot = std::hint::select_unpredictable(lt, sib.slot, best.slot);
-            node >>= 1;
-            let old = nodes.add(node);
+            off = (off >> 1) & !(SIZE - 1);
+            let old = at(off);
             if !full && *old == best {
                 return None;
             }
@@ -195,9 +207,11 @@ pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     len: usize,
     /// Renumberings so far (each sorts every pending event).
     renumbers: u64,
-    /// A slot popped from the tree but not yet replayed: the usual next
-    /// operation sets the same slot again, and then one replay serves both.
-    stale: Option<usize>,
+    /// A slot popped from the tree but not yet replayed ([`NO_SLOT`] if
+    /// none): the usual next operation sets the same slot again, and then
+    /// one replay serves both. A plain index, not an `Option`: it is read
+    /// and reset at every pop and set.
+    stale: usize,
     /// Whether a new winner's entry is prefetched ([`Self::set_prefetch`]).
     prefetch: bool,
 }
@@ -276,7 +290,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             now: SimTime::ZERO,
             len: 0,
             renumbers: 0,
-            stale: None,
+            stale: NO_SLOT,
             prefetch: false,
         }
     }
@@ -335,18 +349,19 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     }
 
     /// Replays the path of a popped slot unless `slot` is about to replay
-    /// it. Returns whether `slot` was that popped slot (its path must then
-    /// be replayed to the root).
+    /// it ([`NO_SLOT`]: none is). Returns whether `slot` was that popped
+    /// slot (its path must then be replayed to the root).
     #[inline]
     fn settle(&mut self, slot: usize) -> bool {
-        match self.stale.take() {
-            Some(s) if s == slot => true,
-            Some(s) => {
-                self.replay(s, true);
-                false
-            }
-            None => false,
+        let s = std::mem::replace(&mut self.stale, NO_SLOT);
+        if s == NO_SLOT {
+            return false;
         }
+        if s == slot {
+            return true;
+        }
+        self.replay(s, true);
+        false
     }
 
     /// Recomputes the winners on the path from `slot`'s leaf to the root.
@@ -395,7 +410,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
 
     /// Rebuilds every internal node from the leaves.
     fn rebuild(&mut self) {
-        self.stale = None;
+        self.stale = NO_SLOT;
         self.head.rebuild();
         self.roots[0] = self.head.root();
         for (k, t) in self.rest.iter_mut().enumerate() {
@@ -527,8 +542,10 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     }
 
     /// Gives slot `slot` (in the tree, at `at`) the next key, and replays
-    /// its path: the tree is looked up once for both.
-    #[inline]
+    /// its path: the tree is looked up once for both. Always inlined: in
+    /// [`SlotQueue::set`], its one hot caller, it saves a call and the
+    /// reloads of the queue's fields after it.
+    #[inline(always)]
     fn insert(&mut self, slot: usize, at: u64, full: bool) {
         let key = ((at - self.base) << SUB_BITS) | self.sub;
         self.sub += 1;
@@ -582,13 +599,13 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         match self.entries[slot].place {
             Place::None => {
                 // Popped and not yet replayed, or never set.
-                if self.stale == Some(slot) {
-                    self.stale = None;
+                if self.stale == slot {
+                    self.stale = NO_SLOT;
                     self.replay(slot, true);
                 }
             }
             Place::Tree => {
-                self.settle(usize::MAX);
+                self.settle(NO_SLOT);
                 self.take_from_tree(slot);
             }
             Place::Far | Place::Now => {
@@ -642,7 +659,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// more instructions on `convoy bench`.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, usize, K)> {
-        self.settle(usize::MAX);
+        self.settle(NO_SLOT);
         if let Some(s) = self.fifo_front() {
             self.now_fifo.pop_front();
             let e = &mut self.entries[s];
@@ -668,17 +685,22 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             return None;
         }
         let slot = root.slot as usize;
-        self.now = SimTime(self.entries[slot].time);
-        self.entries[slot].place = Place::None;
+        // The entry's fields are read before the leaf is written: after
+        // that write the entries would be looked up (and bounds checked)
+        // again.
+        let e = &mut self.entries[slot];
+        e.place = Place::None;
+        let (time, kind) = (e.time, e.kind);
+        self.now = SimTime(time);
         self.len -= 1;
         self.leaf(slot).key = EMPTY;
-        self.stale = Some(slot);
-        Some((self.now, slot, self.entries[slot].kind))
+        self.stale = slot;
+        Some((self.now, slot, kind))
     }
 
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.settle(usize::MAX);
+        self.settle(NO_SLOT);
         if self.fifo_front().is_some() {
             return Some(self.now);
         }
