@@ -132,33 +132,11 @@ impl<'c> World<'c> {
         Some(self.lock_op(lock, |l, ctx, _| l.read_retry(ctx, t)))
     }
 
-    /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
-    /// time or exits.
-    #[inline(always)]
-    pub(super) fn run_task(&mut self, t: TaskId) -> Result<(), RunError> {
-        self.clock.current = t;
-        let task = &mut self.tasks[t];
-        task.state = State::Running;
-        task.in_burst = false;
-        if task.pool != PoolState::No && !self.pool_worker_runs(t) {
-            return Ok(());
-        }
-        let task = &mut self.tasks[t];
-        if task.remaining > Dur::ZERO {
-            // Back on a CPU after a preemption: finish the burst.
-            let d = std::mem::take(&mut task.remaining);
-            let end = if self.cpus.wake.is_some() {
-                self.stolen_burst_end(t, d)
-            } else {
-                self.clock.now + d
-            };
-            let task = &mut self.tasks[t];
-            task.in_burst = true;
-            task.burst_start = self.clock.now;
-            task.burst_end = end;
-            self.clock.schedule(t, end, Ev::Run);
-            return Ok(());
-        }
+    /// The lock acquisition `t` was woken for (its `resume`, not
+    /// `Resume::Nothing`) takes effect as it runs: granted, or retried.
+    /// Returns false if `t` waits on (it goes no further now).
+    #[inline]
+    fn resume_acquisition(&mut self, t: TaskId) -> bool {
         match self.tasks[t].resume {
             Resume::Nothing => {}
             Resume::Acquired {
@@ -198,36 +176,93 @@ impl<'c> World<'c> {
                         Acquire::Sleep { until } => self.lock_sleep(t, lock, until),
                         Acquire::GracePeriod => self.lock_grace_period(t, lock),
                     }
-                    return Ok(());
+                    return false;
                 }
             }
+        }
+        true
+    }
+
+    /// `t`, killed and not yet exiting, unwinds as it next runs: a
+    /// flusher returns from its flush, then it exits at once or goes on
+    /// at its `exit` steps. Returns false if it exited.
+    #[cold]
+    #[inline(never)]
+    fn unwind_killed(&mut self, t: TaskId) -> bool {
+        // A flusher returns from flush_workqueue, cascading (R110),
+        // before a kill can unwind it (its wait is uninterruptible).
+        // Its cascade's passes over the pwqs (R118) are not paid: the
+        // exit that unwinds it comes at once.
+        self.tasks[t].flush_prepped = false;
+        if let Some((q, f)) = self.tasks[t].flushing.take() {
+            self.wq_call(q, |q, now, out| q.flush_resumed(now, f, out));
+        }
+        let exit_pc = self.c.groups[self.tasks[t].group].exit_pc;
+        if matches!(
+            self.c.groups[self.tasks[t].group].code[exit_pc],
+            Instr::Exit
+        ) {
+            self.exit_killed(t);
+            return false;
+        }
+        // do_exit: exit_mm frees its memory, then its `exit` steps
+        // (cgroup_exit and after) run with no lock held.
+        self.die(t);
+        self.tasks[t].exiting = true;
+        self.tasks[t].pc = exit_pc;
+        true
+    }
+
+    /// Runs task `t` (which is on a CPU) until it blocks, sleeps, burns CPU
+    /// time or exits.
+    ///
+    /// Up to its first step it keeps one reference to the task, looked up
+    /// again only after a call that needs the whole world (a pooled
+    /// kworker, a lock acquisition to finish, a kill): each lookup is a
+    /// bounds check and an address, at every event.
+    #[inline(always)]
+    pub(super) fn run_task(&mut self, t: TaskId) -> Result<(), RunError> {
+        self.clock.current = t;
+        let mut task = &mut self.tasks[t];
+        task.state = State::Running;
+        task.in_burst = false;
+        if task.pool != PoolState::No {
+            if !self.pool_worker_runs(t) {
+                return Ok(());
+            }
+            task = &mut self.tasks[t];
+        }
+        if task.remaining > Dur::ZERO {
+            // Back on a CPU after a preemption: finish the burst.
+            let d = std::mem::take(&mut task.remaining);
+            let end = if self.cpus.wake.is_some() {
+                self.stolen_burst_end(t, d)
+            } else {
+                self.clock.now + d
+            };
+            let task = &mut self.tasks[t];
+            task.in_burst = true;
+            task.burst_start = self.clock.now;
+            task.burst_end = end;
+            self.clock.schedule(t, end, Ev::Run);
+            return Ok(());
+        }
+        if !matches!(task.resume, Resume::Nothing) {
+            if !self.resume_acquisition(t) {
+                return Ok(());
+            }
+            task = &mut self.tasks[t];
         }
         // A kill lands while the victim is not executing (only one task runs
         // at a time), so it is seen here, when the victim next runs, after
         // it took any lock it was granted (it exits releasing that too).
-        if self.tasks[t].killed.is_some() && !self.tasks[t].exiting {
-            // A flusher returns from flush_workqueue, cascading (R110),
-            // before a kill can unwind it (its wait is uninterruptible).
-            // Its cascade's passes over the pwqs (R118) are not paid: the
-            // exit that unwinds it comes at once.
-            self.tasks[t].flush_prepped = false;
-            if let Some((q, f)) = self.tasks[t].flushing.take() {
-                self.wq_call(q, |q, now, out| q.flush_resumed(now, f, out));
-            }
-            let exit_pc = self.c.groups[self.tasks[t].group].exit_pc;
-            if matches!(
-                self.c.groups[self.tasks[t].group].code[exit_pc],
-                Instr::Exit
-            ) {
-                self.exit_killed(t);
+        if task.killed.is_some() && !task.exiting {
+            if !self.unwind_killed(t) {
                 return Ok(());
             }
-            // do_exit: exit_mm frees its memory, then its `exit` steps
-            // (cgroup_exit and after) run with no lock held.
-            self.die(t);
-            self.tasks[t].exiting = true;
-            self.tasks[t].pc = exit_pc;
+            task = &mut self.tasks[t];
         }
+        let (atomic_done, group, pc) = (task.atomic_done, task.group, task.pc);
         // A task's step boundary holding no lock is a preemption point (the
         // return to user space); a kworker's is not (a work item is kernel
         // code throughout); under PREEMPT_FULL every boundary is. A task
@@ -237,18 +272,17 @@ impl<'c> World<'c> {
         // The boundary test before the slow part of resched_due: it is
         // cheaper, and most steps of a task that holds a lock end there.
         if self.cpus.may_resched
-            && !self.tasks[t].atomic_done
+            && !atomic_done
             && (self.c.preempt_full || self.at_user_boundary(t))
             && self.resched_due_slow(t)
             && !self.preempt_off(t)
         {
-            let pc = self.tasks[t].pc;
             self.yield_cpu(t, pc);
             return Ok(());
         }
         let c: &'c Compiled = self.c;
-        let code = &c.groups[self.tasks[t].group].code;
-        let mut pc = self.tasks[t].pc;
+        let code = &c.groups[group].code;
+        let mut pc = pc;
         // Steps taken at this instant, counted and checked on back edges
         // only: a program can only run forever at one instant through a
         // loop or a repeat.

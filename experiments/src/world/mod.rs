@@ -376,9 +376,12 @@ impl<'c> World<'c> {
         }
         // What this sleep was for (reclaim, throttle) was said for it
         // alone: blame, the trace and `stuck` read it.
-        self.tasks[t].off = Doing::Sleep;
-        self.tasks[t].drawn_sleep = None;
-        self.memstall_leave(t);
+        let task = &mut self.tasks[t];
+        task.off = Doing::Sleep;
+        task.drawn_sleep = None;
+        if task.memstall.is_some() {
+            self.memstall_leave(t);
+        }
         if self.wakeup(t, true) {
             self.run_task(t)?;
         }
