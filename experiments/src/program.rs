@@ -96,7 +96,13 @@ impl std::ops::AddAssign<u32> for Pc {
 }
 
 /// One instruction of a compiled program.
+///
+/// `repr(u8)`: the variant is a plain byte, so the interpreter's dispatch
+/// jumps on it directly instead of first decoding it from a niche in
+/// another variant's fields (four instructions at every step). Its size
+/// stays 32 bytes (checked below), which the memory estimate counts.
 #[derive(Clone, Debug, PartialEq)]
+#[repr(u8)]
 pub enum Instr {
     /// Advance time: on the CPU (`cpu`) or off it (`sleep`).
     /// `next` is the instruction after it (a loop's rotated back edge
@@ -123,15 +129,17 @@ pub enum Instr {
     },
     /// `dynamic`: which lock of a family `lock` (its first) the step
     /// takes at run time ([`Instance`]).
+    // The byte-sized fields last: with the tag first (`repr(u8)`), this
+    // order keeps the largest variant, and so `Instr`, at 32 bytes.
     Acquire {
         lock: LockId,
-        mode: Mode,
         wait: StatId,
-        slot: u8,
         dynamic: Instance,
         /// The call-site counter (`L/<mode>_acquisitions/site/OP`, OP the
         /// innermost operation), if the step is inside an operation.
         site: Option<CounterId>,
+        mode: Mode,
+        slot: u8,
     },
     Release {
         lock: LockId,
@@ -277,6 +285,8 @@ pub enum Instr {
     },
     Exit,
 }
+
+const _: () = assert!(std::mem::size_of::<Instr>() == 32);
 
 /// Which lock of a family a lock step takes, found at run time from the
 /// step's lock (the family's first for the two keyed forms).
