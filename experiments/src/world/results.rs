@@ -56,8 +56,10 @@ impl Stats {
         }
     }
 
-    /// Records `d` in statistic `stat` at `now`.
-    #[inline]
+    /// Records `d` in statistic `stat` at `now`. Always inlined: every
+    /// acquisition records its wait and every release its hold, and as a
+    /// call it cost about ten instructions of its fifty.
+    #[inline(always)]
     pub(super) fn record(&mut self, stat: StatId, now: SimTime, d: Dur) {
         let s = &mut self.series[stat];
         if !s.windows.record_in_current(now, d) {
