@@ -11,20 +11,42 @@ impl<'c> World<'c> {
     /// task goes on at once).
     #[inline(always)]
     pub(super) fn delay(&mut self, t: TaskId, d: Dur, sleep: bool, next: Pc) -> bool {
-        let task = &mut self.tasks[t];
-        task.pc = next;
+        self.delay_drawn(t, d, sleep, next, None)
+    }
+
+    /// [`World::delay`] of a `sleep` step that drew `d` from `drawn`: a
+    /// sleep of more than zero remembers the draw for blame, the trace and
+    /// `stuck`. The task is looked up once for both (and once again only
+    /// after a stolen burst's end): this runs at every other event.
+    #[inline(always)]
+    fn delay_drawn(
+        &mut self,
+        t: TaskId,
+        d: Dur,
+        sleep: bool,
+        next: Pc,
+        drawn: Option<Drawn>,
+    ) -> bool {
         if let Some(log) = &mut self.obs.draws {
             log.push((t, d));
         }
+        let mut task = &mut self.tasks[t];
+        if let Some(drawn) = drawn {
+            if sleep && d > Dur::ZERO {
+                task.drawn_sleep = Some((drawn, self.clock.now));
+            }
+        }
+        task.pc = next;
         if d == Dur::ZERO {
             return false;
         }
         let at = if !sleep && self.cpus.wake.is_some() {
-            self.stolen_burst_end(t, d)
+            let at = self.stolen_burst_end(t, d);
+            task = &mut self.tasks[t];
+            at
         } else {
             self.clock.now + d
         };
-        let task = &mut self.tasks[t];
         if let Some(tr) = self.obs.trace.as_mut() {
             let name = match (sleep, task.off) {
                 (true, Doing::Reclaim { .. }) => "memcg reclaim",
@@ -448,20 +470,14 @@ impl<'c> World<'c> {
                 }
                 Instr::Delay { dist, sleep, next } => {
                     let d = self.draw(t, dist);
-                    if sleep && d > Dur::ZERO {
-                        self.tasks[t].drawn_sleep = Some((Drawn::Dist(dist), self.clock.now));
-                    }
-                    if self.delay(t, d, sleep, next) {
+                    if self.delay_drawn(t, d, sleep, next, Some(Drawn::Dist(dist))) {
                         return Ok(());
                     }
                     go_to!(next);
                 }
                 Instr::DelayExp { mean, sleep, next } => {
                     let d = sim::dist::sample_exp(mean, &mut self.tasks.rngs[t]);
-                    if sleep && d > Dur::ZERO {
-                        self.tasks[t].drawn_sleep = Some((Drawn::Exp(mean), self.clock.now));
-                    }
-                    if self.delay(t, d, sleep, next) {
+                    if self.delay_drawn(t, d, sleep, next, Some(Drawn::Exp(mean))) {
                         return Ok(());
                     }
                     go_to!(next);
