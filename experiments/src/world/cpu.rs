@@ -500,18 +500,12 @@ impl<'c> World<'c> {
     /// scheduler that has the rule's sources. Without them (one shared
     /// queue, or no slice) any task waiting for the spinner's CPU sets it.
     pub(super) fn kernel_need_resched(&self) -> bool {
-        self.c.percpu_runqueues && self.cpus.slice.is_some()
+        ReschedRule::kernel(self.c, &self.cpus)
     }
 
     /// What decides need_resched, as of now ([`ReschedRule::due`]).
     pub(super) fn resched_rule(&self) -> ReschedRule {
-        ReschedRule {
-            now: self.clock.now,
-            hz: self.c.hz,
-            slice: self.cpus.slice,
-            preempts: self.c.wake_placement.preempts(),
-            may: self.cpus.may_resched,
-        }
+        ReschedRule::at(self.c, &self.cpus, self.clock.now)
     }
 
     /// `t` gives up its CPU to the run queue's tail and resumes at `pc`.
@@ -629,6 +623,24 @@ pub(super) struct ReschedRule {
 }
 
 impl ReschedRule {
+    /// [`World::kernel_need_resched`] of scenario `c` on `cpus`.
+    #[inline]
+    pub(super) fn kernel(c: &Compiled, cpus: &Cpus) -> bool {
+        c.percpu_runqueues && cpus.slice.is_some()
+    }
+
+    /// [`World::resched_rule`] of scenario `c` on `cpus` at `now`.
+    #[inline]
+    pub(super) fn at(c: &Compiled, cpus: &Cpus, now: SimTime) -> ReschedRule {
+        ReschedRule {
+            now,
+            hz: c.hz,
+            slice: cpus.slice,
+            preempts: c.wake_placement.preempts(),
+            may: cpus.may_resched,
+        }
+    }
+
     pub(super) fn due(&self, task: &Task, pool: &CpuPool) -> bool {
         // The RT class runs first: a waiting RT task reschedules a fair
         // task at once, and an RT task (SCHED_FIFO) has no slice.

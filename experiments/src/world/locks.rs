@@ -98,13 +98,14 @@ fn mode_index(m: Mode) -> usize {
     }
 }
 
-/// The task table as lock policies see it.
+/// The task table as lock policies see it. It keeps references only and
+/// works out need_resched's rule when a policy asks (few do, and rarely):
+/// a lock operation builds one at every acquisition and release.
 pub(super) struct TasksView<'a> {
     tasks: &'a TiSlice<TaskId, Task>,
-    cpu: &'a CpuPool,
-    /// need_resched as the kernel sets it ([`World::kernel_need_resched`]);
-    /// `None`: any task waiting for the CPU sets it.
-    resched: Option<ReschedRule>,
+    cpus: &'a Cpus,
+    c: &'a Compiled,
+    now: SimTime,
 }
 
 impl TaskView for TasksView<'_> {
@@ -118,9 +119,13 @@ impl TaskView for TasksView<'_> {
     /// run queues and a time slice; else a task waiting for that CPU (one
     /// queued there, or an RT task anywhere; with one shared queue, any).
     fn need_resched(&self, t: TaskId) -> bool {
-        match &self.resched {
-            Some(rule) => rule.due(&self.tasks[t], self.cpu),
-            None => self.cpu.waiting_for(self.tasks[t].cpu) > 0,
+        let pool = &self.cpus.pool;
+        // need_resched as the kernel sets it ([`World::kernel_need_resched`]),
+        // else any task waiting for the CPU sets it.
+        if ReschedRule::kernel(self.c, self.cpus) {
+            ReschedRule::at(self.c, self.cpus, self.now).due(&self.tasks[t], pool)
+        } else {
+            pool.waiting_for(self.tasks[t].cpu) > 0
         }
     }
 }
@@ -137,8 +142,9 @@ impl<'c> World<'c> {
     ) -> R {
         let view = TasksView {
             tasks: &self.tasks.table,
-            cpu: &self.cpus.pool,
-            resched: self.kernel_need_resched().then(|| self.resched_rule()),
+            cpus: &self.cpus,
+            c: self.c,
+            now: self.clock.now,
         };
         let ctx = &LockCtx {
             now: self.clock.now,
