@@ -552,6 +552,26 @@ impl<'c> World<'c> {
         }
     }
 
+    /// [`World::leave_cpu`] for a caller that knows `t`'s state and pool
+    /// state (a sleep that just set them, its event scheduled since): the
+    /// task is not looked up again, at every sleep.
+    #[inline(always)]
+    pub(super) fn leave_cpu_as(&mut self, t: TaskId, state: State, pool: PoolState) {
+        // An uninterruptible sleep begins (R100's D state).
+        if self.hung.on && state == State::Blocked {
+            self.hung.asleep(t, self.clock.now);
+        }
+        // Unlimited CPUs, no spinners, no pool, nothing observed: nothing
+        // to hand on or account.
+        if self.obs.recorder.is_some()
+            || self.cpus.spinning > 0
+            || !self.cpus.pool.is_unlimited()
+            || pool != PoolState::No
+        {
+            self.leave_cpu_rest(t);
+        }
+    }
+
     /// [`World::leave_cpu`] when there is something to do.
     #[inline(never)]
     fn leave_cpu_rest(&mut self, t: TaskId) {

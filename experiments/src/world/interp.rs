@@ -59,8 +59,9 @@ impl<'c> World<'c> {
         }
         if sleep {
             task.state = State::Sleeping;
+            let pool = task.pool;
             self.clock.schedule(t, at, Ev::Wake);
-            self.leave_cpu(t);
+            self.leave_cpu_as(t, State::Sleeping, pool);
         } else {
             task.in_burst = true;
             task.burst_start = self.clock.now;
