@@ -209,8 +209,10 @@ pub struct SlotQueue<K: Copy, const SUB_BITS: u32 = 20> {
     renumbers: u64,
     /// A slot popped from the tree but not yet replayed ([`NO_SLOT`] if
     /// none): the usual next operation sets the same slot again, and then
-    /// one replay serves both. A plain index, not an `Option`: it is read
-    /// and reset at every pop and set.
+    /// one replay serves both. Its leaf still holds the popped key until
+    /// then: the set writes its new key there, and any other replay of its
+    /// path empties the leaf first. A plain index, not an `Option`: it is
+    /// read and reset at every pop and set.
     stale: usize,
     /// Whether a new winner's entry is prefetched ([`Self::set_prefetch`]).
     prefetch: bool,
@@ -350,7 +352,8 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
 
     /// Replays the path of a popped slot unless `slot` is about to replay
     /// it ([`NO_SLOT`]: none is). Returns whether `slot` was that popped
-    /// slot (its path must then be replayed to the root).
+    /// slot (its leaf must then get a key or be emptied, and its path be
+    /// replayed to the root).
     #[inline]
     fn settle(&mut self, slot: usize) -> bool {
         let s = std::mem::replace(&mut self.stale, NO_SLOT);
@@ -360,6 +363,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         if s == slot {
             return true;
         }
+        self.leaf(s).key = EMPTY;
         self.replay(s, true);
         false
     }
@@ -410,7 +414,10 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
 
     /// Rebuilds every internal node from the leaves.
     fn rebuild(&mut self) {
-        self.stale = NO_SLOT;
+        let s = std::mem::replace(&mut self.stale, NO_SLOT);
+        if s != NO_SLOT {
+            self.leaf(s).key = EMPTY;
+        }
         self.head.rebuild();
         self.roots[0] = self.head.root();
         for (k, t) in self.rest.iter_mut().enumerate() {
@@ -460,6 +467,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
                 self.take_from_tree(slot);
             } else if full {
                 // The popped slot's path still names the popped event.
+                self.leaf(slot).key = EMPTY;
                 self.replay(slot, true);
             }
             full = false;
@@ -511,6 +519,11 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     /// as it is: rebase, the side heap, or a renumbering first.
     #[cold]
     fn set_rare(&mut self, slot: usize, at: u64, full: bool) {
+        if full {
+            // A popped slot's leaf still holds the popped key: a rebuild
+            // must not see it.
+            self.leaf(slot).key = EMPTY;
+        }
         // Rebase only when that brings the event into the tree with room
         // to spare: an event too far ahead even from `now` goes to the side
         // heap without one (else 100,000 tasks each sleeping 1000000 s
@@ -601,6 +614,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
                 // Popped and not yet replayed, or never set.
                 if self.stale == slot {
                     self.stale = NO_SLOT;
+                    self.leaf(slot).key = EMPTY;
                     self.replay(slot, true);
                 }
             }
@@ -685,17 +699,14 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             return None;
         }
         let slot = root.slot as usize;
-        // The entry's fields are read before the leaf is written: after
-        // that write the entries would be looked up (and bounds checked)
-        // again.
+        // The leaf keeps the popped key until the path's replay (see
+        // `stale`): the usual next set writes its new key there.
         let e = &mut self.entries[slot];
         e.place = Place::None;
-        let (time, kind) = (e.time, e.kind);
-        self.now = SimTime(time);
+        self.now = SimTime(e.time);
         self.len -= 1;
-        self.leaf(slot).key = EMPTY;
         self.stale = slot;
-        Some((self.now, slot, kind))
+        Some((self.now, slot, e.kind))
     }
 
     /// The time of the earliest event, without removing it.
