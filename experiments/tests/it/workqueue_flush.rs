@@ -530,7 +530,13 @@ fn r123_a_kworker_whose_cpu_is_wanted_yields_after_its_item_before_the_item_coun
     let flush = r.series(Metric::Span, "flush/t").unwrap().hist.max();
     assert_eq!(flush, 10 * MS);
     assert_eq!(r.counter("wq/wq/executed"), Some(1));
-    let alone = COND_RESCHED_ITEM.replace("count = 1\nprogram = [\"loop\"", "count = 0\nprogram = [\"loop\"");
+    let alone = COND_RESCHED_ITEM.replace(
+        "count = 1\nprogram = [\"loop\"",
+        "count = 0\nprogram = [\"loop\"",
+    );
     let r = run_text(&alone, 1);
-    assert_eq!(r.series(Metric::Span, "flush/t").unwrap().hist.max(), 4 * MS);
+    assert_eq!(
+        r.series(Metric::Span, "flush/t").unwrap().hist.max(),
+        4 * MS
+    );
 }
