@@ -331,15 +331,12 @@ fn a_slice_ends_at_the_first_tick_after_it_runs_out() {
     assert_eq!(r.counter("cpu/resched_yields"), Some(24));
 }
 
-#[test]
-fn under_voluntary_preemption_a_lock_holder_yields_at_might_sleep() {
-    // `a` holds m across 10 ms of work cut by might_resched points; `b`,
-    // a hog, waits for the CPU. Under none, `a` keeps the CPU (and m)
-    // until it unlocks; under voluntary it yields at the first preemption
-    // point after its slice, holding m, so its hold stretches by b's turn.
-    let text = r#"
+/// One CPU under PREEMPT_NONE, 3 ms slices at a 1 ms tick: `a` holds m
+/// across 10 ms of work cut by `STEP` points; `b`, a hog, waits for the
+/// CPU.
+const POINTS: &str = r#"
 [scenario]
-name = "voluntary"
+name = "resched-points"
 duration = "40ms"
 cpus = 1
 hz = 1000
@@ -349,7 +346,7 @@ preemption = "none"
 kind = "mutex"
 [tasks.a]
 count = 1
-program = ["mutex_lock m", "repeat 10", "  might_resched", "  cpu 1ms", "end", "mutex_unlock m"]
+program = ["mutex_lock m", "repeat 10", "  STEP", "  cpu 1ms", "end", "mutex_unlock m"]
 [tasks.b]
 count = 1
 program = ["loop", "  cpu 100us", "end"]
@@ -357,17 +354,26 @@ program = ["loop", "  cpu 100us", "end"]
 [machine]
 profile = 'ideal'
 "#;
-    let hold = |t: &str| {
-        run_text(t)
-            .series(Metric::Hold, "m/lock/a")
-            .unwrap()
-            .hist
-            .max()
-    };
-    assert_eq!(hold(text), 10 * MS);
+
+/// The longest time `a` of [`POINTS`] held m.
+fn points_hold(text: &str) -> Dur {
+    run_text(text)
+        .series(Metric::Hold, "m/lock/a")
+        .unwrap()
+        .hist
+        .max()
+}
+
+#[test]
+fn under_voluntary_preemption_a_lock_holder_yields_at_might_sleep() {
+    // Under none, `a` keeps the CPU (and m) across its might_resched points
+    // until it unlocks; under voluntary it yields at the first one after
+    // its slice, holding m, so its hold stretches by b's turn.
+    let text = POINTS.replace("STEP", "might_resched");
+    assert_eq!(points_hold(&text), 10 * MS);
     // Slices of 3 ms: a yields at 3 ms (holding m), b runs 3 ms, and so on.
     let voluntary = text.replace("\"none\"", "\"voluntary\"");
-    assert_eq!(hold(&voluntary), 19 * MS);
+    assert_eq!(points_hold(&voluntary), 19 * MS);
 }
 
 /// One CPU, 3 ms slices at a 1 ms tick. `b` runs first and sleeps at once,
@@ -1076,36 +1082,11 @@ profile = 'ideal'
 
 #[test]
 fn r123_cond_resched_is_a_preemption_point_under_none_even_holding_a_lock() {
-    // As the might_resched test above, with cond_resched: the kernel's
-    // explicit preemption point (shrink_dcache_parent's, in rmdir under the
+    // As the might_resched test, with cond_resched: the kernel's explicit
+    // preemption point (shrink_dcache_parent's, in rmdir under the
     // parent's i_rwsem) schedules under PREEMPT_NONE too, holding m.
-    let text = r#"
-[scenario]
-name = "cond-resched"
-duration = "40ms"
-cpus = 1
-hz = 1000
-timeslice = "3ms"
-preemption = "none"
-[locks.m]
-kind = "mutex"
-[tasks.a]
-count = 1
-program = ["mutex_lock m", "repeat 10", "  STEP", "  cpu 1ms", "end", "mutex_unlock m"]
-[tasks.b]
-count = 1
-program = ["loop", "  cpu 100us", "end"]
-
-[machine]
-profile = 'ideal'
-"#;
-    let hold = |t: &str| {
-        run_text(t)
-            .series(Metric::Hold, "m/lock/a")
-            .unwrap()
-            .hist
-            .max()
-    };
-    assert_eq!(hold(&text.replace("STEP", "might_resched")), 10 * MS);
-    assert_eq!(hold(&text.replace("STEP", "cond_resched")), 19 * MS);
+    assert_eq!(
+        points_hold(&POINTS.replace("STEP", "cond_resched")),
+        19 * MS
+    );
 }
