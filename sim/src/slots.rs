@@ -363,9 +363,16 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
         if s == slot {
             return true;
         }
-        self.leaf(s).key = EMPTY;
-        self.replay(s, true);
+        self.vacate(s, true);
         false
+    }
+
+    /// Empties slot `slot`'s leaf and replays its path (see
+    /// [`SlotQueue::replay`] for `full`).
+    #[inline(always)]
+    fn vacate(&mut self, slot: usize, full: bool) {
+        self.leaf(slot).key = EMPTY;
+        self.replay(slot, full);
     }
 
     /// Recomputes the winners on the path from `slot`'s leaf to the root.
@@ -467,8 +474,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
                 self.take_from_tree(slot);
             } else if full {
                 // The popped slot's path still names the popped event.
-                self.leaf(slot).key = EMPTY;
-                self.replay(slot, true);
+                self.vacate(slot, true);
             }
             full = false;
             to_fifo = !self.now_fifo.is_empty() || self.nothing_pending_now();
@@ -511,8 +517,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
     fn take_from_tree(&mut self, slot: usize) {
         self.entries[slot].place = Place::None;
         self.len -= 1;
-        self.leaf(slot).key = EMPTY;
-        self.replay(slot, false);
+        self.vacate(slot, false);
     }
 
     /// The rest of [`SlotQueue::set`] when the event does not fit the key
@@ -537,8 +542,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
             // Too far ahead even from now: wait in the side heap. Replay
             // the leaf's path even if the slot was not in the tree: a slot
             // just popped left its path for this set to replay.
-            self.leaf(slot).key = EMPTY;
-            self.replay(slot, full);
+            self.vacate(slot, full);
             self.entries[slot].place = Place::Far;
             self.far
                 .push(Reverse((at, self.entries[slot].seq, slot as u32)));
@@ -614,8 +618,7 @@ impl<K: Copy, const SUB_BITS: u32> SlotQueue<K, SUB_BITS> {
                 // Popped and not yet replayed, or never set.
                 if self.stale == slot {
                     self.stale = NO_SLOT;
-                    self.leaf(slot).key = EMPTY;
-                    self.replay(slot, true);
+                    self.vacate(slot, true);
                 }
             }
             Place::Tree => {
