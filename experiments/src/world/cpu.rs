@@ -629,7 +629,8 @@ impl<'c> World<'c> {
 /// need_resched (TIF_NEED_RESCHED) of a task on a CPU: set by the tick
 /// that finds its time slice used up, by a wakeup that the fair order lets
 /// preempt it (EEVDF's `check_preempt_wakeup_fair`, which RUN_TO_PARITY
-/// holds off while the running task's slice lasts), or by an RT task
+/// holds off while the running task's request lasts, and the enqueue's
+/// `update_curr` once it is used up, R124), or by an RT task
 /// waiting; and only while another task waits for that CPU. A task merely
 /// queued behind it does not set it: spinners (R8, R27-R28) stop on it,
 /// not on a busy run queue.

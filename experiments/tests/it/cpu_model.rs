@@ -1090,3 +1090,47 @@ fn r123_cond_resched_is_a_preemption_point_under_none_even_holding_a_lock() {
         19 * MS
     );
 }
+
+/// One CPU, EEVDF on per-CPU queues, PREEMPT_NONE, 3 ms slices at HZ
+/// 100 (a tick every 10 ms). s runs first and sleeps at once with no
+/// lag; h then runs alone, `cpu 100us` steps from 0, placed with half a
+/// slice (deadline 1.5 ms). s wakes at WAKE and runs a 10 us span.
+const REQUEST_USED: &str = r#"
+[scenario]
+name = "request"
+duration = "30ms"
+window = "10us"
+cpus = 1
+hz = 100
+timeslice = "3ms"
+preemption = "none"
+runqueue = "percpu"
+wake_placement = "eevdf"
+[tasks.s]
+count = 1
+program = ["sleep WAKE", "span_begin w", "cpu 10us", "span_end w", "sleep 1s"]
+[tasks.h]
+count = 1
+program = ["loop", "  cpu 100us", "end"]
+
+[machine]
+profile = 'ideal'
+"#;
+
+#[test]
+fn r124_a_wakeup_reschedules_a_task_whose_request_is_used_up_an_eligible_one_inside_it_keeps_the_cpu(
+) {
+    // At 4.05 ms h (vruntime 4.05 ms) is as eligible as s, placed at V
+    // with no lag, but it has run past its deadline (1.5 ms): the
+    // enqueue's update_curr moves the deadline and asks for a reschedule.
+    // h yields at its next step boundary, 4.1 ms, where s (deadline 7.05
+    // ms, eligible) is the pick over h (vruntime 4.1 ms, past V 4.075):
+    // the span runs 4.1 to 4.11 ms.
+    let r = run_text(&REQUEST_USED.replace("WAKE", "4050us"));
+    assert_eq!(ended_at(&r, "w/s"), SimTime::ZERO + 4_110 * US);
+    // At 1.05 ms h is eligible and inside its request (RUN_TO_PARITY):
+    // s waits. Nothing looks at h's request again until the tick at 10
+    // ms, which finds the slice used up.
+    let r = run_text(&REQUEST_USED.replace("WAKE", "1050us"));
+    assert_eq!(ended_at(&r, "w/s"), SimTime::ZERO + 10_010 * US);
+}

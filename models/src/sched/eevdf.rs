@@ -25,7 +25,11 @@
 //!   `deadline = vruntime + slice`, half a slice the first time
 //!   (`place_entity`, PLACE_LAG, PLACE_DEADLINE_INITIAL);
 //! - the next task is the eligible one (`vruntime <= V`) with the earliest
-//!   deadline, else the one with the least `vruntime` (`pick_eevdf`).
+//!   deadline, else the one with the least `vruntime` (`pick_eevdf`);
+//! - a wakeup reschedules the running task once it is not eligible and
+//!   the wakee is the pick, or once its vruntime has reached its deadline
+//!   (the enqueue's `update_curr`, R124); an eligible one inside its
+//!   request keeps the CPU (RUN_TO_PARITY).
 //!
 //! So a task that ran less than its share while runnable (a kworker, a
 //! lock waiter that slept) comes back ahead of CPU-bound tasks; a task
@@ -532,6 +536,18 @@ impl Eevdf {
         }
         let vr = c.vruntime + scaled(now.0 as i64 - c.started, c.weight);
         vr > self.avg_vruntime(rq, now)
+    }
+
+    /// Whether `curr`, running on queue `rq`, has used up its request at
+    /// `now`: its vruntime has reached its deadline. The kernel notices it
+    /// at any `update_curr` on that queue, a wakeup's enqueue included,
+    /// and `update_deadline` then asks for a reschedule (R124).
+    pub fn request_used(&mut self, now: SimTime, curr: TaskId, rq: usize) -> bool {
+        let c = self.get(curr);
+        if c.state != State::Running || c.rq as usize != rq {
+            return false;
+        }
+        c.vruntime + scaled(now.0 as i64 - c.started, c.weight) >= c.deadline
     }
 
     /// Whether waiting task `t` is eligible on queue `rq` at `now`.

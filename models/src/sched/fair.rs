@@ -95,11 +95,14 @@ impl FairOrder {
         }
     }
 
-    /// Whether `task`, just queued on `rq`, preempts `curr` running there
-    /// (wakeup preemption). `waiting` are the queue's tasks, `task` among
-    /// them: EEVDF preempts a `curr` that is no longer eligible when
-    /// `task` is its pick; CFS when `curr` is more than the wakeup
-    /// granularity ahead of `task`.
+    /// Whether `task`, just queued on `rq`, makes `curr` running there
+    /// reschedule (wakeup preemption). `waiting` are the queue's tasks,
+    /// `task` among them. EEVDF: the enqueue's `update_curr` finds
+    /// `curr`'s request used up (`update_deadline` asks for a reschedule,
+    /// whoever is picked after, R124), or `curr` is no longer eligible and
+    /// `task` is the pick (`check_preempt_wakeup_fair`; an eligible `curr`
+    /// inside its request is protected, RUN_TO_PARITY). CFS: `curr` is
+    /// more than the wakeup granularity ahead of `task`.
     pub fn wakeup_preempts(
         &mut self,
         now: SimTime,
@@ -110,6 +113,9 @@ impl FairOrder {
     ) -> bool {
         match self {
             FairOrder::Eevdf(e) => {
+                if e.request_used(now, curr, rq) {
+                    return true;
+                }
                 if !e.ineligible(now, curr, rq) || !e.eligible(now, task, rq) {
                     return false;
                 }
