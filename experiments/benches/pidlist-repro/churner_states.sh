@@ -11,9 +11,8 @@ set -e
 if [ $# -lt 6 ]; then echo "usage: $0 ROOT OUT S T R C [stacks]" >&2; exit 2; fi
 here=$(dirname "$0")
 root=$1; out=$2; S=$3; T=$4; R=$5; C=$6; stacks=$7
-tr=/sys/kernel/tracing
-echo 0 > $tr/tracing_on; echo 0 > $tr/events/enable; echo > $tr/trace
-echo 16384 > $tr/buffer_size_kb
+. "$here/tracefs.sh"
+trace_reset 16384
 "$here/pidlist_repro" "$root" "$S" "$T" "$R" "$C" 20 10 > "$out.windows" &
 P=$!
 sleep 4
@@ -23,16 +22,13 @@ cpu0=$(cut -d' ' -f1 /proc/$P/task/$tid/schedstat)
 echo "prev_pid == $tid || next_pid == $tid" > $tr/events/sched/sched_switch/filter
 echo "pid == $tid" > $tr/events/sched/sched_wakeup/filter
 [ "$stacks" = stacks ] && echo "stacktrace if prev_pid == $tid" > $tr/events/sched/sched_switch/trigger
-echo 1 > $tr/events/sched/sched_switch/enable
-echo 1 > $tr/events/sched/sched_wakeup/enable
-echo 1 > $tr/tracing_on
+trace_enable sched/sched_switch sched/sched_wakeup
 sleep 2
-echo 0 > $tr/tracing_on
-cat $tr/trace > "$out.trace"
+trace_save "$out.trace"
 [ "$stacks" = stacks ] && echo "!stacktrace if prev_pid == $tid" > $tr/events/sched/sched_switch/trigger
 echo 0 > $tr/events/sched/sched_switch/filter
 echo 0 > $tr/events/sched/sched_wakeup/filter
-echo 0 > $tr/events/enable
+trace_events_off
 sleep 7.9
 cpu1=$(cut -d' ' -f1 /proc/$P/task/$tid/schedstat)
 wait $P

@@ -9,17 +9,13 @@ set -e
 if [ $# -lt 6 ]; then echo "usage: $0 ROOT OUT S T R C" >&2; exit 2; fi
 here=$(dirname "$0")
 root=$1; out=$2; S=$3; T=$4; R=$5; C=$6
-tr=/sys/kernel/tracing
-echo 0 > $tr/tracing_on; echo 0 > $tr/events/enable; echo > $tr/trace
-echo 16384 > $tr/buffer_size_kb
+. "$here/tracefs.sh"
+trace_reset 16384
 "$here/pidlist_repro" "$root" "$S" "$T" "$R" "$C" 20 10 > "$out.windows" &
 P=$!
 sleep 10
-echo 1 > $tr/events/lock/contention_begin/enable
-echo 1 > $tr/events/lock/contention_end/enable
-echo 1 > $tr/tracing_on
+trace_enable lock/contention_begin lock/contention_end
 sleep 2
-echo 0 > $tr/tracing_on
-cat $tr/trace > "$out.trace"
-echo 0 > $tr/events/enable
+trace_save "$out.trace"
+trace_events_off
 wait $P

@@ -7,24 +7,19 @@
 set -e
 here=$(dirname "$0")
 root=$1; out=$2; shift 2
-tr=/sys/kernel/tracing
+. "$here/tracefs.sh"
 addr=0x$(awk '$3=="css_free_rwork_fn"{print $1}' /proc/kallsyms)
 case $addr in
   0x|0x0000000000000000)
     echo "measure.sh: no address for css_free_rwork_fn in /proc/kallsyms (run as root)" >&2
     exit 1;;
 esac
-echo 0 > $tr/tracing_on
-echo 0 > $tr/events/enable
-echo > $tr/trace
-echo 65536 > $tr/buffer_size_kb
+trace_reset 65536
 for e in workqueue_execute_start workqueue_execute_end; do
   echo "function == $addr" > $tr/events/workqueue/$e/filter
-  echo 1 > $tr/events/workqueue/$e/enable
 done
-echo 1 > $tr/tracing_on
+trace_enable workqueue/workqueue_execute_start workqueue/workqueue_execute_end
 "$here/pidlist_repro" "$root" "$@" 10 > $out.windows
-echo 0 > $tr/tracing_on
-cat $tr/trace > $out.trace
-echo 0 > $tr/events/enable
+trace_save $out.trace
+trace_events_off
 for e in workqueue_execute_start workqueue_execute_end; do echo 0 > $tr/events/workqueue/$e/filter; done

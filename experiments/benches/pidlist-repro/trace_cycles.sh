@@ -14,20 +14,15 @@ set -e
 if [ $# -lt 9 ]; then echo "usage: $0 ROOT OUT S T R C SECONDS WARMUP RUN" >&2; exit 2; fi
 here=$(dirname "$0")
 root=$1; out=$2; S=$3; T=$4; R=$5; C=$6; D=$7; W=$8; RUN=$9
-tr=/sys/kernel/tracing
-echo 0 > $tr/tracing_on; echo 0 > $tr/events/enable; echo > $tr/trace
-echo 65536 > $tr/buffer_size_kb
+. "$here/tracefs.sh"
+trace_reset 65536
 "$here/pidlist_repro" "$root" "$S" "$T" "$R" "$C" "$RUN" 1 > "$out.windows" &
 P=$!
 sleep "$W"
 ls /proc/$P/task | sort -n > "$out.tids"
-for e in sched/sched_switch sched/sched_wakeup lock/contention_begin lock/contention_end \
-         syscalls/sys_enter_mkdir syscalls/sys_exit_mkdir syscalls/sys_enter_rmdir syscalls/sys_exit_rmdir; do
-    echo 1 > $tr/events/$e/enable
-done
-echo 1 > $tr/tracing_on
+trace_enable sched/sched_switch sched/sched_wakeup lock/contention_begin lock/contention_end \
+    syscalls/sys_enter_mkdir syscalls/sys_exit_mkdir syscalls/sys_enter_rmdir syscalls/sys_exit_rmdir
 sleep "$D"
-echo 0 > $tr/tracing_on
-cat $tr/trace > "$out.trace"
-echo 0 > $tr/events/enable
+trace_save "$out.trace"
+trace_events_off
 wait $P
