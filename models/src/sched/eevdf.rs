@@ -525,29 +525,32 @@ impl Eevdf {
         best.map(|b| b.3)
     }
 
+    /// `t`'s vruntime at `now` if it is running on queue `rq`
+    /// (`update_curr`'s view of the current task).
+    fn running_vruntime(&self, now: SimTime, t: TaskId, rq: usize) -> Option<i64> {
+        let c = self.get(t);
+        (c.state == State::Running && c.rq as usize == rq)
+            .then(|| c.vruntime + scaled(now.0 as i64 - c.started, c.weight))
+    }
+
     /// Whether `curr`, running on queue `rq`, is no longer eligible at
-    /// `now` (its vruntime past `V`): only then can a wakeup preempt it.
-    /// An eligible one keeps its CPU: RUN_TO_PARITY while its slice lasts,
-    /// and the tick that ends the slice reschedules it after.
+    /// `now` (its vruntime past `V`): then a wakeup whose task is the pick
+    /// preempts it. An eligible one keeps its CPU while its request lasts
+    /// (RUN_TO_PARITY; [`Self::request_used`] ends it).
     pub fn ineligible(&mut self, now: SimTime, curr: TaskId, rq: usize) -> bool {
-        let c = self.get(curr);
-        if c.state != State::Running || c.rq as usize != rq {
-            return false;
+        match self.running_vruntime(now, curr, rq) {
+            Some(vr) => vr > self.avg_vruntime(rq, now),
+            None => false,
         }
-        let vr = c.vruntime + scaled(now.0 as i64 - c.started, c.weight);
-        vr > self.avg_vruntime(rq, now)
     }
 
     /// Whether `curr`, running on queue `rq`, has used up its request at
     /// `now`: its vruntime has reached its deadline. The kernel notices it
     /// at any `update_curr` on that queue, a wakeup's enqueue included,
     /// and `update_deadline` then asks for a reschedule (R124).
-    pub fn request_used(&mut self, now: SimTime, curr: TaskId, rq: usize) -> bool {
-        let c = self.get(curr);
-        if c.state != State::Running || c.rq as usize != rq {
-            return false;
-        }
-        c.vruntime + scaled(now.0 as i64 - c.started, c.weight) >= c.deadline
+    pub fn request_used(&self, now: SimTime, curr: TaskId, rq: usize) -> bool {
+        self.running_vruntime(now, curr, rq)
+            .is_some_and(|vr| vr >= self.get(curr).deadline)
     }
 
     /// Whether waiting task `t` is eligible on queue `rq` at `now`.
