@@ -298,6 +298,9 @@ pub fn machine_record(c: &Compiled) -> MachineRecord {
         line_smt: m.lines.smt,
         line_socket: m.lines.socket,
         line_remote: m.lines.remote,
+        tick_cost: m.interrupts.tick,
+        irq_rate: m.interrupts.irq_rate,
+        irq_cost: m.interrupts.irq,
         guest: m.guest.as_ref().map(|g| GuestRecord {
             ipi: g.ipi,
             host_halt_poll: g.host_halt_poll,

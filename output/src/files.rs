@@ -160,6 +160,13 @@ pub struct MachineRecord {
     pub line_socket: Dur,
     #[serde(rename = "line_remote_ns", serialize_with = "as_ns")]
     pub line_remote: Dur,
+    /// Interrupts (R125): the tick's handler, the others a second on each
+    /// CPU and the mean time of one.
+    #[serde(rename = "tick_cost_ns", serialize_with = "as_ns")]
+    pub tick_cost: Dur,
+    pub irq_rate: f64,
+    #[serde(rename = "irq_cost_ns", serialize_with = "as_ns")]
+    pub irq_cost: Dur,
     /// What a hypervisor adds; `None` (null) on bare metal.
     pub guest: Option<GuestRecord>,
 }

@@ -122,6 +122,15 @@ pub fn show(p: &Profile) -> String {
     rows.push(dur("line_smt", &p.lines.smt));
     rows.push(dur("line_socket", &p.lines.socket));
     rows.push(dur("line_remote", &p.lines.remote));
+    rows.push(dur("tick_cost", &p.interrupts.tick));
+    let r = &p.interrupts.irq_rate;
+    rows.push((
+        "irq_rate".into(),
+        r.value.to_string(),
+        range(r, |v| v.to_string()),
+        r.source,
+    ));
+    rows.push(dur("irq_cost", &p.interrupts.irq));
     if let Some(g) = &p.guest {
         rows.push(dur("guest_ipi", &g.ipi));
         rows.push(dur("host_halt_poll", &g.host_halt_poll));

@@ -73,6 +73,14 @@ pub struct MachineDef {
     pub line_socket: Option<Spanned<String>>,
     #[serde(default)]
     pub line_remote: Option<Spanned<String>>,
+    /// Interrupts (R125): the tick's handler, the other interrupts a
+    /// second on each CPU and the mean time of one.
+    #[serde(default)]
+    pub tick_cost: Option<Spanned<String>>,
+    #[serde(default)]
+    pub irq_rate: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub irq_cost: Option<Spanned<String>>,
     /// Guests only: what the hypervisor adds.
     #[serde(default)]
     pub guest_ipi: Option<Spanned<String>>,

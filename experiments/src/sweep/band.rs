@@ -75,7 +75,8 @@ pub struct Span {
 #[derive(Clone, Debug)]
 enum Scale {
     Dur(Dur, Dur),
-    /// A fraction (`steal_fraction`), continuous from low to high.
+    /// A number (`steal_fraction`, `irq_rate`), continuous from low to
+    /// high.
     Frac(f64, f64),
     Choices(Vec<String>),
 }
@@ -135,7 +136,7 @@ impl Span {
     }
 }
 
-/// A fraction as `--set` text: four decimals at most, no trailing zeros
+/// A number as `--set` text: four decimals at most, no trailing zeros
 /// (a sample's value is the text the run is given).
 fn frac_text(f: f64) -> String {
     let s = format!("{f:.4}");
@@ -175,6 +176,13 @@ pub fn cited_values(p: &Profile) -> Vec<Input> {
         dur("line_smt", &p.lines.smt),
         dur("line_socket", &p.lines.socket),
         dur("line_remote", &p.lines.remote),
+        dur("tick_cost", &p.interrupts.tick),
+        Input {
+            field: "irq_rate",
+            cited: Span::frac(&p.interrupts.irq_rate),
+            source: p.interrupts.irq_rate.source,
+        },
+        dur("irq_cost", &p.interrupts.irq),
     ];
     if let Some(g) = &p.guest {
         out.push(dur("guest_ipi", &g.ipi));
@@ -204,6 +212,9 @@ fn set_in(m: &MachineDef, field: &str) -> bool {
         "line_smt" => m.line_smt.is_some(),
         "line_socket" => m.line_socket.is_some(),
         "line_remote" => m.line_remote.is_some(),
+        "tick_cost" => m.tick_cost.is_some(),
+        "irq_rate" => m.irq_rate.is_some(),
+        "irq_cost" => m.irq_cost.is_some(),
         "guest_ipi" => m.guest_ipi.is_some(),
         "host_halt_poll" => m.host_halt_poll.is_some(),
         "host_wake" => m.host_wake.is_some(),
@@ -226,6 +237,7 @@ fn absent(field: &str, m: &Machine) -> Option<&'static str> {
         "steal_episode" if m.guest.as_ref().is_some_and(|g| g.steal_fraction == 0.0) => {
             Some("steal_fraction is 0: nothing is stolen")
         }
+        "irq_cost" if m.interrupts.irq_rate == 0.0 => Some("irq_rate is 0: no interrupt comes"),
         _ => None,
     }
 }

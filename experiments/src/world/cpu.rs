@@ -314,9 +314,9 @@ impl<'c> World<'c> {
             .filter(|(i, _)| !self.preempt_off(*i))
             .min_by_key(|(i, v)| (v.rt, v.burst_start, *i))
             .map(|(i, _)| i)?;
-        let unstolen = self.unsteal_rest(victim);
+        let lost = self.lost_in_rest(victim);
         let v = &mut self.tasks[victim];
-        v.remaining = v.burst_end.since(now) - unstolen;
+        v.remaining = v.burst_end.since(now) - lost;
         v.in_burst = false;
         v.state = State::Runnable;
         let cpu = v.cpu;

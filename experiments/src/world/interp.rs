@@ -41,7 +41,7 @@ impl<'c> World<'c> {
             return false;
         }
         let at = if !sleep && self.cpus.wake.is_some() {
-            let at = self.stolen_burst_end(t, d);
+            let at = self.interrupted_burst_end(t, d);
             task = &mut self.tasks[t];
             at
         } else {
@@ -259,7 +259,7 @@ impl<'c> World<'c> {
             // Back on a CPU after a preemption: finish the burst.
             let d = std::mem::take(&mut task.remaining);
             let end = if self.cpus.wake.is_some() {
-                self.stolen_burst_end(t, d)
+                self.interrupted_burst_end(t, d)
             } else {
                 self.clock.now + d
             };

@@ -287,14 +287,14 @@ impl<'c> World<'c> {
     }
 
     /// `t` stalls on its CPU until `done`, a line access: as a burst, so
-    /// that a preemption keeps the rest, and in a guest stretched by the
-    /// steal it overlaps as a `cpu` step is (R67: the vCPU does not run,
-    /// the access completes when it runs again). Returns when `t` goes
-    /// on.
+    /// that a preemption keeps the rest, and stretched by the interrupts
+    /// and steal it overlaps as a `cpu` step is (R125, R67: the CPU runs
+    /// something else, the access completes when it comes back). Returns
+    /// when `t` goes on.
     fn line_stall(&mut self, t: TaskId, done: SimTime) -> SimTime {
         let now = self.clock.now;
         let end = if self.cpus.wake.is_some() {
-            self.stolen_burst_end(t, done.since(now))
+            self.interrupted_burst_end(t, done.since(now))
         } else {
             done
         };

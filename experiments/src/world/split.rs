@@ -11,9 +11,9 @@ use super::*;
 impl<'c> World<'c> {
     /// Re-keys every random stream of the world by `key`
     /// (`sim::rng::rekey`): each task's program stream, its scheduling
-    /// and memcg streams, and a guest's steal. Two copies of a snapshot
-    /// re-keyed alike go on identically; re-keyed differently, they draw
-    /// different numbers from here on. Events already set (a sleep's end,
+    /// and memcg streams, the CPUs' interrupts and a guest's steal. Two
+    /// copies of a snapshot re-keyed alike go on identically; re-keyed
+    /// differently, they draw different numbers from here on. Events already set (a sleep's end,
     /// drawn before the snapshot) stay.
     pub fn rekey(&mut self, key: u64) {
         for s in self.tasks.rngs.iter_mut() {
@@ -24,8 +24,13 @@ impl<'c> World<'c> {
                 **s = sim::rng::rekey(s, key);
             }
         }
-        if let Some(steal) = self.cpus.wake.as_mut().and_then(|w| w.steal.as_mut()) {
-            steal.rekey(key);
+        if let Some(w) = self.cpus.wake.as_mut() {
+            if let Some(steal) = w.steal.as_mut() {
+                steal.rekey(key);
+            }
+            if let Some(i) = w.interrupts.as_mut() {
+                i.rekey(key);
+            }
         }
     }
 

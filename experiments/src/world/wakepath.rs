@@ -1,17 +1,20 @@
-//! The machine's wake path and steal (R63-R68), on a machine that is not
-//! `ideal` and with a limited number of CPUs: a task woken onto an idle
-//! CPU reserves it and runs there after what the machine says waking that
-//! CPU costs (an IPI or a polled flag, the idle state's exit, a guest's
-//! VM exit and host wakeup); a guest's `cpu` steps lose the time the host
+//! The machine's wake path, interrupts and steal (R63-R68, R125), on a
+//! machine that is not `ideal` and with a limited number of CPUs: a task
+//! woken onto an idle CPU reserves it and runs there after what the
+//! machine says waking that CPU costs (an IPI or a polled flag, the idle
+//! state's exit, a guest's VM exit and host wakeup); `cpu` steps lose the
+//! time their CPU's interrupts take and, in a guest, the time the host
 //! steals from their vCPU. On the ideal machine none of this exists
 //! (`Cpus::wake` is `None`) and runs are what they were.
 
 use super::*;
-use models::machine::steal::Steal;
+use models::machine::episodes::Episodes;
+use models::machine::interrupts::Interruptions;
 use models::machine::wake::{ttwu_idle, HaltPoll, WakeCost};
 
 /// What the world keeps for the wake path: one field per CPU (when it
-/// went idle) and the counters, and a guest's steal processes.
+/// went idle) and the counters, the CPUs' interrupts and a guest's steal
+/// processes.
 #[derive(Clone)]
 pub(super) struct WakePath {
     /// When each CPU last became idle; `SimTime::MAX` while it is busy or
@@ -20,8 +23,11 @@ pub(super) struct WakePath {
     /// A guest's vCPUs: the host's halt-poll window of each (R119); empty
     /// on bare metal.
     halt_poll: TiVec<CpuId, HaltPoll>,
+    /// The tick's and the other interrupts' time on each CPU (R125), if
+    /// they cost any.
+    pub(super) interrupts: Option<Interruptions>,
     /// A guest's steal, if its fraction is above zero (R67).
-    pub(super) steal: Option<Steal>,
+    pub(super) steal: Option<Episodes>,
     ipis: u64,
     /// CPU time wakers spent waking tasks on other CPUs (R122).
     waker_ns: u64,
@@ -32,13 +38,15 @@ pub(super) struct WakePath {
     host_wakes: u64,
     /// Time `cpu` steps lost to the host.
     pub(super) steal_ns: u64,
+    /// Time `cpu` steps lost to interrupts.
+    irq_ns: u64,
 }
 
 impl WakePath {
     /// The wake path of `c`'s machine, for its CPUs; `None` on the ideal
     /// machine or with unlimited CPUs (no CPU is ever idle there). Each
     /// vCPU's steal draws from its own stream, `steal/cpu` with the CPU's
-    /// number.
+    /// number, and each CPU's interrupts from `irq/cpu`.
     pub(super) fn new(c: &Compiled, (seed, replication): (u64, u64)) -> Option<Box<WakePath>> {
         let n = c.cpus?;
         let m = &c.machine;
@@ -49,8 +57,12 @@ impl WakePath {
             let streams = (0..u64::from(n))
                 .map(|i| stream(seed, replication, "steal/cpu", i))
                 .collect();
-            Steal::new(g.steal_fraction, g.steal_episode, streams)
+            Episodes::steal(g.steal_fraction, g.steal_episode, streams)
         });
+        let streams = (0..u64::from(n))
+            .map(|i| stream(seed, replication, "irq/cpu", i))
+            .collect();
+        let interrupts = Interruptions::new(c.hz, &m.interrupts, streams);
         Some(Box::new(WakePath {
             idle_since: ti_vec![SimTime::ZERO; n as usize],
             halt_poll: if m.guest.is_some() {
@@ -58,6 +70,7 @@ impl WakePath {
             } else {
                 TiVec::new()
             },
+            interrupts,
             steal,
             ipis: 0,
             waker_ns: 0,
@@ -66,6 +79,7 @@ impl WakePath {
             halt_poll_hits: 0,
             host_wakes: 0,
             steal_ns: 0,
+            irq_ns: 0,
         }))
     }
 
@@ -108,6 +122,7 @@ impl WakePath {
             add(format!("idle_exits_{}", s.name), n);
         }
         add("idle_exit_ns".into(), self.idle_exit_ns);
+        add("irq_ns".into(), self.irq_ns);
         if c.machine.guest.is_some() {
             add("halt_poll_hits".into(), self.halt_poll_hits);
             add("host_wakes".into(), self.host_wakes);
@@ -232,39 +247,55 @@ impl<'c> World<'c> {
         self.run_task(t)
     }
 
-    /// A `cpu` step of `d` that `t` starts now on its vCPU: when it ends,
-    /// with the steal it overlaps (R67), counted.
+    /// A `cpu` step of `d` that `t` starts now on its CPU: when it ends,
+    /// with the interrupts (R125) and then the steal (R67) it overlaps,
+    /// counted. The interrupts that would land in a stolen stretch are not
+    /// added: the vCPU was not running to take them.
     #[inline(never)]
-    pub(super) fn stolen_burst_end(&mut self, t: TaskId, d: Dur) -> SimTime {
+    pub(super) fn interrupted_burst_end(&mut self, t: TaskId, d: Dur) -> SimTime {
         let now = self.clock.now;
         let cpu = self.tasks[t].cpu;
         let Some(w) = self.cpus.wake.as_mut() else {
             return now + d;
         };
-        let Some(s) = w.steal.as_mut() else {
-            return now + d;
-        };
         if cpu == CpuId::ANY {
             return now + d;
         }
-        let end = s.stretch(cpu, now, d);
-        w.steal_ns += end.since(now).0 - d.0;
+        let mut end = now + d;
+        if let Some(i) = w.interrupts.as_mut() {
+            end = i.stretch(cpu, now, d);
+            w.irq_ns += end.since(now).0 - d.0;
+        }
+        if let Some(s) = w.steal.as_mut() {
+            let busy = end.since(now);
+            end = s.stretch(cpu, now, busy);
+            w.steal_ns += end.since(now).0 - busy.0;
+        }
         end
     }
 
-    /// The steal that `victim`'s `cpu` step (or wait for a cache line),
-    /// cut short now by a preemption, would have lost after now: taken
-    /// off its rest and off the count.
-    pub(super) fn unsteal_rest(&mut self, victim: TaskId) -> Dur {
+    /// The interrupt and steal time that `victim`'s `cpu` step (or wait
+    /// for a cache line), cut short now by a preemption, would have lost
+    /// after now: taken off its rest and off the counts.
+    pub(super) fn lost_in_rest(&mut self, victim: TaskId) -> Dur {
         let v = &self.tasks[victim];
         let Some(w) = self.cpus.wake.as_mut() else {
             return Dur::ZERO;
         };
-        let Some(s) = w.steal.as_ref() else {
+        if v.cpu == CpuId::ANY {
             return Dur::ZERO;
-        };
-        let lost = s.stolen_within(v.cpu, self.clock.now, v.burst_end);
-        w.steal_ns = w.steal_ns.saturating_sub(lost.0);
-        lost
+        }
+        let (now, end) = (self.clock.now, v.burst_end);
+        let stolen = w
+            .steal
+            .as_ref()
+            .map_or(Dur::ZERO, |s| s.stolen_within(v.cpu, now, end));
+        let rest = end.since(now) - stolen;
+        let irq = (w.interrupts.as_ref())
+            .map_or(Dur::ZERO, |i| i.within(v.cpu, now, end))
+            .min(rest);
+        w.steal_ns = w.steal_ns.saturating_sub(stolen.0);
+        w.irq_ns = w.irq_ns.saturating_sub(irq.0);
+        stolen + irq
     }
 }

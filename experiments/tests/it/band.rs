@@ -152,7 +152,10 @@ fn values_the_scenario_fixes_or_that_change_nothing_are_held() {
             "wake_send",
             "line_local",
             "line_smt",
-            "line_socket"
+            "line_socket",
+            "tick_cost",
+            "irq_rate",
+            "irq_cost"
         ]
     );
     // Neither end of a held value runs; an end equal to the cited value is

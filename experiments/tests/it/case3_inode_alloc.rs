@@ -6,6 +6,7 @@ use experiments::validate::{judge, Measure, Verdict, TARGETS, WORST_REPS};
 use output::Metric;
 use sim::Dur;
 
+const US: Dur = Dur(1_000);
 const MS: Dur = Dur(1_000_000);
 
 #[test]
@@ -23,10 +24,24 @@ fn r51_reclaim_under_kernfs_rwsem_parks_other_readers_until_the_patch() {
     assert!(max("before", Metric::Span, "readdir/lister") > 10 * MS);
     // After: reclaim happens before the lock; the hold is the 1.65 us
     // lookup (plus, on the scenario's machine, the lock word's cache line
-    // at its release: a few ns to one transfer) and nobody waits long for
-    // kernfs_rwsem.
-    let hold = max("after", Metric::Hold, "kernfs_rwsem/read/allocator");
-    assert!((Dur(1_650)..=Dur(1_650 + 200)).contains(&hold), "{hold:?}");
+    // at its release: a few ns to one transfer; and now and then a tick or
+    // another interrupt that lands in it, R125: microseconds) and nobody
+    // waits long for kernfs_rwsem.
+    let holds = |stat: fn(&sim::stats::LatencyHist) -> Dur| {
+        let v = r.variants.iter().find(|v| v.variant == "after").unwrap();
+        stat(
+            &v.series(Metric::Hold, "kernfs_rwsem/read/allocator")
+                .unwrap()
+                .hist,
+        )
+    };
+    let least = holds(sim::stats::LatencyHist::min);
+    assert!(
+        (Dur(1_650)..=Dur(1_650 + 200)).contains(&least),
+        "{least:?}"
+    );
+    let hold = holds(sim::stats::LatencyHist::max);
+    assert!(hold < 25 * US, "{hold:?}");
     for subject in [
         "kernfs_rwsem/read/oomd",
         "kernfs_rwsem/read/below",

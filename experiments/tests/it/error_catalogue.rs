@@ -87,6 +87,10 @@ const FRAGMENTS: &[&str] = &[
     "is more than a machine cost can be; expected at most 1s",
     "a base slice must be longer than 0",
     "expected a fraction of a vCPU's time",
+    "leaves no time between ticks at HZ ",
+    "the machine's tick of ",
+    "; expected interrupts a second on one CPU,",
+    "each take all of a CPU's time; expected less",
     "has one run queue per CPU: set `scenario.runqueue = ",
     // Run time.
     "ran more steps than the limit at t=",

@@ -139,6 +139,9 @@ line_local = "2ns"
 line_smt = "9ns"
 line_socket = "60ns"
 line_remote = "140ns"
+tick_cost = "5us"
+irq_rate = 1000
+irq_cost = "20us"
 guest_ipi = "1.6us"
 host_halt_poll = "50us"
 host_wake = "8us"
@@ -168,6 +171,11 @@ steal_episode = "2ms"
     assert_eq!(
         (m.lines.local, m.lines.smt, m.lines.socket, m.lines.remote),
         (Dur(2), Dur(9), Dur(60), Dur(140))
+    );
+    let i = &m.interrupts;
+    assert_eq!(
+        (i.tick, i.irq_rate, i.irq),
+        (Dur(5_000), 1000.0, Dur(20_000))
     );
     let g = m.guest.as_ref().unwrap();
     assert_eq!(g.ipi, Dur(1_600));
@@ -315,6 +323,42 @@ fn bad_machine_tables_name_file_line_and_field() {
         e.starts_with("t.toml:13: field `machine.base_slice`: "),
         "{e}"
     );
+    // Interrupts (R125): a tick that fills its period, a rate out of
+    // range, interrupts that fill the CPU.
+    let e = at("[machine]\nhz = 250\ntick_cost = \"5ms\"\n");
+    assert_eq!(
+        e,
+        "t.toml:14: field `machine.tick_cost`: a tick of 5ms leaves no time between ticks \
+         at HZ 250 (a period of 4ms)"
+    );
+    let e = at("[machine]\nirq_rate = -1\n");
+    assert_eq!(
+        e,
+        "t.toml:13: field `machine.irq_rate`: -1 is out of range; expected interrupts a \
+         second on one CPU, from 0 to 1000000"
+    );
+    let e = at("[machine]\nirq_rate = 200000\nirq_cost = \"10us\"\n");
+    assert_eq!(
+        e,
+        "t.toml:13: field `machine.irq_rate`: 200000 interrupts a second of 10us each take \
+         all of a CPU's time; expected less"
+    );
+    let e = compile_error(&scenario(
+        "cpus = 4\nhz = 1000",
+        "[machine]\ntick_cost = \"2ms\"\n",
+    ));
+    assert!(
+        e.contains(
+            "field `scenario.hz`: at HZ 1000 the machine's tick of 2ms leaves no time between \
+             ticks (a period of 1ms)"
+        ),
+        "{e}"
+    );
+    let e = at("[machine]\nirq_cost = \"1s\"\n");
+    assert!(
+        e.starts_with("t.toml:13: field `machine.irq_cost`: 35 interrupts a second of 1s"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -405,6 +449,9 @@ fn every_profile_runs_a_builtin_and_the_manifest_records_it() {
         assert_eq!(machine["cpus"], 8, "the scenario's CPUs");
         assert_eq!(machine["base_slice_ns"], 2_800_000);
         assert!(machine["line_socket_ns"].is_u64());
+        assert_eq!(machine["tick_cost_ns"], p.interrupts.tick.value.0);
+        assert_eq!(machine["irq_rate"], p.interrupts.irq_rate.value);
+        assert_eq!(machine["irq_cost_ns"], p.interrupts.irq.value.0);
         assert_eq!(machine["guest"].is_null(), p.guest.is_none());
         let resolved = m["resolved_scenarios"][0]["toml"].as_str().unwrap();
         assert!(

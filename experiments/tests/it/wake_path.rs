@@ -10,7 +10,7 @@
 use experiments::blame::{blame_run, Wanted};
 use experiments::program::Compiled;
 use experiments::world::{Limits, World};
-use models::machine::steal::Steal;
+use models::machine::episodes::Episodes;
 use models::machine::{profiles, Machine};
 use models::CpuId;
 use output::{Metric, VariantResult};
@@ -24,6 +24,15 @@ const MS: Dur = Dur(1_000_000);
 fn on(text: &str, profile: &str) -> Compiled {
     let mut c = crate::common::compile_text(text);
     c.machine = Machine::from_profile(profiles::by_name(profile).unwrap(), c.cpus);
+    c
+}
+
+/// `text` on `profile` without interrupts (R125): for figures of the wake
+/// path or of steal alone.
+fn on_quiet(text: &str, profile: &str) -> Compiled {
+    let mut c = on(text, profile);
+    c.machine.interrupts.tick = Dur::ZERO;
+    c.machine.interrupts.irq_rate = 0.0;
     c
 }
 
@@ -219,7 +228,7 @@ program = ["loop", "  span_begin round", "  cpu 1us", "  sleep 50us", "  span_en
 [machine]
 profile = 'ideal'
 "#;
-    let c = on(text, "kvm-guest");
+    let c = on_quiet(text, "kvm-guest");
     let g = c.machine.guest.clone().unwrap();
     assert_eq!(g.host_wake + 4 * US, 9 * US);
     let r = run(&c);
@@ -412,17 +421,17 @@ fn blame_shows_the_machine_wake_latency_and_names_the_waker() {
 
 /// `work` of CPU time from `start` on CPU `cpu` of a guest with steal
 /// `s`: where it ends (the same draws as the world's).
-fn stretched(s: &mut Steal, cpu: u32, start: SimTime, work: Dur) -> SimTime {
+fn stretched(s: &mut Episodes, cpu: u32, start: SimTime, work: Dur) -> SimTime {
     s.stretch(CpuId(cpu), start, work)
 }
 
 /// The world's steal processes for a run with `seed`, replication 0.
-fn steal_of(c: &Compiled, seed: u64) -> Steal {
+fn steal_of(c: &Compiled, seed: u64) -> Episodes {
     let g = c.machine.guest.as_ref().unwrap();
     let streams = (0..u64::from(c.cpus.unwrap()))
         .map(|i| sim::rng::stream(seed, 0, "steal/cpu", i))
         .collect();
-    Steal::new(g.steal_fraction, g.steal_episode, streams).unwrap()
+    Episodes::steal(g.steal_fraction, g.steal_episode, streams).unwrap()
 }
 
 #[test]
@@ -443,7 +452,7 @@ program = ["mutex_lock m", "span_begin s", "cpu 50ms", "cpu 50ms", "span_end s",
 [machine]
 profile = 'ideal'
 "#;
-    let mut c = on(text, "kvm-guest");
+    let mut c = on_quiet(text, "kvm-guest");
     let g = c.machine.guest.as_mut().unwrap();
     g.steal_fraction = 0.2;
     g.steal_episode = MS;
@@ -460,6 +469,52 @@ profile = 'ideal'
         "lock-holder preemption: the hold spans the steal"
     );
     assert_eq!(r.counter("cpu/steal_ns"), Some((end - 100 * MS).0));
+}
+
+#[test]
+fn r125_a_lock_holder_interrupted_by_the_tick_holds_the_lock_longer() {
+    // One CPU at HZ 250 whose tick takes 100 us, no other interrupt. The
+    // task starts at 0, where a tick is: its 3.8 ms step ends at 3.9 ms.
+    // Its 150 us step under the mutex meets the tick at 4 ms: it ends at
+    // 4.15 ms, and the mutex is held 250 us.
+    let text = r#"
+[scenario]
+name = "tick"
+duration = "1s"
+cpus = 1
+[locks.m]
+kind = "mutex"
+line_transfer = "0ns"
+line_local = "0ns"
+[tasks.t]
+count = 1
+program = ["cpu 3800us", "mutex_lock m", "span_begin s", "cpu 150us", "span_end s", "mutex_unlock m", "sleep 100s"]
+"#;
+    let mut c = on(text, "server-1s");
+    c.hz = 250;
+    c.machine.hz = 250;
+    c.machine.interrupts.tick = 100 * US;
+    c.machine.interrupts.irq_rate = 0.0;
+    let r = run(&c);
+    assert_eq!(
+        span(&r, "s/t"),
+        250 * US,
+        "150 us of work and the tick's 100"
+    );
+    assert_eq!(
+        r.series(Metric::Hold, "m/lock/t").unwrap().hist.max(),
+        250 * US
+    );
+    assert_eq!(
+        r.counter("cpu/irq_ns"),
+        Some((200 * US).0),
+        "the ticks at 0 and 4 ms"
+    );
+    // The sleep that follows loses nothing: an idle CPU delays no task.
+    c.machine.interrupts.tick = Dur::ZERO;
+    let r = run(&c);
+    assert_eq!(span(&r, "s/t"), 150 * US, "no tick cost, no stretch");
+    assert_eq!(r.counter("cpu/irq_ns"), Some(0));
 }
 
 #[test]
@@ -490,7 +545,7 @@ profile = 'ideal'
     let ideal = run(&on(text, "ideal"));
     assert_eq!(span(&ideal, "b/b"), 1_100 * US);
     assert_eq!(span(&ideal, "a/a"), 1_600 * US);
-    let mut c = on(text, "kvm-guest");
+    let mut c = on_quiet(text, "kvm-guest");
     let g = c.machine.guest.as_mut().unwrap();
     g.steal_fraction = 0.5;
     g.steal_episode = MS;
@@ -534,7 +589,7 @@ program = ["span_begin v", "cpu 10ms", "span_end v", "sleep 10s"]
 [machine]
 profile = 'ideal'
 "#;
-    let mut c = on(text, "kvm-guest");
+    let mut c = on_quiet(text, "kvm-guest");
     let g = c.machine.guest.as_mut().unwrap();
     g.steal_fraction = 0.3;
     g.steal_episode = MS;

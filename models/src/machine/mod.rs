@@ -1,6 +1,6 @@
 //! The machine under the kernel: topology, the costs of the hardware
 //! (cache-line transfers by distance, IPIs, idle-state exits, context
-//! switches, a hypervisor's wakeups and steal) and the kernel's build
+//! switches, interrupts, a hypervisor's wakeups and steal) and the kernel's build
 //! and boot choices that shape scheduling (HZ, preemption model, base
 //! slice).
 //!
@@ -15,10 +15,13 @@
 //! - [`profiles`]: the built-in profiles.
 //! - [`wake`]: what waking a task onto an idle CPU costs (R63-R66):
 //!   the idle state it sits in, IPIs, a guest's halt polling.
-//! - [`steal`]: a guest's vCPUs losing time to the host (R67).
+//! - [`episodes`]: random episodes that take a CPU from its task: a
+//!   guest's vCPUs losing time to the host (R67), interrupts (R125).
+//! - [`interrupts`]: the tick and the other interrupts of every CPU (R125).
 
+pub mod episodes;
+pub mod interrupts;
 pub mod profiles;
-pub mod steal;
 pub mod topology;
 pub mod wake;
 
@@ -142,6 +145,22 @@ pub struct GuestCosts<T, F = f64> {
     pub steal_episode: T,
 }
 
+/// What takes a running task's CPU for a few microseconds at a time
+/// (R125): durations `T` and a rate `F` (cited in a profile, plain in a
+/// machine).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interrupts<T, F = f64> {
+    /// The scheduler tick's handler on a CPU that runs a task
+    /// (`tick_nohz_handler` and what it calls: `update_process_times`,
+    /// `sched_tick`), HZ times a second.
+    pub tick: T,
+    /// Other interrupts a second on each CPU: device interrupts, IPIs,
+    /// softirqs, in a guest the host's own interrupts and exits.
+    pub irq_rate: F,
+    /// Mean time of one of them (exponential).
+    pub irq: T,
+}
+
 /// A named machine: every value cited. The built-in ones are in
 /// [`profiles::PROFILES`].
 #[derive(Clone, Debug)]
@@ -167,6 +186,7 @@ pub struct Profile {
     /// The cpuidle states, shallowest first (state 0 is POLL).
     pub idle_states: Cited<&'static [IdleState]>,
     pub lines: LineCosts<Cited<Dur>>,
+    pub interrupts: Interrupts<Cited<Dur>, Cited<f64>>,
     /// For a virtual machine, what the hypervisor adds.
     pub guest: Option<GuestCosts<Cited<Dur>, Cited<f64>>>,
 }
@@ -187,6 +207,7 @@ pub struct Machine {
     pub wake_send: Dur,
     pub idle_states: Vec<IdleState>,
     pub lines: LineCosts<Dur>,
+    pub interrupts: Interrupts<Dur>,
     pub guest: Option<GuestCosts<Dur>>,
 }
 
@@ -218,6 +239,11 @@ impl Machine {
                 socket: p.lines.socket.value,
                 remote: p.lines.remote.value,
             },
+            interrupts: Interrupts {
+                tick: p.interrupts.tick.value,
+                irq_rate: p.interrupts.irq_rate.value,
+                irq: p.interrupts.irq.value,
+            },
             guest: p.guest.as_ref().map(|g| GuestCosts {
                 ipi: g.ipi.value,
                 host_halt_poll: g.host_halt_poll.value,
@@ -235,8 +261,9 @@ impl Machine {
         Machine::from_profile(profiles::by_name("ideal").expect("ideal is built in"), cpus)
     }
 
-    /// True when the machine adds no cost of its own to the wake path or
-    /// to cache lines (the `ideal` profile): the world skips those models.
+    /// True when the machine adds no cost of its own to the wake path, to
+    /// cache lines or to a CPU's time (the `ideal` profile): the world
+    /// skips those models.
     pub fn is_ideal(&self) -> bool {
         self.ipi == Dur::ZERO
             && self.wake_send == Dur::ZERO
@@ -245,6 +272,8 @@ impl Machine {
             && self.lines.smt == Dur::ZERO
             && self.lines.socket == Dur::ZERO
             && self.lines.remote == Dur::ZERO
+            && self.interrupts.tick == Dur::ZERO
+            && (self.interrupts.irq_rate == 0.0 || self.interrupts.irq == Dur::ZERO)
             && self.guest.is_none()
     }
 }

@@ -2,7 +2,7 @@
 //! sources are gathered, with how each was read, in
 //! docs/machine-sources.md (§ numbers below are its sections).
 
-use super::{Cited, GuestCosts, IdleState, LineCosts, Preemption, Profile, Topology};
+use super::{Cited, GuestCosts, IdleState, Interrupts, LineCosts, Preemption, Profile, Topology};
 use sim::Dur;
 
 const fn us(n: u64) -> Dur {
@@ -151,6 +151,14 @@ const WAKE_SEND_BARE: Cited<Dur> = Cited::range(
     "the sender's cost of an asynchronous smp_call_function_single, Westmere: ~1,600 cycles to the same socket, ~2,000 to the other, ~1,200 when the target polls in MWAIT (Pallipadi, LKML, Feb 2012); 0.41-0.69 us at 2.93 GHz (§3.2)",
 );
 
+/// R125 on bare metal: the tick's handler and the other interrupts of a
+/// quiet machine (§7).
+const INTERRUPTS_BARE: Interrupts<Cited<Dur>, Cited<f64>> = Interrupts {
+    tick: Cited::range(ns(2_000), ns(1_800), ns(2_900), "Documentation/trace/osnoise-tracer.rst: the local timer interrupt of two irq_noise samples took 1,845 and 2,848 ns (an 8-CPU machine, not named; §7.1)"),
+    irq_rate: Cited::range(35.0, 20.0, 60.0, "Documentation/trace/osnoise-tracer.rst, the sample table at HZ 1000: 1,002-1,016 IRQs a second per CPU (2-16 beyond the ticks) and 16-49 softirqs, 22-55 a second in all (§7.2)"),
+    irq: Cited::range(us(3), us(1), us(12), "assumed: no bare-metal duration of a device interrupt or softirq found; the development VM's softirqs took 3-12 us (§7.2)"),
+};
+
 /// The built-in profiles, `ideal` first.
 pub static PROFILES: &[Profile] = &[
     Profile {
@@ -170,6 +178,11 @@ pub static PROFILES: &[Profile] = &[
             socket: Cited::exact(Dur::ZERO, "zero by construction: the ideal machine"),
             remote: Cited::exact(Dur::ZERO, "zero by construction: the ideal machine"),
         },
+        interrupts: Interrupts {
+            tick: Cited::exact(Dur::ZERO, "zero by construction: the ideal machine"),
+            irq_rate: Cited::exact(0.0, "zero by construction: the ideal machine"),
+            irq: Cited::exact(Dur::ZERO, "zero by construction: the ideal machine"),
+        },
         guest: None,
     },
     Profile {
@@ -184,6 +197,7 @@ pub static PROFILES: &[Profile] = &[
         wake_send: WAKE_SEND_BARE,
         idle_states: Cited::exact(ICX_IDLE, "drivers/idle/intel_idle.c icx_cstates; POLL from drivers/cpuidle/poll_state.c (§2.1)"),
         lines: ICX_LINES,
+        interrupts: INTERRUPTS_BARE,
         guest: None,
     },
     Profile {
@@ -198,6 +212,7 @@ pub static PROFILES: &[Profile] = &[
         wake_send: WAKE_SEND_BARE,
         idle_states: Cited::exact(SKX_IDLE, "drivers/idle/intel_idle.c skx_cstates; POLL from drivers/cpuidle/poll_state.c (§2.1)"),
         lines: CLX_LINES,
+        interrupts: INTERRUPTS_BARE,
         guest: None,
     },
     Profile {
@@ -212,6 +227,11 @@ pub static PROFILES: &[Profile] = &[
         wake_send: Cited::range(Dur(1_450), Dur(550), Dur(8_100), "the guest's APIC write is a VM exit: at most the 1.45 us one-way send-to-handler of ipi_benchmark without IPI virtualization (IPIv cover letter, 2021; §3.3); as bare metal (0.55 us) with IPIv, which has no exit; 5.8-8.1 us measured in a nested guest (docs/findings/2026-12-04-case-2-operation-costs-on-the-development-vm.md §4)"),
         idle_states: Cited::exact(ICX_IDLE, "the host's: drivers/idle/intel_idle.c icx_cstates (§2.1); the guest itself idles in HLT"),
         lines: ICX_LINES,
+        interrupts: Interrupts {
+            tick: Cited::range(us(8), ns(1_800), us(13), "the development VM, a KVM guest at HZ 250: the guest's local timer handler p50 8 us, p90 13 us by its own clock, the VM exit and entry around it not counted (§7.3); bare metal's 1.8 us at the low end (§7.1)"),
+            irq_rate: Cited::range(560.0, 20.0, 690.0, "the development VM: a vCPU spinning on the clock was taken away 685-941 times a second, 431-687 of them beside its 254 ticks (the host's interrupts and exits, the guest's softirqs; §7.3); bare metal's 20 at the low end (§7.2)"),
+            irq: Cited::range(us(14), us(3), us(15), "the development VM: 0.87-1.11% of the time lost, 0.21% of it the tick, leaves 13-15 us for each other interruption (§7.3); bare metal's assumed 3 us at the low end (§7.2)"),
+        },
         guest: Some(GuestCosts {
             ipi: Cited::range(Dur(1_450), Dur(1_320), Dur(1_750), "ipi_benchmark in a KVM guest (IPIv cover letter, 2021; §3.3)"),
             host_halt_poll: Cited::range(us(200), us(0), us(200), "KVM_HALT_POLL_NS_DEFAULT, arch/x86/include/asm/kvm_host.h: 200000 ns, the maximum of each vCPU's window, which grows from 10 us and shrinks by halves (virt/kvm/kvm_main.c, R119; §3.3)"),

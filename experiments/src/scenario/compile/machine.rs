@@ -120,6 +120,7 @@ pub(super) fn profile(src: &Source, doc: &Doc) -> Result<Profile, ScenarioError>
             set(slot, d);
         }
     }
+    interrupts(src, m, &mut p)?;
     let guest_spans = [
         m.guest_ipi.as_ref().map(Spanned::span),
         m.host_halt_poll.as_ref().map(Spanned::span),
@@ -184,6 +185,67 @@ pub(super) fn profile(src: &Source, doc: &Doc) -> Result<Profile, ScenarioError>
         }
     }
     Ok(p)
+}
+
+/// Most interrupts a second on one CPU an override may give: one every
+/// microsecond is a CPU that does nothing else.
+const MAX_IRQ_RATE: f64 = 1e6;
+
+/// The `[machine]` interrupt fields (R125) written over `p`'s: a tick
+/// that leaves time between ticks, a rate from 0 to [`MAX_IRQ_RATE`], and
+/// interrupts that take less than all of a CPU's time.
+fn interrupts(src: &Source, m: &MachineDef, p: &mut Profile) -> Result<(), ScenarioError> {
+    if let Some(d) = cost(src, "machine.tick_cost", &m.tick_cost)? {
+        set(&mut p.interrupts.tick, d);
+    }
+    if let Some(d) = cost(src, "machine.irq_cost", &m.irq_cost)? {
+        set(&mut p.interrupts.irq, d);
+    }
+    if let Some(v) = &m.irq_rate {
+        let r = *v.get_ref();
+        if !(0.0..=MAX_IRQ_RATE).contains(&r) {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                "machine.irq_rate",
+                format!(
+                    "{r} is out of range; expected interrupts a second on one CPU, \
+                     from 0 to {MAX_IRQ_RATE}"
+                ),
+            ));
+        }
+        p.interrupts.irq_rate = models::machine::Cited::exact(r, SET_HERE);
+    }
+    let period = Dur(1_000_000_000 / u64::from(p.hz.value));
+    if p.interrupts.tick.value >= period {
+        let span = (m.tick_cost.as_ref().map(Spanned::span)).or(m.hz.as_ref().map(Spanned::span));
+        return Err(ScenarioError::new(
+            src.locate(span),
+            "machine.tick_cost",
+            format!(
+                "a tick of {} leaves no time between ticks at HZ {} (a period of {period})",
+                p.interrupts.tick.value, p.hz.value
+            ),
+        ));
+    }
+    let i = &p.interrupts;
+    let busy = i.irq_rate.value * i.irq.value.0 as f64 / 1e9;
+    if busy >= 1.0 {
+        let span =
+            (m.irq_rate.as_ref().map(Spanned::span)).or(m.irq_cost.as_ref().map(Spanned::span));
+        return Err(ScenarioError::new(
+            src.locate(span),
+            if m.irq_rate.is_some() {
+                "machine.irq_rate"
+            } else {
+                "machine.irq_cost"
+            },
+            format!(
+                "{} interrupts a second of {} each take all of a CPU's time; expected less",
+                i.irq_rate.value, i.irq.value
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The message for a profile name that is not built in: the names, and

@@ -121,7 +121,24 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
     let kernel_defaults = real && cpus.is_some();
     let hz = match &h.hz {
         None => run_machine.hz,
-        Some(v) => machine::hz(src, "scenario.hz", v)?,
+        Some(v) => {
+            let hz = machine::hz(src, "scenario.hz", v)?;
+            // The machine's tick must leave time between ticks at this HZ
+            // too (R125; `[machine]` checked it at its own).
+            let tick = run_machine.interrupts.tick;
+            let period = Dur(1_000_000_000 / u64::from(hz));
+            if tick >= period {
+                return Err(ScenarioError::new(
+                    src.locate(Some(v.span())),
+                    "scenario.hz",
+                    format!(
+                        "at HZ {hz} the machine's tick of {tick} leaves no time between \
+                         ticks (a period of {period})"
+                    ),
+                ));
+            }
+            hz
+        }
     };
     let wake_latency = match &h.wake_latency {
         None => None,

@@ -1,30 +1,33 @@
-//! Steal (R67): the host runs something else on a guest's vCPU, and a
-//! task on that vCPU makes no progress meanwhile.
+//! Random episodes in which a CPU does no work for the task on it: a
+//! host's steal of a guest's vCPU (R67) and the CPU's own interrupts
+//! other than the tick (R125).
 //!
-//! Each vCPU has a steal process of its own: runs of mean `episode x (1 -
-//! f) / f` and steal episodes of mean `episode`, both exponential, so that
-//! the long-run fraction stolen is `f`. The episodes are drawn from the
-//! vCPU's own stream, in order, only as far as a query needs them; they
-//! are the same whatever asks and when, so runs stay deterministic and
-//! variants see the same host. Only the time of `cpu` steps is stretched:
-//! a vCPU that is idle or whose task sleeps loses nothing that matters.
+//! Each CPU has a process of its own: runs and episodes alternate, both
+//! exponential. For steal, runs of mean `episode x (1 - f) / f` make the
+//! long-run fraction stolen `f`; for interrupts, runs of mean `1 / rate`
+//! make them arrive at `rate` a second (Poisson). The episodes are drawn
+//! from the CPU's own stream, in order, only as far as a query needs them;
+//! they are the same whatever asks and when, so runs stay deterministic
+//! and variants see the same machine. Only the time of `cpu` steps is
+//! stretched: a CPU that is idle or whose task sleeps loses nothing that
+//! matters.
 
 use crate::CpuId;
 use sim::rng::Stream;
 use sim::{Dur, SimTime};
 use std::collections::VecDeque;
 
-/// The steal processes of a guest's vCPUs.
+/// The episode processes of a machine's CPUs.
 #[derive(Clone, Debug)]
-pub struct Steal {
+pub struct Episodes {
     /// Mean run between two episodes, and mean episode, in ns.
     run_mean: f64,
     episode_mean: f64,
-    cpus: Vec<CpuSteal>,
+    cpus: Vec<CpuEpisodes>,
 }
 
 #[derive(Clone, Debug)]
-struct CpuSteal {
+struct CpuEpisodes {
     rng: Stream,
     /// Episodes drawn and not yet over at the last query, as (start, end),
     /// in order.
@@ -33,7 +36,7 @@ struct CpuSteal {
     drawn_to: SimTime,
 }
 
-impl CpuSteal {
+impl CpuEpisodes {
     /// Episode `i` of those kept, drawn if need be.
     fn episode(&mut self, i: usize, run_mean: f64, episode_mean: f64) -> (SimTime, SimTime) {
         while self.episodes.len() <= i {
@@ -46,44 +49,68 @@ impl CpuSteal {
     }
 }
 
-impl Steal {
-    /// Steal of long-run fraction `fraction` in episodes of mean `episode`
-    /// on each vCPU, one stream each (`streams`, CPU 0 first). `None` when
-    /// there is none to model (`fraction` zero, or not below 1: a vCPU
-    /// that never runs).
-    pub fn new(fraction: f64, episode: Dur, streams: Vec<Stream>) -> Option<Steal> {
+impl Episodes {
+    /// Steal (R67) of long-run fraction `fraction` in episodes of mean
+    /// `episode` on each vCPU, one stream each (`streams`, CPU 0 first).
+    /// `None` when there is none to model (`fraction` zero, or not below 1:
+    /// a vCPU that never runs).
+    pub fn steal(fraction: f64, episode: Dur, streams: Vec<Stream>) -> Option<Episodes> {
         if !(fraction > 0.0 && fraction < 1.0) || episode == Dur::ZERO {
             return None;
         }
         let episode_mean = episode.0 as f64;
-        Some(Steal {
-            run_mean: episode_mean * (1.0 - fraction) / fraction,
+        Some(Episodes::with_means(
+            episode_mean * (1.0 - fraction) / fraction,
+            episode_mean,
+            streams,
+        ))
+    }
+
+    /// Interrupts (R125) arriving at `rate` a second on each CPU, each
+    /// taking `mean` on average. `None` when there are none (a zero rate
+    /// or length).
+    pub fn interrupts(rate: f64, mean: Dur, streams: Vec<Stream>) -> Option<Episodes> {
+        if !(rate > 0.0 && rate.is_finite()) || mean == Dur::ZERO {
+            return None;
+        }
+        Some(Episodes::with_means(1e9 / rate, mean.0 as f64, streams))
+    }
+
+    fn with_means(run_mean: f64, episode_mean: f64, streams: Vec<Stream>) -> Episodes {
+        Episodes {
+            run_mean,
             episode_mean,
             cpus: (streams.into_iter())
-                .map(|rng| CpuSteal {
+                .map(|rng| CpuEpisodes {
                     rng,
                     episodes: VecDeque::new(),
                     drawn_to: SimTime::ZERO,
                 })
                 .collect(),
-        })
+        }
     }
 
     /// Each vCPU's stream from here on re-keyed by `key`
     /// (`sim::rng::rekey`): a copy of a run in rare-event splitting draws
-    /// its own host from now on; the episodes drawn already stay.
+    /// its own machine from now on; the episodes drawn already stay.
     pub fn rekey(&mut self, key: u64) {
         for c in &mut self.cpus {
             c.rng = sim::rng::rekey(&c.rng, key);
         }
     }
 
-    /// R67: `work` of CPU time on `cpu` from `start` ends at the instant
-    /// returned: later than `start + work` by the steal episodes it
+    /// R67, R125: `work` of CPU time on `cpu` from `start` ends at the
+    /// instant returned: later than `start + work` by the episodes it
     /// overlaps. Queries on one CPU come in order of `start`.
     pub fn stretch(&mut self, cpu: CpuId, start: SimTime, work: Dur) -> SimTime {
         let (run_mean, episode_mean) = (self.run_mean, self.episode_mean);
         let c = &mut self.cpus[cpu.index()];
+        // Most steps end before the next episode: no loop.
+        if let Some(&(a, b)) = c.episodes.front() {
+            if b > start && a >= start + work {
+                return start + work;
+            }
+        }
         while c.episodes.front().is_some_and(|&(_, end)| end <= start) {
             c.episodes.pop_front();
         }
@@ -101,8 +128,8 @@ impl Steal {
         at + left
     }
 
-    /// The time stolen on `cpu` within `[from, to)`, from the episodes a
-    /// [`Steal::stretch`] since `from` drew (a burst cut short at `from`
+    /// The time lost on `cpu` within `[from, to)`, from the episodes a
+    /// [`Episodes::stretch`] since `from` drew (a burst cut short at `from`
     /// by a preemption: what its rest would have lost).
     pub fn stolen_within(&self, cpu: CpuId, from: SimTime, to: SimTime) -> Dur {
         (self.cpus[cpu.index()].episodes.iter())
@@ -116,11 +143,11 @@ impl Steal {
 mod tests {
     use super::*;
 
-    fn steal(f: f64, episode: Dur, cpus: u64) -> Steal {
+    fn steal(f: f64, episode: Dur, cpus: u64) -> Episodes {
         let streams = (0..cpus)
             .map(|i| sim::rng::stream(1, 0, "steal", i))
             .collect();
-        Steal::new(f, episode, streams).unwrap()
+        Episodes::steal(f, episode, streams).unwrap()
     }
 
     #[test]
@@ -130,7 +157,7 @@ mod tests {
         let c = &mut s.cpus[0];
         c.episodes = VecDeque::from([(SimTime(10), SimTime(20)), (SimTime(30), SimTime(35))]);
         c.drawn_to = SimTime(35);
-        let far = |s: &mut Steal| {
+        let far = |s: &mut Episodes| {
             // Keep later episodes out of the way.
             let c = &mut s.cpus[0];
             c.episodes.push_back((SimTime(1 << 40), SimTime(1 << 40)));
@@ -166,7 +193,7 @@ mod tests {
         let other = s.stretch(CpuId(1), SimTime::ZERO, work);
         assert_ne!(end, other, "each vCPU has its own host");
         // Zero or whole steal: nothing to model.
-        assert!(Steal::new(0.0, Dur(1), vec![]).is_none());
-        assert!(Steal::new(1.0, Dur(1), vec![]).is_none());
+        assert!(Episodes::steal(0.0, Dur(1), vec![]).is_none());
+        assert!(Episodes::steal(1.0, Dur(1), vec![]).is_none());
     }
 }
