@@ -158,6 +158,64 @@ fn r41_r42_the_patched_call_frees_a_pidlist_only_while_its_destroy_work_is_armed
     assert_eq!(r.counter("wq/cgroup_pidlist_destroy_wq/executed"), Some(1));
 }
 
+/// A writer holds the common parent's i_rwsem from 0 to 1 ms and a
+/// second one queues for it at 0.1 ms. At 0.2 ms a churner reads its new
+/// cgroup's `tasks` and a reader an old cgroup's `cgroup.procs`.
+const FRESH_LOOKUP: &str = r#"
+[scenario]
+name = "fresh-lookup"
+duration = "1s"
+cpus = 4
+include = ["kernfs", "cgroup", "pidlist-flush"]
+[params]
+seed_cgroups = 1
+[dists.pidlist_build_cpu]
+dist = "const"
+value = "10us"
+[tasks.reader]
+count = 0
+[tasks.churner]
+count = 0
+[tasks.w1]
+count = 1
+program = ["down_write root_dir_i_rwsem", "cpu 1ms", "up_write root_dir_i_rwsem", "sleep 100s"]
+[tasks.w2]
+count = 1
+program = ["sleep 100us", "down_write root_dir_i_rwsem", "cpu 1ms", "up_write root_dir_i_rwsem", "sleep 100s"]
+[tasks.fresh]
+count = 1
+program = ["sleep 200us", "key 3", "span_begin fresh", "call tasks_read_new", "span_end fresh", "sleep 100s"]
+[tasks.old]
+count = 1
+program = ["sleep 200us", "span_begin old", "call procs_read", "span_end old", "sleep 100s"]
+
+[machine]
+profile = 'ideal'
+"#;
+
+#[test]
+fn r126_a_read_of_a_new_cgroups_file_looks_its_directory_up_under_the_parents_i_rwsem() {
+    let r = crate::common::run_text(FRESH_LOOKUP, 1);
+    let wait = |s: &str| r.series(Metric::Wait, s).unwrap().hist.max();
+    // The second writer is granted at the first one's release (1 ms);
+    // the churner's lookup, a reader behind a queued writer (R16), waits
+    // for the second writer's release at 2 ms.
+    assert_eq!(wait("root_dir_i_rwsem/write/w2"), Dur::from_us(900));
+    assert_eq!(wait("root_dir_i_rwsem/read/fresh"), Dur::from_us(1_800));
+    let span = |s: &str| r.series(Metric::Span, s).unwrap().hist.max();
+    assert!(
+        span("fresh/fresh") > Dur::from_us(1_800),
+        "{:?}",
+        span("fresh/fresh")
+    );
+    // A reader of an old cgroup's file walks valid dentries: no parent
+    // lock, done long before the writers are.
+    assert!(r
+        .series(Metric::Wait, "root_dir_i_rwsem/read/old")
+        .is_none());
+    assert!(span("old/old") < Dur::from_us(100), "{:?}", span("old/old"));
+}
+
 const FLUSH: &str = "cgroup1_pidlist_destroy_all/css_free";
 
 /// The earth mover's distance of two log2 histograms, normalised, as
