@@ -192,9 +192,11 @@ fn r96_r97_v1_mkdir_allocates_its_per_cpu_state_under_cgroup_mutex() {
     let mkdirs = two
         .counter("cgroup_mutex/acquisitions/site/v1_mkdir")
         .unwrap();
-    assert_eq!(
-        two.counter("pcpu_alloc_mutex/acquisitions"),
-        Some(4 * mkdirs)
+    // Four for each mkdir; the horizon may cut the last one between two.
+    let allocs = two.counter("pcpu_alloc_mutex/acquisitions").unwrap();
+    assert!(
+        (4 * mkdirs - 3..=4 * mkdirs).contains(&allocs),
+        "{allocs} for {mkdirs} mkdirs"
     );
     assert_eq!(
         two.series(Metric::Hold, "pcpu_alloc_mutex/lock/churner")
