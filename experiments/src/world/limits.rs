@@ -38,8 +38,9 @@ impl Default for Limits {
 /// path and idle state), rounded up: a run of one task on a million CPUs
 /// peaked at 206 MiB more than on one CPU, on 2,097,152 CPUs of a
 /// `server-2s` topology at 428 MiB more (about 210 bytes a CPU; release
-/// build, `/usr/bin/time -f %M`).
-const PER_CPU: u64 = 256;
+/// build, `/usr/bin/time -f %M`, before R125); and since R125 the
+/// random interrupts' process of each CPU.
+const PER_CPU: u64 = 256 + models::machine::episodes::Episodes::BYTES_PER_CPU as u64;
 
 /// Bytes every task costs beside its entry and its slots: its random
 /// stream, its event-queue slot, what the CPU pool and its fair order keep

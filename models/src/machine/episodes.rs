@@ -50,6 +50,12 @@ impl CpuEpisodes {
 }
 
 impl Episodes {
+    /// Bytes one CPU's process keeps: its stream and position, and the
+    /// first allocation of its queue of episodes (four; a CPU seldom has
+    /// more drawn and not over).
+    pub const BYTES_PER_CPU: usize =
+        std::mem::size_of::<CpuEpisodes>() + 4 * std::mem::size_of::<(SimTime, SimTime)>();
+
     /// Steal (R67) of long-run fraction `fraction` in episodes of mean
     /// `episode` on each vCPU, one stream each (`streams`, CPU 0 first).
     /// `None` when there is none to model (`fraction` zero, or not below 1:
