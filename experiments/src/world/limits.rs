@@ -38,9 +38,10 @@ impl Default for Limits {
 /// path and idle state), rounded up: a run of one task on a million CPUs
 /// peaked at 206 MiB more than on one CPU, on 2,097,152 CPUs of a
 /// `server-2s` topology at 428 MiB more (about 210 bytes a CPU; release
-/// build, `/usr/bin/time -f %M`, before R125); and since R125 the
-/// random interrupts' process of each CPU.
-const PER_CPU: u64 = 256 + models::machine::episodes::Episodes::BYTES_PER_CPU as u64;
+/// build, `/usr/bin/time -f %M`, before R125). A machine that is not
+/// `ideal` adds each CPU's random interrupts (R125,
+/// [`models::machine::episodes::Episodes::BYTES_PER_CPU`]).
+const PER_CPU: u64 = 256;
 
 /// Bytes every task costs beside its entry and its slots: its random
 /// stream, its event-queue slot, what the CPU pool and its fair order keep
@@ -92,8 +93,13 @@ pub fn estimated_memory(c: &Compiled) -> u64 {
         0
     };
     let lines = (word_lines + c.lines.len() as u64) * line;
+    let per_cpu = if c.machine.is_ideal() {
+        PER_CPU
+    } else {
+        PER_CPU + models::machine::episodes::Episodes::BYTES_PER_CPU as u64
+    };
     tasks
-        + u64::from(c.cpus.unwrap_or(0)) * PER_CPU
+        + u64::from(c.cpus.unwrap_or(0)) * per_cpu
         + kworkers * largest
         + items * 64
         + locks * (std::mem::size_of::<models::locks::AnyLock>() as u64 + 64)
