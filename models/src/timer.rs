@@ -55,6 +55,14 @@ fn lvl_depth(hz: u32) -> u32 {
 // arithmetic while the product fits (times below 2^64 / HZ ns, 213 days
 // at HZ 1000), 128-bit past that.
 
+/// The shortest time between two ticks at `hz`: the tick period, rounded
+/// down where HZ does not divide a second (HZ 300), since [`tick_of`]
+/// places the ticks at whole nanoseconds.
+#[inline]
+pub fn shortest_tick_period(hz: u32) -> Dur {
+    Dur(1_000_000_000 / u64::from(hz.max(1)))
+}
+
 /// `jiffies` at `now`: whole ticks since the start of the run.
 #[inline]
 pub fn jiffies_at(now: SimTime, hz: u32) -> u64 {

@@ -72,7 +72,7 @@ impl Cpus {
         if c.percpu_runqueues {
             pool.set_percpu();
         }
-        let tick = Dur(1_000_000_000 / u64::from(c.hz.max(1)));
+        let tick = models::timer::shortest_tick_period(c.hz);
         let timeslice = c.timeslice;
         let slice = match c.wake_placement {
             WakePlacement::Eevdf | WakePlacement::Eevdf66 | WakePlacement::Cfs => {

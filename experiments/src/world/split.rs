@@ -13,8 +13,8 @@ impl<'c> World<'c> {
     /// (`sim::rng::rekey`): each task's program stream, its scheduling
     /// and memcg streams, the CPUs' interrupts and a guest's steal. Two
     /// copies of a snapshot re-keyed alike go on identically; re-keyed
-    /// differently, they draw different numbers from here on. Events already set (a sleep's end,
-    /// drawn before the snapshot) stay.
+    /// differently, they draw different numbers from here on. Events
+    /// already set (a sleep's end, drawn before the snapshot) stay.
     pub fn rekey(&mut self, key: u64) {
         for s in self.tasks.rngs.iter_mut() {
             *s = sim::rng::rekey(s, key);

@@ -343,6 +343,11 @@ fn bad_machine_tables_name_file_line_and_field() {
         "t.toml:13: field `machine.irq_rate`: 200000 interrupts a second of 10us each take \
          all of a CPU's time; expected less"
     );
+    // The check is at the run's HZ: a 5 ms tick fits HZ 100's 10 ms.
+    compile_text(&scenario(
+        "cpus = 4\nhz = 100",
+        "[machine]\nhz = 250\ntick_cost = \"5ms\"\n",
+    ));
     let e = compile_error(&scenario(
         "cpus = 4\nhz = 1000",
         "[machine]\ntick_cost = \"2ms\"\n",

@@ -15,19 +15,24 @@
 
 use super::episodes::Episodes;
 use super::Interrupts;
+use crate::timer;
 use crate::CpuId;
 use sim::rng::Stream;
 use sim::{Dur, SimTime};
 
-/// The tick's cost: `cost` at the start of every `period`.
+/// The tick's cost: `cost` from each tick on, the ticks where the rest
+/// of the model has them ([`crate::timer::tick_of`], which keeps HZ 300's
+/// third of a nanosecond a period).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TickCost {
-    period: u64,
+    hz: u32,
     cost: u64,
-    /// The start of the period the last [`TickCost::stretch`] began in:
-    /// queries come at the simulation's clock, which only moves on, so a
-    /// step inside one period needs no division.
+    /// The tick the last [`TickCost::stretch`] began after, its start and
+    /// the next tick's: queries come at the simulation's clock, which only
+    /// moves on, so a step inside one period needs no division.
+    j: u64,
     at: u64,
+    next: u64,
 }
 
 impl TickCost {
@@ -35,22 +40,20 @@ impl TickCost {
     /// nothing; a cost of a whole period or more is cut to leave 1 ns of
     /// each period to the task (the compiler refuses such a profile).
     pub fn new(hz: u32, cost: Dur) -> Option<TickCost> {
-        let period = 1_000_000_000 / u64::from(hz.max(1));
+        let shortest = timer::shortest_tick_period(hz).0;
         (cost > Dur::ZERO).then(|| TickCost {
-            period,
-            cost: cost.0.min(period - 1),
+            hz,
+            cost: cost.0.min(shortest - 1),
+            j: 0,
             at: 0,
+            next: timer::tick_of(1, hz).0,
         })
     }
 
     /// Tick time in `[0, t)`.
     fn lost_before(&self, t: SimTime) -> u64 {
-        (t.0 / self.period) * self.cost + (t.0 % self.period).min(self.cost)
-    }
-
-    /// Task time in `[0, t)`: what is not the tick's.
-    fn work_before(&self, t: SimTime) -> u64 {
-        t.0 - self.lost_before(t)
+        let j = timer::jiffies_at(t, self.hz);
+        j * self.cost + (t.0 - timer::tick_of(j, self.hz).0).min(self.cost)
     }
 
     /// `work` of CPU time from `start` ends at the instant returned,
@@ -60,18 +63,21 @@ impl TickCost {
         if work == Dur::ZERO {
             return start;
         }
-        if start.0 < self.at || start.0 - self.at >= self.period {
-            self.at = start.0 - start.0 % self.period;
+        if start.0 < self.at || start.0 >= self.next {
+            self.j = timer::jiffies_at(start, self.hz);
+            self.at = timer::tick_of(self.j, self.hz).0;
+            self.next = timer::tick_of(self.j + 1, self.hz).0;
         }
-        let end = start.0.max(self.at + self.cost) + work.0;
-        if end <= self.at + self.period {
-            return SimTime(end);
+        let (mut j, mut next) = (self.j, self.next);
+        let (mut t, mut left) = (start.0.max(self.at + self.cost), work.0);
+        // Period by period: a step longer than one is rare.
+        while left > next - t {
+            left -= next - t;
+            t = next + self.cost;
+            j += 1;
+            next = timer::tick_of(j + 1, self.hz).0;
         }
-        // The first instant by which the task has had `target` of time.
-        let target = self.work_before(start) + work.0;
-        let per = self.period - self.cost;
-        let k = (target - 1) / per;
-        SimTime(k * self.period + self.cost + (target - k * per))
+        SimTime(t + left)
     }
 
     /// Tick time within `[from, to)`.
@@ -165,18 +171,18 @@ mod tests {
         assert!(TickCost::new(250, Dur::ZERO).is_none());
     }
 
-    /// Period by period, the obvious way.
-    fn walked(p: u64, c: u64, start: u64, work: u64) -> u64 {
+    /// Tick by tick, the obvious way, at the model's tick instants.
+    fn walked(hz: u32, c: u64, start: u64, work: u64) -> u64 {
         let (mut at, mut left) = (start, work);
         loop {
-            let tick = at - at % p;
-            at = at.max(tick + c);
-            let room = tick + p - at;
+            let j = timer::jiffies_at(SimTime(at), hz);
+            at = at.max(timer::tick_of(j, hz).0 + c);
+            let room = timer::tick_of(j + 1, hz).0 - at;
             if left <= room {
                 return at + left;
             }
             left -= room;
-            at = tick + p;
+            at = timer::tick_of(j + 1, hz).0;
         }
     }
 
@@ -184,6 +190,7 @@ mod tests {
     fn r125_the_shortcut_inside_a_period_agrees_with_walking_the_ticks() {
         let mut t = tick();
         let (p, c) = (4_000_000, 8_000);
+        let mut t300 = TickCost::new(300, Dur(c)).unwrap();
         // A fixed pseudo-random walk: starts mostly moving on, now and
         // then going back; steps from 0 to three periods.
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -202,14 +209,20 @@ mod tests {
             } else {
                 (x >> 20) % 20_000
             };
-            let got = t.stretch(SimTime(now), Dur(work));
-            let want = if work == 0 {
-                now
-            } else {
-                walked(p, c, now, work)
-            };
-            assert_eq!(got, SimTime(want), "from {now}, {work} ns");
+            for (hz, t) in [(250, &mut t), (300, &mut t300)] {
+                let got = t.stretch(SimTime(now), Dur(work));
+                let want = if work == 0 {
+                    now
+                } else {
+                    walked(hz, c, now, work)
+                };
+                assert_eq!(got, SimTime(want), "HZ {hz}: from {now}, {work} ns");
+            }
         }
+        // At HZ 300 the handler starts at the model's tick, 1000 s on,
+        // where a whole-nanosecond period would be 333 ns early.
+        let tick = timer::tick_of(300_000, 300);
+        assert_eq!(t300.within(tick, tick + Dur(c)), Dur(c));
     }
 
     #[test]

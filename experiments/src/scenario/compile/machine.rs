@@ -191,9 +191,10 @@ pub(super) fn profile(src: &Source, doc: &Doc) -> Result<Profile, ScenarioError>
 /// microsecond is a CPU that does nothing else.
 const MAX_IRQ_RATE: f64 = 1e6;
 
-/// The `[machine]` interrupt fields (R125) written over `p`'s: a tick
-/// that leaves time between ticks, a rate from 0 to [`MAX_IRQ_RATE`], and
-/// interrupts that take less than all of a CPU's time.
+/// The `[machine]` interrupt fields (R125) written over `p`'s: a rate
+/// from 0 to [`MAX_IRQ_RATE`], and interrupts that take less than all of
+/// a CPU's time. Whether the tick leaves time between ticks depends on
+/// the run's HZ, which `settings` checks.
 fn interrupts(src: &Source, m: &MachineDef, p: &mut Profile) -> Result<(), ScenarioError> {
     if let Some(d) = cost(src, "machine.tick_cost", &m.tick_cost)? {
         set(&mut p.interrupts.tick, d);
@@ -214,18 +215,6 @@ fn interrupts(src: &Source, m: &MachineDef, p: &mut Profile) -> Result<(), Scena
             ));
         }
         p.interrupts.irq_rate = models::machine::Cited::exact(r, SET_HERE);
-    }
-    let period = Dur(1_000_000_000 / u64::from(p.hz.value));
-    if p.interrupts.tick.value >= period {
-        let span = (m.tick_cost.as_ref().map(Spanned::span)).or(m.hz.as_ref().map(Spanned::span));
-        return Err(ScenarioError::new(
-            src.locate(span),
-            "machine.tick_cost",
-            format!(
-                "a tick of {} leaves no time between ticks at HZ {} (a period of {period})",
-                p.interrupts.tick.value, p.hz.value
-            ),
-        ));
     }
     let i = &p.interrupts;
     let busy = i.irq_rate.value * i.irq.value.0 as f64 / 1e9;

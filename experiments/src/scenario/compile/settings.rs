@@ -121,25 +121,9 @@ pub(super) fn settings(src: &Source, doc: &Doc) -> Result<Settings, ScenarioErro
     let kernel_defaults = real && cpus.is_some();
     let hz = match &h.hz {
         None => run_machine.hz,
-        Some(v) => {
-            let hz = machine::hz(src, "scenario.hz", v)?;
-            // The machine's tick must leave time between ticks at this HZ
-            // too (R125; `[machine]` checked it at its own).
-            let tick = run_machine.interrupts.tick;
-            let period = Dur(1_000_000_000 / u64::from(hz));
-            if tick >= period {
-                return Err(ScenarioError::new(
-                    src.locate(Some(v.span())),
-                    "scenario.hz",
-                    format!(
-                        "at HZ {hz} the machine's tick of {tick} leaves no time between \
-                         ticks (a period of {period})"
-                    ),
-                ));
-            }
-            hz
-        }
+        Some(v) => machine::hz(src, "scenario.hz", v)?,
     };
+    tick_fits(src, doc, &h.hz, hz, run_machine.interrupts.tick)?;
     let wake_latency = match &h.wake_latency {
         None => None,
         Some(v) => {
@@ -376,4 +360,38 @@ fn choice<T: Copy>(
             ))
         }
     }
+}
+
+/// R125: the machine's tick handler leaves time between ticks at the
+/// run's HZ. The error names `scenario.hz` when the scenario chose the
+/// HZ, else the machine's `tick_cost` (or its `hz`).
+fn tick_fits(
+    src: &Source,
+    doc: &Doc,
+    scenario_hz: &Option<Spanned<u32>>,
+    hz: u32,
+    tick: Dur,
+) -> Result<(), ScenarioError> {
+    let period = models::timer::shortest_tick_period(hz);
+    if tick < period {
+        return Ok(());
+    }
+    if let Some(v) = scenario_hz {
+        return Err(ScenarioError::new(
+            src.locate(Some(v.span())),
+            "scenario.hz",
+            format!(
+                "at HZ {hz} the machine's tick of {tick} leaves no time between ticks \
+                 (a period of {period})"
+            ),
+        ));
+    }
+    let m = doc.machine.as_ref().map(Spanned::get_ref);
+    let span = (m.and_then(|m| m.tick_cost.as_ref().map(Spanned::span)))
+        .or(m.and_then(|m| m.hz.as_ref().map(Spanned::span)));
+    Err(ScenarioError::new(
+        src.locate(span),
+        "machine.tick_cost",
+        format!("a tick of {tick} leaves no time between ticks at HZ {hz} (a period of {period})"),
+    ))
 }
