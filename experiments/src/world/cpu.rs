@@ -217,7 +217,12 @@ impl<'c> World<'c> {
     pub(super) fn take_limited_cpu(&mut self, t: TaskId) -> Option<CpuId> {
         match self.tasks[t].bound {
             Some(cpu) => self.cpus.pool.wake_on(self.clock.now, t, cpu),
-            None => self.cpus.pool.wake(self.clock.now, t),
+            None => {
+                // The waker, if a task acts: where wake_affine may place `t` (R127).
+                let cur = self.clock.current;
+                let waker = (cur != NONE).then(|| (cur, self.tasks[cur].cpu));
+                self.cpus.pool.wake(self.clock.now, t, waker)
+            }
         }
         // Whether this wakeup asks the CPU it is queued on to reschedule
         // (an IPI its waker sends, R122): counted by the pool.

@@ -276,27 +276,69 @@ program = ["span_begin got", "mutex_lock m", "span_end got", "mutex_unlock m", "
 profile = 'ideal'
 "#;
 
+/// R122's line: the holder's CPU has run 5 ms, the waiter's 5.2 ms before
+/// it blocked and the hog's 0.2 ms since: wake_affine (R127) keeps the
+/// waiter with its own CPU, which the hog now runs.
+const LOADED_WAKER: &str = r#"
+[scenario]
+name = "loaded-waker"
+duration = "20ms"
+cpus = 2
+runqueue = "percpu"
+wake_placement = "eevdf"
+timeslice = "3ms"
+preemption = "none"
+[locks.m]
+kind = "mutex"
+line_transfer = "0ns"
+line_local = "0ns"
+[tasks.holder]
+count = 1
+program = ["cpu 5ms", "mutex_lock m", "sleep 500us", "span_begin unlock", "mutex_unlock m", "span_end unlock", "sleep 100ms"]
+[tasks.hog]
+count = 1
+program = ["sleep 5300us", "cpu 10ms", "sleep 100ms"]
+[tasks.idler]
+count = 1
+program = ["sleep 100ms"]
+[tasks.waiter]
+count = 1
+program = ["cpu 5200us", "span_begin got", "mutex_lock m", "span_end got", "mutex_unlock m", "sleep 100ms"]
+
+[machine]
+profile = 'ideal'
+"#;
+
 #[test]
-fn r122_the_waker_pays_for_a_wakeup_on_another_cpu_an_ipi_or_a_line() {
+fn r122_r127_the_waker_pays_for_a_wakeup_on_another_cpu_an_ipi_or_a_line() {
     // Guest (its wake path; the switch cost is the scenario's, none): the
     // holder's vCPU 0 halted 500 us, none of it polled (a fresh window):
     // it runs and unlocks at 500 + 5 + 4 us (host wakeup, C1E).
     let unlock_at = 500_000 + 5_000 + 4_000;
-    // PREEMPT_NONE: EEVDF does not preempt the hog for the waiter (the
+    // The hog's CPU carries more load than the holder's: wake_affine
+    // (R127) queues the waiter on the holder's own CPU. No other CPU's
+    // queue is written and no IPI sent: the holder pays nothing, and the
+    // waiter runs there when the holder sleeps.
+    let c = on(BUSY_TARGET, "kvm-guest");
+    let r = run(&c);
+    assert_eq!(span(&r, "unlock/holder"), Dur::ZERO);
+    assert_eq!(r.counter("cpu/waker_ns"), Some(0));
+    assert_eq!(r.counter("cpu/wake_affine_targets"), Some(1));
+    let got = r.series(Metric::Span, "got/waiter").unwrap().hist.max();
+    assert_eq!(got, Dur(unlock_at));
+    // The waiter's own CPU carries less: it is queued there, behind the
+    // hog. PREEMPT_NONE: EEVDF does not preempt the hog for it (the
     // hog's slice runs on), so no IPI: the holder writes CPU 1's run
     // queue, one line within the socket (51 ns), before its next step,
     // the span's end.
-    let c = on(BUSY_TARGET, "kvm-guest");
+    let c = on(LOADED_WAKER, "kvm-guest");
     let line = c.machine.lines.socket;
     assert_eq!(line, Dur(51));
     let r = run(&c);
+    assert_eq!(r.counter("cpu/wake_affine_targets"), Some(0));
     assert_eq!(span(&r, "unlock/holder"), line);
     assert_eq!(r.counter("cpu/waker_ns"), Some(51));
     assert_eq!(r.counter("cpu/wakeup_preemptions"), Some(0));
-    // The waiter, blocked from the start, is pulled by CPU 0 when the
-    // holder sleeps after paying.
-    let got = r.series(Metric::Span, "got/waiter").unwrap().hist.max();
-    assert_eq!(got, Dur(unlock_at + 51));
     // PREEMPT_FULL: the waiter preempts the hog's burst on CPU 1, which
     // takes an IPI to that vCPU: a VM exit the holder pays (wake_send).
     let full = on(

@@ -35,10 +35,12 @@
 //! that every CPU serves:
 //! - a task that becomes runnable takes its previous CPU if that is idle,
 //!   else the lowest idle one (select_idle_sibling), else it waits on its
-//!   previous CPU (`prev_cpu`: wake_affine's choice of the waker's CPU is
-//!   not modelled). With [`CpuPool::set_sis_util`] (the kernel's
-//!   scheduler, R121) the search looks at the task's recently used CPU,
-//!   then only at the next `nr_idle_scan` CPUs of the previous CPU's LLC,
+//!   previous CPU (`prev_cpu`). With [`CpuPool::set_sis_util`] (the
+//!   kernel's scheduler, R121) a wakeup by a task may start at the
+//!   waker's CPU instead (wake_affine, R127; the task then waits there if
+//!   nothing is idle), and the search looks at the previous CPU, the
+//!   task's recently used CPU, then only at the next `nr_idle_scan` CPUs
+//!   of the start's LLC,
 //!   fewer the busier the LLC, none from 85.5%; a task left waiting while
 //!   a CPU idles is pulled at that CPU's idle balance
 //!   ([`CpuPool::idle_balance`]). A task placed for the first time goes to CPU k mod N,
@@ -158,7 +160,51 @@ struct SisUtil {
     /// Each task's `recent_used_cpu`: its previous CPU at its last
     /// wakeup, looked at after the previous CPU.
     recent: TiVec<TaskId, CpuId>,
+    /// Each CPU's busy share (R127's `cpu_load`), a PELT average kept
+    /// lazily: its value at `cpu_at`, and whether the CPU has been busy
+    /// since.
+    cpu_load: TiVec<CpuId, (f64, SimTime, bool)>,
+    /// Each task's wakee flips and runnable share (R127).
+    wakee: TiVec<TaskId, Wakee>,
 }
+
+/// What `select_task_rq_fair` keeps of a task for wake_affine (R127):
+/// `record_wakee`'s flips, halved once a second, and the task's runnable
+/// share (its `task_h_load`), a PELT average kept lazily.
+#[derive(Clone, Copy, Debug)]
+struct Wakee {
+    flips: u32,
+    last_wakee: TaskId,
+    decay_at: SimTime,
+    load: f64,
+    load_at: SimTime,
+    runnable: bool,
+}
+
+impl Default for Wakee {
+    fn default() -> Self {
+        Wakee {
+            flips: 0,
+            last_wakee: NO_TASK,
+            decay_at: SimTime::ZERO,
+            load: 0.0,
+            load_at: SimTime::ZERO,
+            runnable: false,
+        }
+    }
+}
+
+/// A PELT average `avg` at `at`, brought to `now`: it decays with the
+/// 32 ms half-life and gains what `on` (busy, runnable) added meanwhile.
+#[inline]
+fn pelt_at(avg: f64, at: SimTime, now: SimTime, on: bool) -> f64 {
+    let decay = (-(now.since(at).0 as f64) / PELT_HALF_LIFE_NS).exp2();
+    avg * decay + if on { 1.0 - decay } else { 0.0 }
+}
+
+/// `record_wakee`'s decay period: the flips halve once a second (HZ
+/// jiffies, kernel/sched/fair.c).
+const WAKEE_DECAY: Dur = Dur(1_000_000_000);
 
 /// PELT's half-life: a utilization's weight halves every 32 ms
 /// (kernel/sched/pelt.c, `LOAD_AVG_PERIOD` 32 periods of 1024 us).
@@ -182,6 +228,8 @@ impl SisUtil {
 
     /// `cpu` became busy (or free) at `now`.
     fn note(&mut self, cpu: CpuId, now: SimTime, busy: bool) {
+        let (avg, at, on) = self.cpu_load[cpu];
+        self.cpu_load[cpu] = (pelt_at(avg, at, now, on), now, busy);
         let l = self.llc_of[cpu].0 as usize;
         self.busy_ns[l] += u128::from(self.busy[l]) * u128::from(now.since(self.upto[l]).0);
         self.upto[l] = now;
@@ -212,21 +260,27 @@ impl SisUtil {
         }
     }
 
-    /// The free CPU the search finds for `task` whose previous CPU `prev`
-    /// is busy: its recently used CPU if idle and in the same LLC, else
-    /// the next `nr_idle_scan` CPUs of its LLC after `prev`, wrapping.
-    fn scan(&self, task: TaskId, prev: CpuId, free: &[u64]) -> Option<CpuId> {
+    /// The free CPU `select_idle_sibling` finds for `task`, previously on
+    /// `prev`, from `target` (`prev`, or its waker's CPU: R127), both
+    /// busy: `prev` if idle and in `target`'s LLC, else its recently used
+    /// CPU if idle and in that LLC, else the next `nr_idle_scan` CPUs of
+    /// that LLC after `target`, wrapping.
+    fn scan(&self, task: TaskId, prev: CpuId, target: CpuId, free: &[u64]) -> Option<CpuId> {
         let is_free = |c: CpuId| {
             let (w, bit) = mask_bit(c);
             free[w] & bit != 0
         };
+        let llc = self.llc_of[target].0;
+        if prev != target && self.llc_of[prev].0 == llc && is_free(prev) {
+            return Some(prev);
+        }
         if let Some(&r) = self.recent.get(task) {
-            if r != NOT_PLACED && r != prev && self.llc_of[r].0 == self.llc_of[prev].0 && is_free(r)
+            if r != NOT_PLACED && r != prev && r != target && self.llc_of[r].0 == llc && is_free(r)
             {
                 return Some(r);
             }
         }
-        let (l, pos) = self.llc_of[prev];
+        let (l, pos) = self.llc_of[target];
         let cpus = &self.llc_cpus[l as usize];
         let n = cpus.len();
         let depth = (self.nr_scan[l as usize] as usize).min(n - 1);
@@ -249,6 +303,77 @@ impl SisUtil {
             self.recent.resize(task.index() + 1, NOT_PLACED);
         }
         self.recent[task] = prev;
+    }
+
+    fn wakee_mut(&mut self, task: TaskId) -> &mut Wakee {
+        if task.index() >= self.wakee.len() {
+            self.wakee.resize(task.index() + 1, Wakee::default());
+        }
+        &mut self.wakee[task]
+    }
+
+    /// `task` becomes runnable (or blocks) at `now`: its runnable share
+    /// turns on (off).
+    fn runnable(&mut self, task: TaskId, now: SimTime, on: bool) {
+        let w = self.wakee_mut(task);
+        if w.runnable != on {
+            w.load = pelt_at(w.load, w.load_at, now, w.runnable);
+            w.load_at = now;
+            w.runnable = on;
+        }
+    }
+
+    /// R127, `select_task_rq_fair` for `task` (previously on `prev`,
+    /// which is idle or not) woken by `waker` running on `this`: where
+    /// the idle search starts. The waker records the wakee
+    /// (`record_wakee`); unless the pair flips among many partners
+    /// (`wake_wide`), `wake_affine` picks `this` over a busy `prev` when
+    /// `this` carries less load, with the wakee's own load counted on
+    /// `this` and taken off `prev`, and `prev` favoured by half the
+    /// domain's imbalance_pct (`wake_affine_weight`, WA_BIAS). The waker
+    /// runs on `this`, so `wake_affine_idle` only keeps an idle `prev`;
+    /// no wakeup here is a sync one. A CPU's load is its busy share plus
+    /// a whole CPU for each task waiting on it (`waiting`).
+    fn wake_target(
+        &mut self,
+        now: SimTime,
+        task: TaskId,
+        prev: CpuId,
+        prev_idle: bool,
+        (waker, this): (TaskId, CpuId),
+        waiting: impl Fn(CpuId) -> usize,
+    ) -> CpuId {
+        let w = self.wakee_mut(waker);
+        if now > w.decay_at + WAKEE_DECAY {
+            w.flips >>= 1;
+            w.decay_at = now;
+        }
+        if w.last_wakee != task {
+            w.last_wakee = task;
+            w.flips += 1;
+        }
+        let master = w.flips;
+        let slave = self.wakee_mut(task).flips;
+        let (master, slave) = (master.max(slave), master.min(slave));
+        let factor = self.llc_cpus[self.llc_of[this].0 as usize].len() as u32;
+        let wide = slave >= factor && master >= slave.saturating_mul(factor);
+        if this == prev || wide || prev_idle {
+            return prev;
+        }
+        let load = |s: &Self, c: CpuId| {
+            let (avg, at, on) = s.cpu_load[c];
+            pelt_at(avg, at, now, on) + waiting(c) as f64
+        };
+        let t = self.wakee_mut(task);
+        let task_load = pelt_at(t.load, t.load_at, now, t.runnable);
+        let this_eff = (load(self, this) + task_load) * 100.0;
+        let bias = 100 + (LLC_IMBALANCE_PCT - 100) / 2;
+        let prev_eff = (load(self, prev) - task_load) * bias as f64;
+        if this_eff < prev_eff {
+            this
+        } else {
+            prev
+        }
     }
 }
 
@@ -319,6 +444,11 @@ pub struct CpuPool {
     /// The kernel's limit on a wakeup's idle search (R121); `None`: every
     /// free CPU is found.
     sis: Option<Box<SisUtil>>,
+    /// The last wakeup's idle search start when wake_affine moved it to
+    /// the waker's CPU (R127): the task and that CPU, until the task is
+    /// placed; and how many wakeups it moved.
+    affine: Option<(TaskId, CpuId)>,
+    affine_targets: u64,
     runq_waits: u64,
     runq_wait_ns: u128,
     runq_max: usize,
@@ -340,6 +470,8 @@ impl CpuPool {
             rt_q: VecDeque::new(),
             percpu: None,
             sis: None,
+            affine: None,
+            affine_targets: 0,
             runq_waits: 0,
             runq_wait_ns: 0,
             runq_max: 0,
@@ -463,6 +595,8 @@ impl CpuPool {
             next_balance: ti_vec![SimTime::ZERO; n as usize],
             interval,
             recent: TiVec::new(),
+            cpu_load: ti_vec![(0.0, SimTime::ZERO, false); n as usize],
+            wakee: TiVec::new(),
         }));
     }
 
@@ -506,15 +640,23 @@ impl CpuPool {
     /// busy (it then waits on its own).
     fn free_cpu_for(&mut self, task: TaskId) -> Option<CpuId> {
         let home = self.home(task);
-        let (w, bit) = mask_bit(home);
+        let target = self.wake_target_of(task).unwrap_or(home);
+        let (w, bit) = mask_bit(target);
         if self.free[w] & bit != 0 {
-            return Some(home);
+            return Some(target);
         }
         if let Some(s) = self.sis.as_deref() {
-            return s.scan(task, home, &self.free);
+            return s.scan(task, home, target, &self.free);
         }
         let (w, b) = self.free.iter().enumerate().find(|(_, b)| **b != 0)?;
         Some(CpuId(w as u32 * 64 + b.trailing_zeros()))
+    }
+
+    /// The waker's CPU where wake_affine starts `task`'s placement, if
+    /// it did at this wakeup (R127).
+    #[inline]
+    fn wake_target_of(&self, task: TaskId) -> Option<CpuId> {
+        self.affine.filter(|a| a.0 == task).map(|a| a.1)
     }
 
     /// The CPU whose queue `task` joins if it becomes runnable now: with
@@ -582,16 +724,40 @@ impl CpuPool {
     /// `task` becomes runnable now (woken, or started): the fair order
     /// places it. A no-op without one.
     #[inline]
-    pub fn wake(&mut self, now: SimTime, task: TaskId) {
+    pub fn wake(&mut self, now: SimTime, task: TaskId, waker: Option<(TaskId, CpuId)>) {
+        self.affine = None;
         if let Some(s) = self.sis.as_deref_mut() {
             s.sample(now);
         }
         if self.fair(task).is_none() {
             return;
         }
+        if self.sis.is_some() {
+            self.wake_affine(now, task, waker);
+        }
         let rq = self.target_rq(task);
         if let Some(e) = self.fair.as_mut() {
             e.wake(now, task, rq);
+        }
+    }
+
+    /// R127: `task` becomes runnable, woken by `waker` (the task and its
+    /// CPU; `None` for a timer): wake_affine may start its placement at
+    /// the waker's CPU instead of its previous one.
+    fn wake_affine(&mut self, now: SimTime, task: TaskId, waker: Option<(TaskId, CpuId)>) {
+        let prev = self.home(task);
+        let s = self.sis.as_deref_mut().expect("checked");
+        s.runnable(task, now, true);
+        let Some(waker) = waker.filter(|w| w.0 != task && w.1 != CpuId::ANY) else {
+            return;
+        };
+        let (w, bit) = mask_bit(prev);
+        let prev_idle = self.free[w] & bit != 0;
+        let p = self.percpu.as_ref().expect("SIS_UTIL needs per-CPU queues");
+        let target = s.wake_target(now, task, prev, prev_idle, waker, |c| p.waiting_on(c));
+        if target != prev {
+            self.affine = Some((task, target));
+            self.affine_targets += 1;
         }
     }
 
@@ -625,6 +791,11 @@ impl CpuPool {
     /// it is requeued next) or not (it blocks, keeping its lag).
     #[inline]
     pub fn stopped(&mut self, now: SimTime, task: TaskId, runnable: bool) {
+        if !runnable {
+            if let Some(s) = self.sis.as_deref_mut() {
+                s.runnable(task, now, false);
+            }
+        }
         if self.percpu.is_some() {
             let c = self.home(task);
             let p = self.percpu.as_mut().expect("per-CPU queues");
@@ -698,6 +869,12 @@ impl CpuPool {
         if self.sis.is_some() {
             let prev = self.home(task);
             self.sis.as_deref_mut().expect("checked").placed(task, prev);
+        }
+        // With no free CPU the task waits on the search's start (R127).
+        if let Some(target) = self.affine.take().filter(|a| a.0 == task).map(|a| a.1) {
+            if found.is_none() {
+                self.set_home(task, target);
+            }
         }
         let c = found?;
         self.take_free(now, c);
@@ -1038,6 +1215,9 @@ impl CpuPool {
                 c.push(("wakeup_preemptions", p.wakeup_preemptions));
             }
         }
+        if self.sis.is_some() {
+            c.push(("wake_affine_targets", self.affine_targets));
+        }
         c
     }
 }
@@ -1141,10 +1321,10 @@ mod tests {
         let mut p = CpuPool::with_cpus(1);
         p.set_eevdf(Dur(3 * MS), Dur(MS), true);
         // Hogs 1 and 2 take turns of 3 ms.
-        p.wake(at(0), TaskId(1));
+        p.wake(at(0), TaskId(1), None);
         assert_eq!(p.try_take(), Some(CpuId(0)));
         p.started(at(0), TaskId(1), CpuId(0));
-        p.wake(at(0), TaskId(2));
+        p.wake(at(0), TaskId(2), None);
         p.enqueue_woken(at(0), TaskId(2));
         p.stopped(at(3), TaskId(1), true);
         p.requeue(at(3), TaskId(1));
@@ -1213,11 +1393,11 @@ mod tests {
         p.set_free(SimTime(0), CpuId(3));
         // At no load so far (utilization 0: scan all 4), task 1 is woken
         // while CPU 1 is busy: the search finds CPU 3 two CPUs on.
-        p.wake(SimTime(0), TaskId(1));
+        p.wake(SimTime(0), TaskId(1), None);
         assert_eq!(p.free_cpu_for(TaskId(1)), Some(CpuId(3)));
         // 3 of 4 CPUs busy for 200 ms: utilization 0.75 x (1 - 2^-6.1),
         // 0.739, and a depth of floor(4 x (1 - 0.739^2 x 1.3689)) = 1.
-        p.wake(SimTime(200 * MS), TaskId(1));
+        p.wake(SimTime(200 * MS), TaskId(1), None);
         let s = p.sis.as_deref().expect("SIS_UTIL set");
         assert!((s.util[0] - 0.739).abs() < 0.001, "{}", s.util[0]);
         assert_eq!(s.nr_scan[0], 1);
@@ -1226,8 +1406,136 @@ mod tests {
         assert_eq!(p.free_cpu_for(TaskId(1)), None);
         assert_eq!(p.try_take_for(SimTime(200 * MS), TaskId(2)), Some(CpuId(3)));
         // Within the same tick the depth is not sampled again.
-        p.wake(SimTime(203 * MS), TaskId(1));
+        p.wake(SimTime(203 * MS), TaskId(1), None);
         assert_eq!(p.sis.as_deref().unwrap().last, SimTime(200 * MS));
+    }
+
+    /// A pool of `n` CPUs in one LLC with the kernel's scheduler (per-CPU
+    /// queues, EEVDF, SIS_UTIL), tasks 0..n running on CPUs 0..n since 0,
+    /// and the idle search cut to nothing (the LLC at 100%), as of `now`.
+    fn busy_kernel_pool(n: u32, now: SimTime) -> CpuPool {
+        let tick = Dur(4_000_000);
+        let mut p = CpuPool::with_cpus(n);
+        p.set_percpu();
+        p.set_sis_util(tick, |_| 0);
+        p.set_eevdf(Dur(3_000_000), tick, true);
+        for t in 0..n {
+            p.wake(SimTime(0), TaskId(t), None);
+            assert_eq!(p.make_runnable(SimTime(0), TaskId(t)), Some(CpuId(t)));
+            p.started(SimTime(0), TaskId(t), CpuId(t));
+        }
+        let s = p.sis.as_deref_mut().unwrap();
+        s.util[0] = 1.0;
+        s.nr_scan[0] = 0;
+        s.last = now;
+        p
+    }
+
+    /// `task`, last on `cpu`, wakes at `now` (woken by `waker`) and finds
+    /// no free CPU: the CPU it waits on.
+    fn woken_waits_on(
+        p: &mut CpuPool,
+        now: SimTime,
+        task: TaskId,
+        cpu: CpuId,
+        waker: Option<(TaskId, CpuId)>,
+    ) -> Option<CpuId> {
+        p.set_home(task, cpu);
+        p.wake(now, task, waker);
+        assert_eq!(p.make_runnable(now, task), None);
+        p.queued_on(task)
+    }
+
+    /// R127: with every CPU busy and no idle CPU in reach, a woken task
+    /// waits on its waker's CPU when that carries less load than its own
+    /// previous CPU (wake_affine_weight: the waker's CPU with the wakee's
+    /// load added, against the previous one with it taken off and a bias
+    /// of 108/100), and on its previous CPU otherwise; a timer's wakeup
+    /// (no waker) leaves it on its previous CPU.
+    #[test]
+    fn r127_a_woken_task_waits_on_its_wakers_cpu_when_that_is_less_loaded() {
+        let now = SimTime(100_000_000);
+        let mut p = busy_kernel_pool(4, now);
+        // Two tasks wait on CPU 2.
+        for t in [10, 11] {
+            assert_eq!(
+                woken_waits_on(&mut p, now, TaskId(t), CpuId(2), None),
+                Some(CpuId(2))
+            );
+        }
+        // Task 20 last ran on CPU 2 (1 + 2 waiting); task 1 on CPU 1
+        // (1, nobody waiting) wakes it: it waits on CPU 1.
+        let on = woken_waits_on(
+            &mut p,
+            now,
+            TaskId(20),
+            CpuId(2),
+            Some((TaskId(1), CpuId(1))),
+        );
+        assert_eq!(on, Some(CpuId(1)));
+        assert!(p.counters().contains(&("wake_affine_targets", 1)));
+        // Task 21 last ran on CPU 1 (now one waiting there) and is woken
+        // from CPU 2 (two waiting): it stays with CPU 1.
+        let on = woken_waits_on(
+            &mut p,
+            now,
+            TaskId(21),
+            CpuId(1),
+            Some((TaskId(2), CpuId(2))),
+        );
+        assert_eq!(on, Some(CpuId(1)));
+        // Task 22, last on CPU 2, woken by a timer: CPU 2.
+        assert_eq!(
+            woken_waits_on(&mut p, now, TaskId(22), CpuId(2), None),
+            Some(CpuId(2))
+        );
+        assert!(p.counters().contains(&("wake_affine_targets", 1)));
+    }
+
+    /// R127: an idle previous CPU keeps the wakee (wake_affine_idle), and
+    /// from the waker's CPU the idle search also looks at the previous
+    /// CPU when it shares the waker's LLC (select_idle_sibling).
+    #[test]
+    fn r127_an_idle_previous_cpu_keeps_the_wakee() {
+        let now = SimTime(100_000_000);
+        let mut p = busy_kernel_pool(4, now);
+        p.stopped(now, TaskId(3), false);
+        assert_eq!(p.release(now, CpuId(3)), None);
+        p.set_home(TaskId(20), CpuId(3));
+        p.wake(now, TaskId(20), Some((TaskId(1), CpuId(1))));
+        assert_eq!(p.try_take_for(now, TaskId(20)), Some(CpuId(3)));
+        assert!(p.counters().contains(&("wake_affine_targets", 0)));
+    }
+
+    /// R127 (`wake_wide`): a waker that flips among at least
+    /// `factor` (the LLC's size) times as many wakees as a wakee that
+    /// flips among at least `factor` itself wakes it where it was; each
+    /// wakeup of another wakee than the last adds a flip, and the
+    /// waker's flips halve once a second, at its next wakeup.
+    #[test]
+    fn r127_a_waker_that_flips_among_many_wakees_wakes_wide() {
+        let now = SimTime(100_000_000);
+        let p = busy_kernel_pool(4, now);
+        let mut s = p.sis.clone().unwrap();
+        let (prev, this) = (CpuId(2), CpuId(1));
+        // CPU 2 carries two waiting tasks more than CPU 1: affine.
+        let waiting = |c: CpuId| if c == prev { 2 } else { 0 };
+        s.wakee_mut(TaskId(7)).flips = 3;
+        s.wakee_mut(TaskId(0)).flips = 19;
+        // The waker's flips become 20, the wakee's 3 < 4: not wide.
+        let t = s.wake_target(now, TaskId(7), prev, false, (TaskId(0), this), waiting);
+        assert_eq!((t, s.wakee[TaskId(0)].flips), (this, 20));
+        // The same wakee again adds no flip; with the wakee at 5 flips,
+        // 20 >= 4 x 5: wide, the previous CPU.
+        s.wakee_mut(TaskId(7)).flips = 5;
+        let t = s.wake_target(now, TaskId(7), prev, false, (TaskId(0), this), waiting);
+        assert_eq!((t, s.wakee[TaskId(0)].flips), (prev, 20));
+        // More than a second after its last decay (at 0), the waker's
+        // flips halve: 10 < 4 x 5, not wide.
+        let later = SimTime(1_200_000_000);
+        let t = s.wake_target(later, TaskId(7), prev, false, (TaskId(0), this), waiting);
+        assert_eq!((t, s.wakee[TaskId(0)].flips), (this, 10));
+        assert_eq!(s.wakee[TaskId(0)].decay_at, later);
     }
 
     /// R121: a task left waiting on a busy CPU while another idles is
@@ -1258,7 +1566,7 @@ mod tests {
         // Task 2, whose CPU is 0 (placed k mod 2 = 0), wakes at 11 ms:
         // CPU 0 is busy and the search looks at no other CPU, so it waits
         // on CPU 0 though CPU 1 idles.
-        p.wake(SimTime(11 * MS), TaskId(2));
+        p.wake(SimTime(11 * MS), TaskId(2), None);
         assert_eq!(p.make_runnable(SimTime(11 * MS), TaskId(2)), None);
         assert_eq!(p.waiting_for(CpuId(0)), 1);
         assert_eq!(p.idle_balance_due(), Some(SimTime(14 * MS)));
@@ -1351,7 +1659,7 @@ mod tests {
             (4, None),
         ] {
             let t = TaskId(t);
-            p.wake(at(0), t);
+            p.wake(at(0), t, None);
             let got = p.make_runnable(at(0), t);
             assert_eq!(got, cpu);
             if let Some(c) = got {
@@ -1383,17 +1691,17 @@ mod tests {
             let mut p = CpuPool::with_cpus(1);
             p.set_percpu();
             p.set_eevdf(Dur(3 * MS), Dur(MS), true);
-            p.wake(at(0), TaskId(2));
+            p.wake(at(0), TaskId(2), None);
             assert_eq!(p.make_runnable(at(0), TaskId(2)), Some(CpuId(0)));
             p.started(at(0), TaskId(2), CpuId(0));
-            p.wake(at(0), TaskId(1));
+            p.wake(at(0), TaskId(1), None);
             assert_eq!(p.make_runnable(at(0), TaskId(1)), None);
             assert!(!p.resched_set(CpuId(0)), "B is eligible at 0");
             p.stopped(at(3000), TaskId(2), true);
             p.requeue(at(3000), TaskId(2));
             assert_eq!(p.release(at(3000), CpuId(0)).map(|x| x.0), Some(TaskId(1)));
             p.started(at(3000), TaskId(1), CpuId(0));
-            p.wake(at(wake_us), TaskId(3));
+            p.wake(at(wake_us), TaskId(3), None);
             assert_eq!(p.make_runnable(at(wake_us), TaskId(3)), None);
             p
         };
@@ -1426,11 +1734,11 @@ mod tests {
             let mut p = CpuPool::with_cpus(1);
             p.set_percpu();
             p.set_cfs(Dur(3 * MS));
-            p.wake(at(0), TaskId(3));
+            p.wake(at(0), TaskId(3), None);
             assert_eq!(p.make_runnable(at(0), TaskId(3)), Some(CpuId(0)));
             p.started(at(0), TaskId(3), CpuId(0));
             for t in [1, 2].map(TaskId) {
-                p.wake(at(0), t);
+                p.wake(at(0), t, None);
                 assert_eq!(p.make_runnable(at(0), t), None);
             }
             p.stopped(at(1), TaskId(3), false);
@@ -1440,7 +1748,7 @@ mod tests {
             p.requeue(at(31), TaskId(1));
             assert_eq!(p.release(at(31), CpuId(0)).map(|x| x.0), Some(TaskId(2)));
             p.started(at(31), TaskId(2), CpuId(0));
-            p.wake(at(wake_ms), TaskId(3));
+            p.wake(at(wake_ms), TaskId(3), None);
             assert_eq!(p.make_runnable(at(wake_ms), TaskId(3)), None);
             p
         };
