@@ -161,8 +161,8 @@ struct SisUtil {
     /// wakeup, looked at after the previous CPU.
     recent: TiVec<TaskId, CpuId>,
     /// Each CPU's busy share (R127's `cpu_load`), a PELT average kept
-    /// lazily: its value at `cpu_at`, and whether the CPU has been busy
-    /// since.
+    /// lazily: its value, the time of that value, and whether the CPU
+    /// has been busy since.
     cpu_load: TiVec<CpuId, (f64, SimTime, bool)>,
     /// Each task's wakee flips and runnable share (R127).
     wakee: TiVec<TaskId, Wakee>,
@@ -324,7 +324,7 @@ impl SisUtil {
     }
 
     /// R127, `select_task_rq_fair` for `task` (previously on `prev`,
-    /// which is idle or not) woken by `waker` running on `this`: where
+    /// idle if `prev_idle`) woken by `waker` running on `this`: where
     /// the idle search starts. The waker records the wakee
     /// (`record_wakee`); unless the pair flips among many partners
     /// (`wake_wide`), `wake_affine` picks `this` over a busy `prev` when
