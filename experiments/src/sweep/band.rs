@@ -28,6 +28,7 @@ use output::files::write_atomic;
 use output::{Metric, Stat};
 use sim::Dur;
 use std::path::Path;
+use toml::Spanned;
 
 /// Most samples `--lhs` may draw.
 pub const MAX_LHS: usize = 10_000;
@@ -198,29 +199,33 @@ pub fn cited_values(p: &Profile) -> Vec<Input> {
     out
 }
 
-/// Whether a scenario's `[machine]` table (after its variant's overlay
-/// and the `--set`s) sets `field` itself.
-fn set_in(m: &MachineDef, field: &str) -> bool {
+/// The value a scenario's `[machine]` table (after its variant's overlay
+/// and the `--set`s) gives `field` itself, as written; `None` if it
+/// leaves it to the profile.
+fn set_value(m: &MachineDef, field: &str) -> Option<String> {
+    fn shown<T: std::fmt::Display>(v: &Option<Spanned<T>>) -> Option<String> {
+        v.as_ref().map(|v| v.get_ref().to_string())
+    }
     match field {
-        "hz" => m.hz.is_some(),
-        "preemption" => m.preemption.is_some(),
-        "base_slice" => m.base_slice.is_some(),
-        "switch_cost" => m.switch_cost.is_some(),
-        "ipi" => m.ipi.is_some(),
-        "wake_send" => m.wake_send.is_some(),
-        "line_local" => m.line_local.is_some(),
-        "line_smt" => m.line_smt.is_some(),
-        "line_socket" => m.line_socket.is_some(),
-        "line_remote" => m.line_remote.is_some(),
-        "tick_cost" => m.tick_cost.is_some(),
-        "irq_rate" => m.irq_rate.is_some(),
-        "irq_cost" => m.irq_cost.is_some(),
-        "guest_ipi" => m.guest_ipi.is_some(),
-        "host_halt_poll" => m.host_halt_poll.is_some(),
-        "host_wake" => m.host_wake.is_some(),
-        "steal_fraction" => m.steal_fraction.is_some(),
-        "steal_episode" => m.steal_episode.is_some(),
-        _ => false,
+        "hz" => shown(&m.hz),
+        "preemption" => shown(&m.preemption),
+        "base_slice" => shown(&m.base_slice),
+        "switch_cost" => shown(&m.switch_cost),
+        "ipi" => shown(&m.ipi),
+        "wake_send" => shown(&m.wake_send),
+        "line_local" => shown(&m.line_local),
+        "line_smt" => shown(&m.line_smt),
+        "line_socket" => shown(&m.line_socket),
+        "line_remote" => shown(&m.line_remote),
+        "tick_cost" => shown(&m.tick_cost),
+        "irq_rate" => shown(&m.irq_rate),
+        "irq_cost" => shown(&m.irq_cost),
+        "guest_ipi" => shown(&m.guest_ipi),
+        "host_halt_poll" => shown(&m.host_halt_poll),
+        "host_wake" => shown(&m.host_wake),
+        "steal_fraction" => shown(&m.steal_fraction),
+        "steal_episode" => shown(&m.steal_episode),
+        _ => None,
     }
 }
 
@@ -295,15 +300,23 @@ pub fn choose(
             held.push(hold("exact: its sources allow one value".into()));
             continue;
         }
-        let set_by = prepared.iter().find(|(_, l)| {
-            (l.doc.machine.as_ref()).is_some_and(|m| set_in(m.get_ref(), input.field))
+        let set_by = prepared.iter().find_map(|(_, l)| {
+            let m = l.doc.machine.as_ref()?;
+            set_value(m.get_ref(), input.field).map(|v| (l, v))
         });
-        if let Some((_, l)) = set_by {
+        if let Some((l, value)) = set_by {
             let whose = match prepared.len() {
                 1 => String::new(),
                 _ => format!(" (variant `{}`)", l.variant),
             };
-            held.push(hold(format!("set by [machine] or a --set{whose}")));
+            held.push(HeldInput {
+                field: input.field.into(),
+                value,
+                why: format!(
+                    "set by [machine] or a --set{whose}, in place of the profile's {}",
+                    s.value
+                ),
+            });
             continue;
         }
         // Absent from every variant's machine (a variant may set its own

@@ -141,6 +141,10 @@ fn values_the_scenario_fixes_or_that_change_nothing_are_held() {
             .clone()
     };
     assert!(held("switch_cost").starts_with("set by [machine] or a --set"));
+    // The value shown is the one the run uses, the profile's beside it.
+    let sc = p.held.iter().find(|h| h.field == "switch_cost").unwrap();
+    assert_eq!(sc.value, "2us");
+    assert!(sc.why.contains("in place of the profile's"), "{}", sc.why);
     assert!(held("hz").starts_with("no effect"), "scenario.hz wins");
     assert!(held("line_remote").contains("one socket"));
     assert_eq!(
