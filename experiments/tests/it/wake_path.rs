@@ -242,13 +242,15 @@ profile = 'ideal'
     assert_eq!(r.counter("cpu/halt_poll_hits"), Some(rounds[0].1));
 }
 
-/// R122's busy target: the holder takes the mutex on CPU 0 and sleeps
-/// 500 us; the waiter, placed on CPU 1, blocks on it there; the hog wakes
-/// at 100 us onto CPU 1 and computes. At the unlock the waiter's CPU 1 is
-/// busy and the holder's own CPU 0 too: the waiter is queued on CPU 1.
-const BUSY_TARGET: &str = r#"
+/// R122's scenarios: two CPUs and a mutex. The holder (first placed on
+/// CPU 0) runs `holder_pre`, takes the mutex, sleeps 500 us holding it
+/// and unlocks; the hog (CPU 1) sleeps `hog_sleep`, then computes 10 ms;
+/// the waiter (CPU 1) runs `waiter_pre` and blocks on the mutex.
+fn holder_hog_waiter(name: &str, holder_pre: &str, hog_sleep: &str, waiter_pre: &str) -> String {
+    format!(
+        r#"
 [scenario]
-name = "busy-target"
+name = "{name}"
 duration = "20ms"
 cpus = 2
 runqueue = "percpu"
@@ -261,53 +263,40 @@ line_transfer = "0ns"
 line_local = "0ns"
 [tasks.holder]
 count = 1
-program = ["mutex_lock m", "sleep 500us", "span_begin unlock", "mutex_unlock m", "span_end unlock", "sleep 100ms"]
+program = [{holder_pre}"mutex_lock m", "sleep 500us", "span_begin unlock", "mutex_unlock m", "span_end unlock", "sleep 100ms"]
 [tasks.hog]
 count = 1
-program = ["sleep 100us", "cpu 10ms", "sleep 100ms"]
+program = ["sleep {hog_sleep}", "cpu 10ms", "sleep 100ms"]
 [tasks.idler]
 count = 1
 program = ["sleep 100ms"]
 [tasks.waiter]
 count = 1
-program = ["span_begin got", "mutex_lock m", "span_end got", "mutex_unlock m", "sleep 100ms"]
+program = [{waiter_pre}"span_begin got", "mutex_lock m", "span_end got", "mutex_unlock m", "sleep 100ms"]
 
 [machine]
 profile = 'ideal'
-"#;
+"#
+    )
+}
 
-/// R122's line: the holder's CPU has run 5 ms, the waiter's 5.2 ms before
-/// it blocked and the hog's 0.2 ms since: wake_affine (R127) keeps the
-/// waiter with its own CPU, which the hog now runs.
-const LOADED_WAKER: &str = r#"
-[scenario]
-name = "loaded-waker"
-duration = "20ms"
-cpus = 2
-runqueue = "percpu"
-wake_placement = "eevdf"
-timeslice = "3ms"
-preemption = "none"
-[locks.m]
-kind = "mutex"
-line_transfer = "0ns"
-line_local = "0ns"
-[tasks.holder]
-count = 1
-program = ["cpu 5ms", "mutex_lock m", "sleep 500us", "span_begin unlock", "mutex_unlock m", "span_end unlock", "sleep 100ms"]
-[tasks.hog]
-count = 1
-program = ["sleep 5300us", "cpu 10ms", "sleep 100ms"]
-[tasks.idler]
-count = 1
-program = ["sleep 100ms"]
-[tasks.waiter]
-count = 1
-program = ["cpu 5200us", "span_begin got", "mutex_lock m", "span_end got", "mutex_unlock m", "sleep 100ms"]
+/// The busy target: the waiter blocks at once, the hog wakes at 100 us
+/// onto CPU 1 and computes; at the unlock both CPUs are busy.
+fn busy_target() -> String {
+    holder_hog_waiter("busy-target", "", "100us", "")
+}
 
-[machine]
-profile = 'ideal'
-"#;
+/// The loaded waker: the holder's CPU has run 5 ms, the waiter's 5.2 ms
+/// before it blocked and the hog's 0.2 ms since: wake_affine (R127)
+/// keeps the waiter with its own CPU, which the hog now runs.
+fn loaded_waker() -> String {
+    holder_hog_waiter(
+        "loaded-waker",
+        r#""cpu 5ms", "#,
+        "5300us",
+        r#""cpu 5200us", "#,
+    )
+}
 
 #[test]
 fn r122_r127_the_waker_pays_for_a_wakeup_on_another_cpu_an_ipi_or_a_line() {
@@ -319,7 +308,7 @@ fn r122_r127_the_waker_pays_for_a_wakeup_on_another_cpu_an_ipi_or_a_line() {
     // (R127) queues the waiter on the holder's own CPU. No other CPU's
     // queue is written and no IPI sent: the holder pays nothing, and the
     // waiter runs there when the holder sleeps.
-    let c = on(BUSY_TARGET, "kvm-guest");
+    let c = on(&busy_target(), "kvm-guest");
     let r = run(&c);
     assert_eq!(span(&r, "unlock/holder"), Dur::ZERO);
     assert_eq!(r.counter("cpu/waker_ns"), Some(0));
@@ -331,7 +320,7 @@ fn r122_r127_the_waker_pays_for_a_wakeup_on_another_cpu_an_ipi_or_a_line() {
     // hog's slice runs on), so no IPI: the holder writes CPU 1's run
     // queue, one line within the socket (51 ns), before its next step,
     // the span's end.
-    let c = on(LOADED_WAKER, "kvm-guest");
+    let c = on(&loaded_waker(), "kvm-guest");
     let line = c.machine.lines.socket;
     assert_eq!(line, Dur(51));
     let r = run(&c);
@@ -342,7 +331,7 @@ fn r122_r127_the_waker_pays_for_a_wakeup_on_another_cpu_an_ipi_or_a_line() {
     // PREEMPT_FULL: the waiter preempts the hog's burst on CPU 1, which
     // takes an IPI to that vCPU: a VM exit the holder pays (wake_send).
     let full = on(
-        &BUSY_TARGET.replace("preemption = \"none\"", "preemption = \"full\""),
+        &busy_target().replace("preemption = \"none\"", "preemption = \"full\""),
         "kvm-guest",
     );
     let r = run(&full);
@@ -350,7 +339,7 @@ fn r122_r127_the_waker_pays_for_a_wakeup_on_another_cpu_an_ipi_or_a_line() {
     assert_eq!(r.counter("cpu/waker_ns"), Some(1_450));
     assert_eq!(r.counter("cpu/preemptions"), Some(1));
     // The ideal machine charges nothing.
-    let r = run(&on(BUSY_TARGET, "ideal"));
+    let r = run(&on(&busy_target(), "ideal"));
     assert_eq!(span(&r, "unlock/holder"), Dur::ZERO);
 }
 
