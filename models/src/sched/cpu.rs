@@ -732,7 +732,9 @@ impl CpuPool {
         if self.fair(task).is_none() {
             return;
         }
-        if self.sis.is_some() {
+        if let Some(s) = self.sis.as_deref_mut() {
+            // R127's task load: runnable from now (`stopped` ends it).
+            s.runnable(task, now, true);
             self.wake_affine(now, task, waker);
         }
         let rq = self.target_rq(task);
@@ -747,7 +749,6 @@ impl CpuPool {
     fn wake_affine(&mut self, now: SimTime, task: TaskId, waker: Option<(TaskId, CpuId)>) {
         let prev = self.home(task);
         let s = self.sis.as_deref_mut().expect("checked");
-        s.runnable(task, now, true);
         let Some(waker) = waker.filter(|w| w.0 != task && w.1 != CpuId::ANY) else {
             return;
         };
