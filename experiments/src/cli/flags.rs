@@ -55,9 +55,10 @@ pub enum Command {
     /// List the built-in machine profiles, or show one with every value,
     /// its range and its source.
     Machines(MachinesArgs),
-    /// Run an experiment at its machine profile's cited values and with
-    /// each value at the low and the high end of its cited range, and
-    /// print each headline statistic's band (docs/predictions.md, Bands).
+    /// Run an experiment at its machine profile's cited values (and its
+    /// own costs' that cite a range) and with each value at the low and
+    /// the high end of its cited range, and print each headline
+    /// statistic's band (docs/predictions.md, Bands).
     Band(BandArgs),
 }
 
@@ -77,7 +78,7 @@ pub struct BandArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Override a scalar of the scenario in every run (repeatable); a
-    /// `machine.FIELD` set here is held, not varied.
+    /// `machine.FIELD` or `dists.NAME.value` set here is held, not varied.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Output directory (default: out/band-EXP-PROFILE); finished runs in

@@ -297,6 +297,11 @@ pub struct DistDef {
     pub column: Option<String>,
     /// Unit of the numbers in the file: `ns`, `us`, `ms`, `s`.
     pub unit: Option<Spanned<String>>,
+    /// A `const` cost's uncertainty: `["LOW", "HIGH"]`, the values its
+    /// sources allow, which `convoy band` varies it between.
+    pub range: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Where the range's ends come from (needed with `range`).
+    pub source: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -79,6 +79,12 @@ impl Source {
             + 1
     }
 
+    /// Whether a span is a `--set` argument's or `--machine`'s: a value
+    /// the command line gave, not one a file wrote.
+    pub fn from_command_line(&self, span: &Range<usize>) -> bool {
+        span.start > self.text.len() && span.start < INCLUDE_REGION
+    }
+
     /// Where the offsets of the `i`-th included file start.
     pub fn include_base(i: usize) -> usize {
         INCLUDE_REGION * (i + 1)

@@ -8,9 +8,11 @@
 //! point by its input and not by its draws. A headline statistic's band is
 //! the lowest and highest it takes over the runs.
 //!
-//! Only the machine's values are varied: the workload's (task counts, CPU
-//! costs) are the scenario's, and the ranges are varied apart (one at a
-//! time) or independently (sampled), never as errors that move together.
+//! The values varied are the machine profile's and the scenario's own
+//! `const` costs that cite a range (`[dists.NAME] range`, with its
+//! source); task counts and the other costs are the scenario's. The
+//! ranges are varied apart (one at a time) or independently (sampled),
+//! never as errors that move together.
 
 use super::run::{run_sweep, SweepOptions, RUNS_DIR};
 use super::spec::{figure_name, latin_hypercube_units, Figure, Param, Point, SweepSpec};
@@ -34,8 +36,9 @@ use toml::Spanned;
 pub const MAX_LHS: usize = 10_000;
 
 /// The statistics a band reports for a wait, hold or span (a counter has
-/// its count only).
-const STATS: [Stat; 4] = [Stat::Mean, Stat::P99, Stat::P999, Stat::Max];
+/// its count only): how many there were (a churn, a throughput) and
+/// their length.
+const STATS: [Stat; 5] = [Stat::Count, Stat::Mean, Stat::P99, Stat::P999, Stat::Max];
 
 /// The kernel's CONFIG_HZ choices (`kernel/Kconfig.hz`), in order.
 const HZ_CHOICES: [u32; 4] = [100, 250, 300, 1000];
@@ -53,13 +56,17 @@ pub enum Method {
     Sample(usize),
 }
 
-/// One machine value a band varies.
+/// One value a band varies: a machine profile's or a scenario cost's.
 #[derive(Clone, Debug)]
 pub struct Input {
-    /// The `[machine]` field (`host_wake`).
-    pub field: &'static str,
+    /// Its name in the band's tables: the `[machine]` field (`host_wake`)
+    /// or the cost (`dists.pidlist_build_cpu`).
+    pub field: String,
+    /// The `--set` key that moves it (`machine.host_wake`,
+    /// `dists.pidlist_build_cpu.value`).
+    pub key: String,
     pub cited: Span,
-    pub source: &'static str,
+    pub source: String,
 }
 
 /// A value's cited range as `--set` text, and how a sample spreads over it.
@@ -153,22 +160,24 @@ fn frac_text(f: f64) -> String {
 /// with its cited range (low may equal high: a constant). The topology and
 /// the idle states are not fields of one value.
 pub fn cited_values(p: &Profile) -> Vec<Input> {
-    let dur = |field, c: &Cited<Dur>| Input {
-        field,
-        cited: Span::dur(c),
-        source: c.source,
+    let machine = |field: &str, cited: Span, source: &str| Input {
+        field: field.into(),
+        key: format!("machine.{field}"),
+        cited,
+        source: source.into(),
     };
+    let dur = |field, c: &Cited<Dur>| machine(field, Span::dur(c), c.source);
     let mut out = vec![
-        Input {
-            field: "hz",
-            cited: Span::choice(&p.hz, &HZ_CHOICES, |v| v.to_string()),
-            source: p.hz.source,
-        },
-        Input {
-            field: "preemption",
-            cited: Span::choice(&p.preemption, &PREEMPTION_ORDER, |v| v.as_str().into()),
-            source: p.preemption.source,
-        },
+        machine(
+            "hz",
+            Span::choice(&p.hz, &HZ_CHOICES, |v| v.to_string()),
+            p.hz.source,
+        ),
+        machine(
+            "preemption",
+            Span::choice(&p.preemption, &PREEMPTION_ORDER, |v| v.as_str().into()),
+            p.preemption.source,
+        ),
         dur("base_slice", &p.base_slice),
         dur("switch_cost", &p.switch_cost),
         dur("ipi", &p.ipi),
@@ -178,22 +187,22 @@ pub fn cited_values(p: &Profile) -> Vec<Input> {
         dur("line_socket", &p.lines.socket),
         dur("line_remote", &p.lines.remote),
         dur("tick_cost", &p.interrupts.tick),
-        Input {
-            field: "irq_rate",
-            cited: Span::frac(&p.interrupts.irq_rate),
-            source: p.interrupts.irq_rate.source,
-        },
+        machine(
+            "irq_rate",
+            Span::frac(&p.interrupts.irq_rate),
+            p.interrupts.irq_rate.source,
+        ),
         dur("irq_cost", &p.interrupts.irq),
     ];
     if let Some(g) = &p.guest {
         out.push(dur("guest_ipi", &g.ipi));
         out.push(dur("host_halt_poll", &g.host_halt_poll));
         out.push(dur("host_wake", &g.host_wake));
-        out.push(Input {
-            field: "steal_fraction",
-            cited: Span::frac(&g.steal_fraction),
-            source: g.steal_fraction.source,
-        });
+        out.push(machine(
+            "steal_fraction",
+            Span::frac(&g.steal_fraction),
+            g.steal_fraction.source,
+        ));
         out.push(dur("steal_episode", &g.steal_episode));
     }
     out
@@ -292,7 +301,7 @@ pub fn choose(
     for input in cited_values(profile) {
         let s = &input.cited;
         let hold = |why: String| HeldInput {
-            field: input.field.into(),
+            field: input.field.clone(),
             value: s.value.clone(),
             why,
         };
@@ -302,7 +311,7 @@ pub fn choose(
         }
         let set_by = prepared.iter().find_map(|(_, l)| {
             let m = l.doc.machine.as_ref()?;
-            set_value(m.get_ref(), input.field).map(|v| (l, v))
+            set_value(m.get_ref(), &input.field).map(|v| (l, v))
         });
         if let Some((l, value)) = set_by {
             let whose = match prepared.len() {
@@ -310,7 +319,7 @@ pub fn choose(
                 _ => format!(" (variant `{}`)", l.variant),
             };
             held.push(HeldInput {
-                field: input.field.into(),
+                field: input.field.clone(),
                 value,
                 why: format!(
                     "set by [machine] or a --set{whose}, in place of the profile's {}",
@@ -325,9 +334,9 @@ pub fn choose(
         // length matters even where the fraction's cited value is 0.
         let steal_varies = joint && varied.iter().any(|v: &Input| v.field == "steal_fraction");
         let absent_in: Vec<Option<&str>> = (prepared.iter())
-            .map(|(c, _)| match input.field {
+            .map(|(c, _)| match input.field.as_str() {
                 "steal_episode" if steal_varies => None,
-                _ => absent(input.field, &c.machine),
+                field => absent(field, &c.machine),
             })
             .collect();
         if let Some(Some(why)) = absent_in
@@ -347,6 +356,68 @@ pub fn choose(
         varied.push(input);
     }
     Ok((varied, held))
+}
+
+/// The scenario's `const` costs that cite a range (`[dists.NAME] range`,
+/// checked when the scenario compiled), over all variants, first seen
+/// first: those to vary, and those a `--set` in `sets` fixes, held.
+pub fn cost_values(
+    prepared: &[(Compiled, Loaded)],
+    sets: &[String],
+) -> (Vec<Input>, Vec<HeldInput>) {
+    let (mut varied, mut held) = (Vec::<Input>::new(), Vec::<HeldInput>::new());
+    for (_, l) in prepared {
+        for (name, def) in &l.doc.dists {
+            let d = def.get_ref();
+            let (Some(range), Some(value)) = (&d.range, &d.value) else {
+                continue;
+            };
+            let field = format!("dists.{name}");
+            if varied.iter().any(|i| i.field == field) || held.iter().any(|h| h.field == field) {
+                continue;
+            }
+            let dur = |v: &Spanned<String>| sim::time::parse_duration(v.get_ref()).ok();
+            let (Some(low), Some(high), Some(at)) = (
+                range.get_ref().first().and_then(dur),
+                range.get_ref().get(1).and_then(dur),
+                dur(value),
+            ) else {
+                continue;
+            };
+            let key = format!("{field}.value");
+            let cited = Span {
+                value: at.to_string(),
+                low: low.to_string(),
+                high: high.to_string(),
+                scale: Scale::Dur(low, high),
+            };
+            if sets.iter().any(|s| s.starts_with(&format!("{key}="))) {
+                held.push(HeldInput {
+                    field,
+                    value: cited.value,
+                    why: format!("set by a --set, in place of the cited range {low} .. {high}"),
+                });
+            } else if low == high {
+                held.push(HeldInput {
+                    field,
+                    value: cited.value,
+                    why: "exact: its sources allow one value".into(),
+                });
+            } else {
+                varied.push(Input {
+                    field,
+                    key,
+                    cited,
+                    source: d
+                        .source
+                        .as_ref()
+                        .map(|s| s.get_ref().clone())
+                        .unwrap_or_default(),
+                });
+            }
+        }
+    }
+    (varied, held)
 }
 
 /// One run of the band: its name (its directory under `runs/`) and the
@@ -472,35 +543,43 @@ pub fn plan(
             c.machine.profile
         );
     }
-    let real: Vec<&str> = (profiles::PROFILES.iter())
-        .map(|p| p.name)
-        .filter(|n| *n != IDEAL)
-        .collect();
-    if profile_name == IDEAL {
-        bail!(
-            "{experiment} runs on the `{IDEAL}` machine, whose costs are zero by construction: \
-             nothing to vary; name a machine with --machine ({})",
-            real.join(", ")
-        );
-    }
-    let profile = profiles::by_name(&profile_name).context("a compiled machine is built in")?;
-    let point: Vec<RunsAs> = prepared.iter().map(|(c, _)| runs_as(c)).collect();
-    // A value the scenario's `[scenario]` table overrides (hz,
-    // preemption, timeslice, switch_cost) changes nothing.
-    let joint = matches!(method, Method::Sample(_));
-    let (varied, held) = choose(profile, &prepared, joint, |input| {
-        let mut moves = false;
-        for end in [&input.cited.low, &input.cited.high] {
-            let mut with = sets.clone();
-            with.push(format!("machine.{}={end}", input.field));
-            let f = scenario(experiment, &machine, &with, &flags)?;
-            let at: Vec<RunsAs> = (runner::prepare(&f, &[])?.iter())
-                .map(|(c, _)| runs_as(c))
+    let (costs, costs_held) = cost_values(&prepared, &sets);
+    let (mut varied, mut held) = if profile_name == IDEAL {
+        if costs.is_empty() {
+            let real: Vec<&str> = (profiles::PROFILES.iter())
+                .map(|p| p.name)
+                .filter(|n| *n != IDEAL)
                 .collect();
-            moves |= at != point;
+            bail!(
+                "{experiment} runs on the `{IDEAL}` machine, whose costs are zero by construction, \
+                 and cites no range for a cost of its own: \
+                 nothing to vary; name a machine with --machine ({})",
+                real.join(", ")
+            );
         }
-        Ok(moves)
-    })?;
+        (Vec::new(), Vec::new())
+    } else {
+        let profile = profiles::by_name(&profile_name).context("a compiled machine is built in")?;
+        let point: Vec<RunsAs> = prepared.iter().map(|(c, _)| runs_as(c)).collect();
+        // A value the scenario's `[scenario]` table overrides (hz,
+        // preemption, timeslice, switch_cost) changes nothing.
+        let joint = matches!(method, Method::Sample(_));
+        choose(profile, &prepared, joint, |input| {
+            let mut moves = false;
+            for end in [&input.cited.low, &input.cited.high] {
+                let mut with = sets.clone();
+                with.push(format!("{}={end}", input.key));
+                let f = scenario(experiment, &machine, &with, &flags)?;
+                let at: Vec<RunsAs> = (runner::prepare(&f, &[])?.iter())
+                    .map(|(c, _)| runs_as(c))
+                    .collect();
+                moves |= at != point;
+            }
+            Ok(moves)
+        })?
+    };
+    varied.extend(costs);
+    held.extend(costs_held);
     if varied.is_empty() {
         let why: Vec<String> = held
             .iter()
@@ -515,9 +594,9 @@ pub fn plan(
     let (points, runs) = layout(&varied, method, seed);
     let params = (varied.iter())
         .map(|i| Param {
-            key: format!("machine.{}", i.field),
+            key: i.key.clone(),
             location: "convoy band".into(),
-            name: i.field.into(),
+            name: i.field.clone(),
             format: None,
             log: false,
             values: Vec::new(),
@@ -602,7 +681,7 @@ fn layout(varied: &[Input], method: Method, seed: u64) -> (Vec<Point>, Vec<Run>)
     let points = (plan.iter().enumerate())
         .map(|(index, (values, _))| {
             let sets: Vec<String> = (varied.iter().zip(values))
-                .map(|(i, v)| format!("machine.{}={v}", i.field))
+                .map(|(i, v)| format!("{}={v}", i.key))
                 .collect();
             Point {
                 index,
@@ -686,11 +765,11 @@ fn manifest(p: &BandPlan) -> BandManifest {
         sets: p.spec.sets.clone(),
         varied: (p.varied.iter())
             .map(|i| BandInput {
-                field: i.field.into(),
+                field: i.field.clone(),
                 value: i.cited.value.clone(),
                 low: i.cited.low.clone(),
                 high: i.cited.high.clone(),
-                source: i.source.into(),
+                source: i.source.clone(),
             })
             .collect(),
         held: p.held.clone(),
@@ -750,7 +829,7 @@ fn one_at_a_time(p: &BandPlan, at: &[Option<u64>], point: u64) -> Option<Sensiti
         let moved = lo.abs_diff(point).max(hi.abs_diff(point));
         if moved > 0 && best.as_ref().is_none_or(|(m, _)| moved > *m) {
             let s = Sensitive {
-                field: input.field.into(),
+                field: input.field.clone(),
                 at_low: lo,
                 at_high: hi,
             };
@@ -784,7 +863,7 @@ fn sampled(p: &BandPlan, at: &[Option<u64>]) -> Option<Sensitive> {
                 continue;
             };
             let s = Sensitive {
-                field: input.field.into(),
+                field: input.field.clone(),
                 at_low: samples[lo].1,
                 at_high: samples[hi].1,
             };
@@ -881,7 +960,7 @@ mod tests {
     fn one_at_a_time_runs_each_end_that_is_not_the_cited_value() {
         let p = profiles::by_name("kvm-guest").unwrap();
         let varied: Vec<Input> = (cited_values(p).into_iter())
-            .filter(|i| ["host_halt_poll", "host_wake"].contains(&i.field))
+            .filter(|i| ["host_halt_poll", "host_wake"].contains(&i.field.as_str()))
             .collect();
         let (points, runs) = layout(&varied, Method::OneAtATime, 7);
         let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();

@@ -556,6 +556,57 @@ fn a_distribution_parameter_set_out_of_range_is_told_at_its_value() {
 }
 
 #[test]
+fn a_cost_range_is_two_ordered_durations_around_its_value_with_a_source() {
+    let with = |table: &str| format!("{GOOD}\n[dists.d]\ndist = \"const\"\n{table}\n");
+    let good = with("value = \"20us\"\nrange = [\"10us\", \"40us\"]\nsource = \"test\"");
+    let o = convoy_run(&good, &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // A --set may go past the sources: a what-if.
+    let o = convoy_run(&good, &["--set", "dists.d.value=90us"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let line =
+        |text: &str, start: &str| text.lines().position(|l| l.starts_with(start)).unwrap() + 1;
+    let outside = good.replace("value = \"20us\"", "value = \"50us\"");
+    assert_error(
+        &convoy_run(&outside, &[]),
+        &[&format!(
+            "s.toml:{}: field `dists.d.value`: 50us lies outside its cited range 10us .. 40us",
+            line(&outside, "value =")
+        )],
+    );
+    let reversed = good.replace("[\"10us\", \"40us\"]", "[\"40us\", \"10us\"]");
+    assert_error(
+        &convoy_run(&reversed, &[]),
+        &["field `dists.d.range`: the range's high end 10us is below its low end 40us"],
+    );
+    let unsourced = good.replace("source = \"test\"", "");
+    assert_error(
+        &convoy_run(&unsourced, &[]),
+        &[&format!(
+            "s.toml:{}: field `dists.d.source`: a range needs its `source`",
+            line(&unsourced, "range =")
+        )],
+    );
+    let one_end = good.replace("[\"10us\", \"40us\"]", "[\"10us\"]");
+    assert_error(
+        &convoy_run(&one_end, &[]),
+        &["field `dists.d.range`: expected two durations"],
+    );
+    let not_const = format!(
+        "{GOOD}\n[dists.d]\ndist = \"exp\"\nmean = \"20us\"\nrange = [\"10us\", \"40us\"]\nsource = \"t\"\n"
+    );
+    assert_error(
+        &convoy_run(&not_const, &[]),
+        &["field `dists.d.range`: a range is for a `const` cost; this one is `exp`"],
+    );
+    let stray = with("value = \"20us\"\nsource = \"test\"");
+    assert_error(
+        &convoy_run(&stray, &[]),
+        &["field `dists.d.source`: `source` cites a `range`"],
+    );
+}
+
+#[test]
 fn errors_suggest_what_a_typo_or_a_bare_number_meant() {
     // The first-look errors of a new user (issue 39): a duration with no
     // unit, a negative count, misspelt fields, tables, steps and names.

@@ -91,8 +91,8 @@ fn band_is_the_same_with_one_thread_or_two_and_holds_its_point() {
     let rows = rows(&one);
     assert_eq!(
         rows.len(),
-        4,
-        "mean, p99, p999 and max of the span-less scenario's wait"
+        5,
+        "count, mean, p99, p999 and max of the span-less scenario's wait"
     );
     for r in &rows {
         let n = |i: usize| r[i].parse::<u64>().unwrap();
@@ -133,7 +133,7 @@ fn values_the_scenario_fixes_or_that_change_nothing_are_held() {
         Method::OneAtATime,
     )
     .unwrap();
-    let varied: Vec<&str> = p.varied.iter().map(|i| i.field).collect();
+    let varied: Vec<&str> = p.varied.iter().map(|i| i.field.as_str()).collect();
     let held = |f: &str| {
         (p.held.iter().find(|h| h.field == f))
             .unwrap_or_else(|| panic!("{f} is not held: {varied:?}"))
@@ -196,18 +196,20 @@ fn a_guest_band_varies_the_steal_fraction_and_the_episode_length_only_beside_it(
     let profile = profiles::by_name("kvm-guest").unwrap();
     let fields = |joint| {
         let (varied, held) = choose(profile, &prepared, joint, |_| Ok(true)).unwrap();
-        let varied: Vec<&str> = varied.iter().map(|i| i.field).collect();
+        let varied: Vec<String> = varied.into_iter().map(|i| i.field).collect();
         (varied, held)
     };
     // One at a time: the fraction moves from its cited 0 to 12%; the
     // episode length alone, at no steal, changes nothing.
     let (varied, held) = fields(false);
-    assert!(varied.contains(&"steal_fraction"), "{varied:?}");
+    assert!(varied.iter().any(|f| f == "steal_fraction"), "{varied:?}");
     let episode = held.iter().find(|h| h.field == "steal_episode").unwrap();
     assert!(episode.why.contains("nothing is stolen"), "{}", episode.why);
     // Sampled together, both move.
     let (varied, _) = fields(true);
-    assert!(varied.contains(&"steal_fraction") && varied.contains(&"steal_episode"));
+    assert!(["steal_fraction", "steal_episode"]
+        .iter()
+        .all(|f| varied.iter().any(|v| v == f)));
     let tmp = tempfile::tempdir().unwrap();
     let p = plan(
         &write_scenario(tmp.path(), &text),
@@ -266,6 +268,81 @@ fn a_latin_hypercube_band_runs_its_samples_beside_the_point() {
     let json = fs::read_to_string(out.join("band.json")).unwrap();
     assert!(json.contains("\"method\": \"latin-hypercube\""));
     assert!(json.contains("\"replications\": 2"));
+}
+
+/// `SCENARIO` with its CPU time a cost that cites a range.
+fn with_cost_range(machine: &str) -> String {
+    SCENARIO
+        .replace("\"server-1s\"", machine)
+        .replace("cpu 20us", "cpu $hold")
+        + "\n[dists.hold]\ndist = \"const\"\nvalue = \"20us\"\nrange = [\"10us\", \"40us\"]\n\
+           source = \"the test's\"\n"
+}
+
+#[test]
+fn a_cost_that_cites_a_range_is_varied_after_the_machine_and_held_when_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = write_scenario(tmp.path(), &with_cost_range("\"server-1s\""));
+    let p = plan(&s, None, (vec![], Vec::new()), None, 1, Method::OneAtATime).unwrap();
+    let hold = p.varied.last().unwrap();
+    assert_eq!(
+        (hold.field.as_str(), hold.key.as_str(), hold.source.as_str()),
+        ("dists.hold", "dists.hold.value", "the test's")
+    );
+    assert_eq!(
+        (hold.cited.low.as_str(), hold.cited.high.as_str()),
+        ("10us", "40us")
+    );
+    let high = p
+        .runs
+        .iter()
+        .position(|r| r.name == "dists.hold-high")
+        .unwrap();
+    assert!(
+        p.spec.points[high]
+            .sets
+            .contains(&"dists.hold.value=40us".to_string()),
+        "{:?}",
+        p.spec.points[high].sets
+    );
+    assert!(p.runs.iter().any(|r| r.name == "dists.hold-low"));
+
+    let p = plan(
+        &s,
+        None,
+        (vec!["dists.hold.value=30us".into()], Vec::new()),
+        None,
+        1,
+        Method::OneAtATime,
+    )
+    .unwrap();
+    assert!(p.varied.iter().all(|i| i.field != "dists.hold"));
+    let held = p.held.iter().find(|h| h.field == "dists.hold").unwrap();
+    assert_eq!(held.value, "30us");
+    assert!(held.why.starts_with("set by a --set"), "{}", held.why);
+}
+
+#[test]
+fn on_the_ideal_machine_a_band_varies_the_costs_that_cite_a_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = write_scenario(tmp.path(), &with_cost_range("\"ideal\""));
+    let out = tmp.path().join("b");
+    let o = convoy(&["band", &s, "--out", out.to_str().unwrap()], tmp.path());
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert!(table.contains("dists.hold  20us: 10us .. 40us"), "{table}");
+    let json = fs::read_to_string(out.join("band.json")).unwrap();
+    assert!(json.contains("\"source\": \"the test's\""), "{json}");
+    let runs: Vec<String> = fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(runs.len(), 3, "the point and the cost's two ends: {runs:?}");
+    // Four tasks holding the mutex longer wait longer: the cost moves the
+    // mean wait, and it is the most sensitive input.
+    let mean = rows(&out).into_iter().find(|r| r[3] == "mean").unwrap();
+    let n = |i: usize| mean[i].parse::<u64>().unwrap();
+    assert!(n(5) < n(4) && n(4) < n(6), "{mean:?}");
+    assert_eq!(mean[7], "dists.hold");
 }
 
 #[test]

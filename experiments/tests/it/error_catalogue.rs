@@ -107,6 +107,10 @@ const FRAGMENTS: &[&str] = &[
     "not a finite number of zero or more",
     "points missing (shards not merged or not finished)",
     "targets met, ",
+    // A cost's cited range.
+    "lies outside its cited range",
+    "a range needs its `source`",
+    "a range is for a `const` cost",
     // Bands.
     "nothing to vary; name a machine with --machine",
     ": nothing to vary: ",

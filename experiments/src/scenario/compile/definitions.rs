@@ -564,6 +564,7 @@ fn build_dist(src: &Source, name: &str, def: &Spanned<DistDef>) -> Result<Dist, 
         }
     };
     let kind = d.dist.get_ref().as_str();
+    cost_range(src, name, def)?;
     match kind {
         "const" => Dist::exact(need(&d.value, "value")?, "value").map_err(bad),
         "exp" => Dist::exp(need(&d.mean, "mean")?).map_err(bad),
@@ -623,6 +624,71 @@ fn build_dist(src: &Source, name: &str, def: &Spanned<DistDef>) -> Result<Dist, 
             format!("unknown distribution `{other}`; expected const, uniform, exp, lognormal, pareto, mixture or empirical"),
         )),
     }
+}
+
+/// A `const` cost's cited range (`range = ["LOW", "HIGH"]` with its
+/// `source`): checked here, varied by `convoy band`. The file's value lies
+/// in it; a `--set` value may lie outside (a what-if past the sources).
+fn cost_range(src: &Source, name: &str, def: &Spanned<DistDef>) -> Result<(), ScenarioError> {
+    let d = def.get_ref();
+    let field = |f: &str| format!("dists.{name}.{f}");
+    let Some(range) = &d.range else {
+        if let Some(s) = &d.source {
+            return Err(ScenarioError::new(
+                src.locate(Some(s.span())),
+                field("source"),
+                "`source` cites a `range`; give `range = [\"LOW\", \"HIGH\"]` beside it or drop it",
+            ));
+        }
+        return Ok(());
+    };
+    let at = src.locate(Some(range.span()));
+    if d.dist.get_ref() != "const" {
+        return Err(ScenarioError::new(
+            at,
+            field("range"),
+            format!("a range is for a `const` cost; this one is `{}`, whose own parameters say its spread", d.dist.get_ref()),
+        ));
+    }
+    let [lo, hi] = range.get_ref().as_slice() else {
+        return Err(ScenarioError::new(
+            at,
+            field("range"),
+            "expected two durations, `[\"LOW\", \"HIGH\"]`",
+        ));
+    };
+    let (low, high) = (
+        dur_field(src, &field("range"), lo)?,
+        dur_field(src, &field("range"), hi)?,
+    );
+    if low > high {
+        return Err(ScenarioError::new(
+            src.locate(Some(hi.span())),
+            field("range"),
+            format!("the range's high end {high} is below its low end {low}"),
+        ));
+    }
+    if d.source
+        .as_ref()
+        .is_none_or(|s| s.get_ref().trim().is_empty())
+    {
+        return Err(ScenarioError::new(
+            at,
+            field("source"),
+            "a range needs its `source`: where its ends come from",
+        ));
+    }
+    if let Some(v) = &d.value {
+        let value = dur_field(src, &field("value"), v)?;
+        if !(low..=high).contains(&value) && !src.from_command_line(&v.span()) {
+            return Err(ScenarioError::new(
+                src.locate(Some(v.span())),
+                field("value"),
+                format!("{value} lies outside its cited range {low} .. {high}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn build_lock(src: &Source, name: &str, def: &Spanned<LockDef>) -> Result<LockSpec, ScenarioError> {
