@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""wq_spans.py TRACE: from trace_wq.sh's trace, who queued the pidlist
+destroy works (a task, or a timer in softirq context), and each work
+function's execution time (execute_start to execute_end on one kworker),
+with a log2 histogram of css_free_rwork_fn's (the free path that calls
+cgroup1_pidlist_destroy_all, flush included)."""
+import collections
+import math
+import re
+import sys
+
+LINE = re.compile(r'^\s*(\S+)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
+events = []
+for line in open(sys.argv[1]):
+    m = LINE.match(line)
+    if not m:
+        continue
+    comm, pid, cpu, flags, ts, name, rest = m.groups()
+    fields = dict(kv.split('=', 1) for kv in rest.split() if '=' in kv)
+    fn = re.search(r'function[ =](\S+)', rest)
+    if fn:
+        fields['function'] = fn.group(1)
+    events.append((float(ts), comm, int(pid), flags, name, fields))
+print('events', len(events), 'over', round(events[-1][0] - events[0][0], 3), 's')
+
+queued = collections.Counter()
+for ts, comm, pid, flags, name, f in events:
+    if name == 'workqueue_queue_work' and f.get('function') == 'cgroup_pidlist_destroy_work_fn':
+        context = 'softirq (a timer)' if 's' in flags else 'task ' + comm.split('/')[0]
+        queued[context] += 1
+print('destroy works queued by:', dict(queued))
+
+started, spans = {}, collections.defaultdict(list)
+for ts, comm, pid, flags, name, f in events:
+    fn = f.get('function')
+    if name == 'workqueue_execute_start':
+        started[pid] = (ts, fn)
+    elif name == 'workqueue_execute_end' and started.get(pid, (0, None))[1] == fn:
+        spans[fn].append((ts - started.pop(pid)[0]) * 1e6)
+for fn, v in sorted(spans.items(), key=lambda kv: -len(kv[1])):
+    v.sort()
+    print(f'{fn}: n {len(v)}, mean {sum(v) / len(v):.1f} us, p50 {v[len(v) // 2]:.0f}, '
+          f'p90 {v[int(len(v) * 0.9)]:.0f}, p99 {v[int(len(v) * 0.99)]:.0f}, max {v[-1]:.0f}')
+hist = collections.Counter(0 if x < 1 else int(math.log2(x)) for x in spans.get('css_free_rwork_fn', []))
+print('css_free_rwork_fn, log2 us:', ' '.join(f'[{2 ** b},{2 ** (b + 1)}) {hist[b]}' for b in sorted(hist)))
