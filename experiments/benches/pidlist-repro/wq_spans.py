@@ -3,7 +3,10 @@
 destroy works (a task, or a timer in softirq context), and each work
 function's execution time (execute_start to execute_end on one kworker),
 with a log2 histogram of css_free_rwork_fn's (the free path that calls
-cgroup1_pidlist_destroy_all, flush included)."""
+cgroup1_pidlist_destroy_all, flush included). With sched_switch events
+in the trace: what ran next on the CPU when a css_free kworker slept
+after queueing its cgroup's destroy work (the flush's wait), and how
+soon that work started."""
 import collections
 import math
 import re
@@ -43,3 +46,27 @@ for fn, v in sorted(spans.items(), key=lambda kv: -len(kv[1])):
           f'p90 {v[int(len(v) * 0.9)]:.0f}, p99 {v[int(len(v) * 0.99)]:.0f}, max {v[-1]:.0f}')
 hist = collections.Counter(0 if x < 1 else int(math.log2(x)) for x in spans.get('css_free_rwork_fn', []))
 print('css_free_rwork_fn, log2 us:', ' '.join(f'[{2 ** b},{2 ** (b + 1)}) {hist[b]}' for b in sorted(hist)))
+
+# The flush's wait: a css_free kworker queues its destroy work, then
+# sleeps in flush_workqueue; what does its CPU run next?
+state, nxt = {}, collections.Counter()
+late = 0
+for ts, comm, pid, flags, name, f in events:
+    if name == 'workqueue_execute_start' and f.get('function') == 'css_free_rwork_fn':
+        state[pid] = ['running']
+    elif (name == 'workqueue_queue_work' and f.get('function') == 'cgroup_pidlist_destroy_work_fn'
+          and state.get(pid, [''])[0] == 'running'):
+        state[pid] = ['queued']
+    elif name == 'sched_switch':
+        prev, nxt_comm = int(f.get('prev_pid', -1)), f.get('next_comm', '?')
+        if state.get(prev, [''])[0] == 'queued' and not f.get('prev_state', 'R').startswith('R'):
+            state[prev] = ['slept', ts, nxt_comm.split('/')[0]]
+    elif name == 'workqueue_execute_start' and f.get('function') == 'cgroup_pidlist_destroy_work_fn':
+        for fp, st in state.items():
+            if st[0] == 'slept':
+                nxt[st[2]] += 1
+                late += (ts - st[1]) * 1e6 > 20
+                state[fp] = ['done']
+                break
+if nxt:
+    print('after a flusher slept its CPU ran next:', dict(nxt), f'; its work started over 20 us later: {late}')
