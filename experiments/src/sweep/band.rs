@@ -91,11 +91,16 @@ enum Scale {
 
 impl Span {
     fn dur(c: &Cited<Dur>) -> Span {
+        Span::durations(c.value, c.low, c.high)
+    }
+
+    /// A duration `value` whose range is `low` to `high`.
+    fn durations(value: Dur, low: Dur, high: Dur) -> Span {
         Span {
-            value: c.value.to_string(),
-            low: c.low.to_string(),
-            high: c.high.to_string(),
-            scale: Scale::Dur(c.low, c.high),
+            value: value.to_string(),
+            low: low.to_string(),
+            high: high.to_string(),
+            scale: Scale::Dur(low, high),
         }
     }
 
@@ -385,12 +390,7 @@ pub fn cost_values(
                 continue;
             };
             let key = format!("{field}.value");
-            let cited = Span {
-                value: at.to_string(),
-                low: low.to_string(),
-                high: high.to_string(),
-                scale: Scale::Dur(low, high),
-            };
+            let cited = Span::durations(at, low, high);
             if sets.iter().any(|s| s.starts_with(&format!("{key}="))) {
                 held.push(HeldInput {
                     field,
