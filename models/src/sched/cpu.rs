@@ -872,10 +872,10 @@ impl CpuPool {
             self.sis.as_deref_mut().expect("checked").placed(task, prev);
         }
         // With no free CPU the task waits on the search's start (R127).
-        if let Some(target) = self.affine.take().filter(|a| a.0 == task).map(|a| a.1) {
-            if found.is_none() {
-                self.set_home(task, target);
-            }
+        let target = self.wake_target_of(task);
+        self.affine = None;
+        if let (Some(target), None) = (target, found) {
+            self.set_home(task, target);
         }
         let c = found?;
         self.take_free(now, c);
